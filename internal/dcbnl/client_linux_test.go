@@ -1,0 +1,151 @@
+//go:build linux
+
+package dcbnl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// RTM_GETDCB needs no privilege, and lo never has dcbnl_ops, so these run
+// anywhere with a Linux kernel.
+func TestClientLoopback(t *testing.T) {
+	c, err := Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	if _, err := c.IEEE("lo"); !errors.Is(err, ErrNotSupported) {
+		t.Errorf("IEEE(lo) = %v, want ErrNotSupported", err)
+	}
+	if _, err := c.DCBX("lo"); !errors.Is(err, ErrNotSupported) {
+		t.Errorf("DCBX(lo) = %v, want ErrNotSupported", err)
+	}
+	// The kernel's error reply keeps the socket in step, so the next request
+	// gets its own answer.
+	if _, err := c.IEEE("rocenosuchdev0"); !errors.Is(err, ErrNoDevice) || errors.Is(err, ErrNotSupported) {
+		t.Errorf("IEEE(rocenosuchdev0) = %v, want only ErrNoDevice", err)
+	}
+	if c.stale {
+		t.Error("an errno reply marked the socket stale")
+	}
+	if _, err := c.IEEE("bad/name"); err == nil {
+		t.Error("invalid name accepted")
+	}
+}
+
+func TestClientContextAndStaleSocket(t *testing.T) {
+	c, err := DialConfig(Config{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.IEEEContext(ctx, "lo"); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: %v", err)
+	}
+	ctx, cancel = context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	if _, err := c.DCBXContext(ctx, "lo"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("expired context: %v", err)
+	}
+
+	// After a timeout the socket is replaced before the next request.
+	c.mu.Lock()
+	old := c.conn
+	c.stale = true
+	c.mu.Unlock()
+	if _, err := c.IEEE("lo"); !errors.Is(err, ErrNotSupported) {
+		t.Errorf("after redial: %v", err)
+	}
+	if c.conn == old || c.stale {
+		t.Error("stale socket was not replaced")
+	}
+
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := c.IEEE("lo"); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: %v", err)
+	}
+}
+
+// TestIntegrationNetNS queries a veth pair inside a fresh network namespace:
+// veth has no dcbnl_ops, so the kernel must answer EOPNOTSUPP, and names
+// that exist only outside the namespace must be ENODEV.
+func TestIntegrationNetNS(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create a network namespace")
+	}
+	ip, err := exec.LookPath("ip")
+	if err != nil {
+		t.Skip("iproute2 `ip` not installed")
+	}
+	run := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command(ip, args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	ns := fmt.Sprintf("roce-dcbnl-%d", os.Getpid())
+	run("netns", "add", ns)
+	t.Cleanup(func() {
+		if out, err := exec.Command(ip, "netns", "del", ns).CombinedOutput(); err != nil {
+			t.Errorf("ip netns del %s: %v\n%s", ns, err, out)
+		}
+	})
+	run("-n", ns, "link", "add", "dcbtest0", "type", "veth", "peer", "name", "dcbtest1")
+	run("-n", ns, "link", "set", "dcbtest0", "up")
+
+	f, err := os.Open("/run/netns/" + ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c, err := DialConfig(Config{NetNS: int(f.Fd()), Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	for _, dev := range []string{"dcbtest0", "dcbtest1", "lo"} {
+		if got, err := c.IEEE(dev); !errors.Is(err, ErrNotSupported) {
+			t.Errorf("IEEE(%s) = %+v, %v; want ErrNotSupported", dev, got, err)
+		}
+		if _, err := c.DCBX(dev); !errors.Is(err, ErrNotSupported) {
+			t.Errorf("DCBX(%s) = %v, want ErrNotSupported", dev, err)
+		}
+	}
+	if _, err := c.IEEE("rocenosuchdev0"); !errors.Is(err, ErrNoDevice) {
+		t.Errorf("IEEE(rocenosuchdev0) = %v, want ErrNoDevice", err)
+	}
+
+	// Proof that the client really lives in the namespace: an interface of
+	// the test's own namespace (other than lo) is unknown there.
+	ifs, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range ifs {
+		if i.Name == "lo" || strings.HasPrefix(i.Name, "dcbtest") {
+			continue
+		}
+		if _, err := c.IEEE(i.Name); !errors.Is(err, ErrNoDevice) {
+			t.Errorf("host interface %s seen from the namespace: %v", i.Name, err)
+		}
+		break
+	}
+}

@@ -1,0 +1,446 @@
+package dcbnl
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+// Byte layouts used by the fixtures below (host byte order, as the kernel
+// writes them; see include/uapi/linux/dcbnl.h):
+//
+//	struct dcbmsg      u8 family(=0) | u8 cmd | u16 pad
+//	struct nlattr      u16 len (header+payload, unpadded) | u16 type | payload | pad to 4
+//	struct ieee_pfc    off 0 u8 pfc_cap | 1 u8 pfc_en | 2 u8 mbc | 3 pad
+//	                   4 u16 delay | 6 pad[2] | 8 u64 requests[8] | 72 u64 indications[8]
+//	                   = 136 bytes
+//	struct ieee_ets    u8 willing, ets_cap, cbs | u8 tc_tx_bw[8] | tc_rx_bw[8] | tc_tsa[8]
+//	                   | prio_tc[8] | tc_reco_bw[8] | tc_reco_tsa[8] | reco_prio_tc[8] = 59 bytes
+//	struct dcb_app     u8 selector | u8 priority | u16 protocol = 4 bytes
+//	struct dcbnl_buffer u8 prio2buffer[8] | u32 buffer_size[8] | u32 total_size = 44 bytes
+//
+// A reply to DCB_CMD_IEEE_GET (dcbnl_ieee_fill) is
+//
+//	dcbmsg{0, 21, 0}
+//	nlattr{DCB_ATTR_IFNAME=1, "ens1f0np0\0"}
+//	nlattr{DCB_ATTR_IEEE=13, nest:
+//	    nlattr{DCB_ATTR_IEEE_ETS=1, ieee_ets}
+//	    nlattr{DCB_ATTR_IEEE_PFC=2, ieee_pfc}
+//	    nlattr{DCB_ATTR_IEEE_APP_TABLE=3, nest: nlattr{DCB_ATTR_IEEE_APP=1, dcb_app}...}}
+//	nlattr{DCB_ATTR_DCBX=14, u8}
+
+func nla(typ uint16, payload []byte) []byte {
+	l := nlaHeaderLen + len(payload)
+	b := make([]byte, nlaAlign(l))
+	native.PutUint16(b[0:], uint16(l))
+	native.PutUint16(b[2:], typ)
+	copy(b[4:], payload)
+	return b
+}
+
+func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+
+func dcbmsg(cmd uint8, attrs ...[]byte) []byte {
+	return cat(append([][]byte{{0, cmd, 0, 0}}, attrs...)...)
+}
+
+func pfcBytes(capTC, en, mbc uint8, delay uint16, req, ind [8]uint64) []byte {
+	b := make([]byte, sizeofPFC)
+	b[0], b[1], b[2] = capTC, en, mbc
+	native.PutUint16(b[4:], delay)
+	for i := 0; i < 8; i++ {
+		native.PutUint64(b[8+8*i:], req[i])
+		native.PutUint64(b[72+8*i:], ind[i])
+	}
+	return b
+}
+
+func appBytes(sel, prio uint8, proto uint16) []byte {
+	b := []byte{sel, prio, 0, 0}
+	native.PutUint16(b[2:], proto)
+	return b
+}
+
+func appTable(apps ...[]byte) []byte {
+	var entries [][]byte
+	for _, a := range apps {
+		entries = append(entries, nla(AppAttrIEEE, a))
+	}
+	return nla(IEEEAttrAppTable, cat(entries...))
+}
+
+func ifname(s string) []byte { return nla(AttrIfname, append([]byte(s), 0)) }
+
+// mlx5Reply is what an mlx5 PF with PFC on priority 3 returns: ETS, PFC
+// (cable length 7 m in delay, pause counters in requests/indications), an
+// empty APP table and DCBX host|ieee.
+func mlx5Reply(en uint8, apps ...[]byte) []byte {
+	var req, ind [8]uint64
+	req[3], ind[3] = 311, 1204
+	ets := make([]byte, sizeofETS)
+	return dcbmsg(CmdIEEEGet,
+		ifname("ens1f0np0"),
+		nla(AttrIEEE, cat(
+			nla(IEEEAttrETS, ets),
+			nla(IEEEAttrPFC, pfcBytes(8, en, 0, 7, req, ind)),
+			appTable(apps...),
+		)),
+		nla(AttrDCBX, []byte{DCBXHost | DCBXVerIEEE}),
+	)
+}
+
+func enabledList(p *PFC) []int {
+	var out []int
+	for i, on := range p.Enabled {
+		if on {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func TestDecodeIEEEPFCPriority3(t *testing.T) {
+	got, err := DecodeIEEE(mlx5Reply(0x08))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Ifname != "ens1f0np0" {
+		t.Errorf("Ifname = %q", got.Ifname)
+	}
+	p := got.PFC
+	if p == nil {
+		t.Fatal("PFC missing")
+	}
+	if !reflect.DeepEqual(enabledList(p), []int{3}) || p.Mask() != 0x08 {
+		t.Errorf("enabled = %v (mask %#x), want [3]", enabledList(p), p.Mask())
+	}
+	if p.Cap != 8 || p.Delay != 7 || p.MBC != 0 {
+		t.Errorf("cap %d delay %d mbc %d", p.Cap, p.Delay, p.MBC)
+	}
+	if p.Requests[3] != 311 || p.Indications[3] != 1204 || p.Requests[2] != 0 {
+		t.Errorf("requests %v indications %v", p.Requests, p.Indications)
+	}
+	if got.DCBX == nil || *got.DCBX != DCBXHost|DCBXVerIEEE {
+		t.Errorf("DCBX = %v", got.DCBX)
+	}
+	if got.ETS == nil || got.Trust() != "pcp" || len(got.Apps) != 0 {
+		t.Errorf("ETS %v trust %q apps %v", got.ETS, got.Trust(), got.Apps)
+	}
+}
+
+func TestDecodeIEEEPFCPriorities3And4(t *testing.T) {
+	got, err := DecodeIEEE(mlx5Reply(0x18))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(enabledList(got.PFC), []int{3, 4}) {
+		t.Errorf("enabled = %v, want [3 4]", enabledList(got.PFC))
+	}
+}
+
+func TestDecodeIEEENoPFC(t *testing.T) {
+	// A driver without ieee_getpfc: the nest holds only the APP table.
+	got, err := DecodeIEEE(dcbmsg(CmdIEEEGet, ifname("eth0"), nla(AttrIEEE, appTable())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.PFC != nil || got.ETS != nil || got.DCBX != nil {
+		t.Errorf("absent objects decoded: PFC %v ETS %v DCBX %v", got.PFC, got.ETS, got.DCBX)
+	}
+}
+
+func TestDecodeIEEEDSCPTrust(t *testing.T) {
+	// mlx5 with trust dscp: all 64 DSCP values, priority = dscp >> 3 (the
+	// firmware default mlnx_qos restores).
+	var apps [][]byte
+	for d := 0; d < 64; d++ {
+		apps = append(apps, appBytes(SelDSCP, uint8(d>>3), uint16(d)))
+	}
+	got, err := DecodeIEEE(mlx5Reply(0x08, apps...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Apps) != 64 {
+		t.Fatalf("%d apps, want 64", len(got.Apps))
+	}
+	for d, a := range got.Apps {
+		if a.Selector != SelDSCP || int(a.Protocol) != d || int(a.Priority) != d>>3 {
+			t.Fatalf("app %d = %+v", d, a)
+		}
+	}
+	if got.Trust() != "dscp" {
+		t.Errorf("Trust() = %q, want dscp", got.Trust())
+	}
+	if p := got.PrioritiesForDSCP(26); !reflect.DeepEqual(p, []uint8{3}) {
+		t.Errorf("DSCP 26 -> %v, want [3]", p)
+	}
+}
+
+func TestDecodeIEEEEthertypeOnlyIsPCP(t *testing.T) {
+	got, err := DecodeIEEE(mlx5Reply(0x08,
+		appBytes(SelEthertype, 3, 0x8915), // RoCE v1 EtherType
+		appBytes(SelEthertype, 0, 0),      // default priority
+		appBytes(SelDgram, 3, 4791),       // RoCE v2 UDP port
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Apps) != 3 || got.Apps[0] != (App{SelEthertype, 3, 0x8915}) || got.Apps[2] != (App{SelDgram, 3, 4791}) {
+		t.Errorf("apps = %+v", got.Apps)
+	}
+	if got.Trust() != "pcp" {
+		t.Errorf("Trust() = %q, want pcp", got.Trust())
+	}
+	got.TrustHint = "dscp"
+	if got.Trust() != "dscp" {
+		t.Error("TrustHint ignored")
+	}
+}
+
+func TestDecodeIEEEOtherObjects(t *testing.T) {
+	ets := make([]byte, sizeofETS)
+	ets[0], ets[1] = 1, 8
+	for tc := 0; tc < 8; tc++ {
+		ets[3+tc] = []byte{50, 50, 0, 0, 0, 0, 0, 0}[tc] // tc_tx_bw
+		ets[19+tc] = TSAETS                              // tc_tsa
+		ets[27+tc] = uint8(tc / 4)                       // prio_tc
+	}
+	buf := make([]byte, sizeofBuffer)
+	buf[3] = 1 // priority 3 -> buffer 1
+	native.PutUint32(buf[8:], 20016)
+	native.PutUint32(buf[12:], 156096)
+	native.PutUint32(buf[40:], 176112)
+	var peerReq [8]uint64
+	peerReq[3] = 9
+	trust := cat(nla(AppAttrIEEE, []byte{SelDSCP}), nla(AppAttrDCB, []byte{SelPCP}))
+
+	got, err := DecodeIEEE(dcbmsg(CmdIEEEGet, ifname("swp1"), nla(AttrIEEE, cat(
+		nla(IEEEAttrETS, ets),
+		nla(IEEEAttrDCBBuffer, buf),
+		nla(IEEEAttrPeerPFC, pfcBytes(8, 0x08, 0, 0, peerReq, [8]uint64{})),
+		nla(IEEEAttrAppTable, cat(nla(AppAttrDCB, appBytes(SelPCP, 2, 3)))),
+		nla(IEEEAttrAppTrustTable|0x8000, trust), // NLA_F_NESTED as nla_nest_start sets it
+	))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := got.ETS
+	if e == nil || e.Willing != 1 || e.Cap != 8 || e.TCTxBW[0] != 50 || e.TCTxBW[1] != 50 || e.TSA[7] != TSAETS || e.PrioTC[3] != 0 || e.PrioTC[4] != 1 {
+		t.Errorf("ETS = %+v", e)
+	}
+	b := got.Buffer
+	if b == nil || b.Prio2Buffer[3] != 1 || b.Size[0] != 20016 || b.Size[1] != 156096 || b.TotalSize != 176112 {
+		t.Errorf("Buffer = %+v", b)
+	}
+	if got.PeerPFC == nil || got.PeerPFC.Mask() != 0x08 || got.PeerPFC.Requests[3] != 9 || got.PFC != nil {
+		t.Errorf("PeerPFC = %+v, PFC = %+v", got.PeerPFC, got.PFC)
+	}
+	if !reflect.DeepEqual(got.Apps, []App{{SelPCP, 2, 3}}) {
+		t.Errorf("apps = %+v", got.Apps)
+	}
+	if !reflect.DeepEqual(got.AppTrust, []uint8{SelDSCP, SelPCP}) {
+		t.Errorf("AppTrust = %v", got.AppTrust)
+	}
+}
+
+func TestDecodeIEEEIgnoresUnknownAttributes(t *testing.T) {
+	var req, ind [8]uint64
+	withUnknown := dcbmsg(CmdIEEEGet,
+		nla(99, []byte("future top-level attribute")),
+		ifname("eth0"),
+		nla(AttrIEEE, cat(
+			nla(IEEEAttrMaxRate, make([]byte, 64)), // known to the kernel, unused here
+			nla(50, []byte{1, 2, 3}),
+			nla(IEEEAttrPFC, pfcBytes(8, 0x08, 0, 7, req, ind)),
+			nla(IEEEAttrAppTable, cat(nla(7, []byte{9}), nla(AppAttrIEEE, appBytes(SelDSCP, 3, 26)))),
+		)),
+		nla(AttrDCBX, []byte{DCBXHost}),
+	)
+	plain := dcbmsg(CmdIEEEGet,
+		ifname("eth0"),
+		nla(AttrIEEE, cat(
+			nla(IEEEAttrPFC, pfcBytes(8, 0x08, 0, 7, req, ind)),
+			appTable(appBytes(SelDSCP, 3, 26)),
+		)),
+		nla(AttrDCBX, []byte{DCBXHost}),
+	)
+	a, err := DecodeIEEE(withUnknown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := DecodeIEEE(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("unknown attributes changed the result:\n%+v\n%+v", a, b)
+	}
+}
+
+func TestDecodeIEEEMalformed(t *testing.T) {
+	var zero [8]uint64
+	good := mlx5Reply(0x08, appBytes(SelDSCP, 3, 26))
+	cases := map[string][]byte{
+		"empty":           nil,
+		"short dcbmsg":    {0, CmdIEEEGet},
+		"wrong family":    {2, CmdIEEEGet, 0, 0},
+		"wrong command":   dcbmsg(CmdGDCBX, nla(AttrIEEE, nil)),
+		"no IEEE nest":    dcbmsg(CmdIEEEGet, ifname("eth0")),
+		"short PFC":       dcbmsg(CmdIEEEGet, nla(AttrIEEE, nla(IEEEAttrPFC, pfcBytes(8, 8, 0, 7, zero, zero)[:100]))),
+		"short peer PFC":  dcbmsg(CmdIEEEGet, nla(AttrIEEE, nla(IEEEAttrPeerPFC, make([]byte, 8)))),
+		"short ETS":       dcbmsg(CmdIEEEGet, nla(AttrIEEE, nla(IEEEAttrETS, make([]byte, 30)))),
+		"short buffer":    dcbmsg(CmdIEEEGet, nla(AttrIEEE, nla(IEEEAttrDCBBuffer, make([]byte, 40)))),
+		"short app":       dcbmsg(CmdIEEEGet, nla(AttrIEEE, nla(IEEEAttrAppTable, nla(AppAttrIEEE, []byte{5, 3})))),
+		"empty trust":     dcbmsg(CmdIEEEGet, nla(AttrIEEE, nla(IEEEAttrAppTrustTable, nla(AppAttrIEEE, nil)))),
+		"empty DCBX":      dcbmsg(CmdIEEEGet, nla(AttrIEEE, nil), nla(AttrDCBX, nil)),
+		"attr len < hdr":  dcbmsg(CmdIEEEGet, []byte{2, 0, 13, 0}),
+		"attr overruns":   dcbmsg(CmdIEEEGet, []byte{200, 0, 13, 0, 1, 2, 3, 4}),
+		"trailing 2 byte": append(dcbmsg(CmdIEEEGet, nla(AttrIEEE, nil)), 1, 2),
+		"nested overruns": dcbmsg(CmdIEEEGet, nla(AttrIEEE, []byte{40, 0, 2, 0, 0, 0, 0, 0})),
+		"app table junk":  dcbmsg(CmdIEEEGet, nla(AttrIEEE, nla(IEEEAttrAppTable, []byte{1, 0}))),
+		"truncated good":  good[:len(good)-10],
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := DecodeIEEE(in)
+			if err == nil {
+				t.Fatalf("no error, got %+v", got)
+			}
+			if !errors.Is(err, ErrMalformed) {
+				t.Errorf("error %v is not ErrMalformed", err)
+			}
+		})
+	}
+}
+
+// Every prefix of a valid reply must decode or fail cleanly; a prefix that
+// cuts into the IEEE nest must fail, because the nest's length then points
+// past the end.
+func TestDecodeIEEEEveryTruncation(t *testing.T) {
+	good := mlx5Reply(0x08, appBytes(SelDSCP, 3, 26))
+	ieeeStart := sizeofDcbmsg + len(ifname("ens1f0np0"))
+	dcbxStart := len(good) - 8
+	for n := 0; n < len(good); n++ {
+		_, err := DecodeIEEE(good[:n])
+		if n > ieeeStart && n < dcbxStart && err == nil {
+			t.Errorf("prefix of %d bytes (inside the IEEE nest) decoded without error", n)
+		}
+	}
+}
+
+func TestDecodeDCBX(t *testing.T) {
+	v, err := DecodeDCBX(dcbmsg(CmdGDCBX, nla(AttrDCBX, []byte{DCBXLLDManaged | DCBXVerCEE})))
+	if err != nil || v != DCBXLLDManaged|DCBXVerCEE {
+		t.Errorf("GDCBX reply: %#x, %v", v, err)
+	}
+	v, err = DecodeDCBX(mlx5Reply(0x08))
+	if err != nil || v != DCBXHost|DCBXVerIEEE {
+		t.Errorf("IEEE_GET reply: %#x, %v", v, err)
+	}
+	for name, in := range map[string][]byte{
+		"no attr":   dcbmsg(CmdGDCBX),
+		"empty":     dcbmsg(CmdGDCBX, nla(AttrDCBX, nil)),
+		"wrong cmd": dcbmsg(CmdGState, nla(AttrDCBX, []byte{1})),
+		"short":     {0},
+	} {
+		if _, err := DecodeDCBX(in); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: %v, want ErrMalformed", name, err)
+		}
+	}
+}
+
+func TestDCBXModeString(t *testing.T) {
+	for v, want := range map[uint8]string{
+		0:                           "none",
+		DCBXHost:                    "host",
+		DCBXHost | DCBXVerIEEE:      "host,ieee",
+		DCBXLLDManaged | DCBXVerCEE: "lld_managed,cee",
+		DCBXLLDManaged | DCBXVerCEE | DCBXVerIEEE | DCBXStatic: "lld_managed,cee,ieee,static",
+		DCBXHost | 0x40: "host,0x40",
+		0xff:            "host,lld_managed,cee,ieee,static,0x20,0x40,0x80",
+	} {
+		if got := DCBXModeString(v); got != want {
+			t.Errorf("DCBXModeString(%#x) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func TestEncodeGetRequest(t *testing.T) {
+	got, err := EncodeGetRequest(CmdIEEEGet, "eth0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// dcbmsg{AF_UNSPEC, 21, pad} + nlattr{len 9, type 1, "eth0\0", 3 pad bytes}
+	want := cat([]byte{0, 21, 0, 0}, nla(AttrIfname, []byte("eth0\x00")))
+	if !bytes.Equal(got, want) || len(got) != 16 || native.Uint16(got[4:]) != 9 {
+		t.Errorf("got % x\nwant % x", got, want)
+	}
+	got, err = EncodeGetRequest(CmdGDCBX, "enp1s0f0np01234")
+	if err != nil || got[1] != CmdGDCBX || len(got) != 4+nlaAlign(4+16) {
+		t.Errorf("15-byte name: % x, %v", got, err)
+	}
+
+	for _, tc := range []struct {
+		cmd  uint8
+		name string
+	}{
+		{20, "eth0"}, // DCB_CMD_IEEE_SET
+		{23, "eth0"}, // DCB_CMD_SDCBX
+		{27, "eth0"}, // DCB_CMD_IEEE_DEL
+		{8, "eth0"},  // DCB_CMD_PFC_SCFG
+		{0, "eth0"},
+		{200, "eth0"},
+		{CmdIEEEGet, ""},
+		{CmdIEEEGet, "0123456789abcdef"},
+		{CmdIEEEGet, "a/b"},
+		{CmdIEEEGet, "a b"},
+		{CmdIEEEGet, "a\x00b"},
+		{CmdIEEEGet, ".."},
+	} {
+		if b, err := EncodeGetRequest(tc.cmd, tc.name); err == nil {
+			t.Errorf("EncodeGetRequest(%d, %q) = % x, want error", tc.cmd, tc.name, b)
+		}
+	}
+}
+
+func FuzzDecodeIEEE(f *testing.F) {
+	var apps [][]byte
+	for d := 0; d < 64; d++ {
+		apps = append(apps, appBytes(SelDSCP, uint8(d>>3), uint16(d)))
+	}
+	f.Add(mlx5Reply(0x08))
+	f.Add(mlx5Reply(0x18, apps...))
+	f.Add(dcbmsg(CmdIEEEGet, ifname("eth0"), nla(AttrIEEE, appTable())))
+	f.Add(dcbmsg(CmdGDCBX, nla(AttrDCBX, []byte{1})))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if _, err := DecodeDCBX(in); err != nil && !errors.Is(err, ErrMalformed) {
+			t.Fatalf("DecodeDCBX error %v is not ErrMalformed", err)
+		}
+		got, err := DecodeIEEE(in)
+		if err != nil {
+			if got != nil {
+				t.Fatal("result and error together")
+			}
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error %v is not ErrMalformed", err)
+			}
+			return
+		}
+		if tr := got.Trust(); tr != "dscp" && tr != "pcp" {
+			t.Fatalf("Trust() = %q", tr)
+		}
+		// Decoding must not depend on anything but the bytes, and must not
+		// keep aliases into them.
+		again, err := DecodeIEEE(bytes.Clone(in))
+		if err != nil || !reflect.DeepEqual(got, again) {
+			t.Fatalf("second decode differs: %v", err)
+		}
+		for i := range in {
+			in[i] ^= 0xff
+		}
+		if !reflect.DeepEqual(got, again) {
+			t.Fatal("result aliases the input buffer")
+		}
+	})
+}

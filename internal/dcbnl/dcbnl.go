@@ -1,0 +1,267 @@
+// Package dcbnl reads the Data Center Bridging state of a NIC (PFC per
+// priority, the APP table that decides the trust mode, ETS, DCBX) through
+// rtnetlink RTM_GETDCB, the interface behind iproute2's `dcb` and
+// MLNX_OFED's `mlnx_qos`.
+//
+// Encoding and decoding are pure functions over byte slices so they can be
+// tested and fuzzed without a DCB-capable NIC; Client is the thin I/O layer.
+// Everything here only ever reads: EncodeGetRequest refuses SET commands,
+// because on mlx5 a PFC change renegotiates the link.
+//
+// Sources: include/uapi/linux/dcbnl.h and net/dcb/dcbnl.c (dcb_doit,
+// dcbnl_ieee_fill) of the Linux kernel.
+package dcbnl
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// Netlink message types (include/uapi/linux/rtnetlink.h).
+const (
+	RTMGetDCB = 78 // RTM_GETDCB
+	RTMSetDCB = 79 // RTM_SETDCB
+)
+
+// Commands (enum dcbnl_commands). Only the GET commands are listed; the
+// package never sends anything else.
+const (
+	CmdGState      = 1  // DCB_CMD_GSTATE
+	CmdPFCGCfg     = 7  // DCB_CMD_PFC_GCFG (CEE)
+	CmdGPermHWAddr = 10 // DCB_CMD_GPERM_HWADDR
+	CmdGCap        = 11 // DCB_CMD_GCAP
+	CmdGNumTCs     = 12 // DCB_CMD_GNUMTCS
+	CmdPFCGState   = 14 // DCB_CMD_PFC_GSTATE
+	CmdBCNGCfg     = 16 // DCB_CMD_BCN_GCFG
+	CmdGApp        = 18 // DCB_CMD_GAPP
+	CmdIEEEGet     = 21 // DCB_CMD_IEEE_GET
+	CmdGDCBX       = 22 // DCB_CMD_GDCBX
+	CmdGFeatCfg    = 24 // DCB_CMD_GFEATCFG
+	CmdCEEGet      = 26 // DCB_CMD_CEE_GET
+)
+
+// Top-level attributes (enum dcbnl_attrs).
+const (
+	AttrIfname = 1  // DCB_ATTR_IFNAME, NUL-terminated string
+	AttrIEEE   = 13 // DCB_ATTR_IEEE, nested (enum ieee_attrs)
+	AttrDCBX   = 14 // DCB_ATTR_DCBX, u8
+)
+
+// Attributes nested in AttrIEEE (enum ieee_attrs).
+const (
+	IEEEAttrETS           = 1  // DCB_ATTR_IEEE_ETS, struct ieee_ets
+	IEEEAttrPFC           = 2  // DCB_ATTR_IEEE_PFC, struct ieee_pfc
+	IEEEAttrAppTable      = 3  // DCB_ATTR_IEEE_APP_TABLE, nested
+	IEEEAttrPeerETS       = 4  // DCB_ATTR_IEEE_PEER_ETS
+	IEEEAttrPeerPFC       = 5  // DCB_ATTR_IEEE_PEER_PFC
+	IEEEAttrPeerApp       = 6  // DCB_ATTR_IEEE_PEER_APP
+	IEEEAttrMaxRate       = 7  // DCB_ATTR_IEEE_MAXRATE
+	IEEEAttrQCN           = 8  // DCB_ATTR_IEEE_QCN
+	IEEEAttrQCNStats      = 9  // DCB_ATTR_IEEE_QCN_STATS
+	IEEEAttrDCBBuffer     = 10 // DCB_ATTR_DCB_BUFFER, struct dcbnl_buffer
+	IEEEAttrAppTrustTable = 11 // DCB_ATTR_DCB_APP_TRUST_TABLE, nested u8 selectors
+	IEEEAttrRewrTable     = 12 // DCB_ATTR_DCB_REWR_TABLE
+)
+
+// Entries of the APP (and trust/rewrite) tables (enum ieee_attrs_app).
+// Kernels since 6.3 put non-standard selectors (PCP) in DCB_ATTR_DCB_APP.
+const (
+	AppAttrIEEE = 1 // DCB_ATTR_IEEE_APP, struct dcb_app
+	AppAttrDCB  = 2 // DCB_ATTR_DCB_APP, struct dcb_app
+)
+
+// APP selectors (IEEE_8021QAZ_APP_SEL_*, DCB_APP_SEL_PCP).
+const (
+	SelEthertype = 1
+	SelStream    = 2 // TCP/SCTP port
+	SelDgram     = 3 // UDP/DCCP port
+	SelAny       = 4 // any L4 port
+	SelDSCP      = 5
+	SelPCP       = 255
+)
+
+// DCBX mode bits (DCB_CAP_DCBX_*).
+const (
+	DCBXHost       = 0x01
+	DCBXLLDManaged = 0x02
+	DCBXVerCEE     = 0x04
+	DCBXVerIEEE    = 0x08
+	DCBXStatic     = 0x10
+)
+
+// Transmission selection algorithms (IEEE_8021QAZ_TSA_*).
+const (
+	TSAStrict   = 0
+	TSACBShaper = 1
+	TSAETS      = 2
+	TSAVendor   = 255
+)
+
+// Wire sizes of the kernel structs (all fields naturally aligned).
+const (
+	sizeofDcbmsg  = 4   // struct dcbmsg
+	sizeofPFC     = 136 // struct ieee_pfc: 3 x u8, pad, u16, pad[2], u64[8], u64[8]
+	sizeofETS     = 59  // struct ieee_ets: 3 x u8 + 7 x u8[8]
+	sizeofApp     = 4   // struct dcb_app: u8 selector, u8 priority, u16 protocol
+	sizeofBuffer  = 44  // struct dcbnl_buffer: u8[8], u32[8], u32
+	maxIfnameLen  = 15  // IFNAMSIZ - 1
+	numPriorities = 8   // IEEE_8021QAZ_MAX_TCS
+)
+
+// Errors a caller can test with errors.Is.
+var (
+	// ErrNotSupported: the kernel answered EOPNOTSUPP, i.e. the netdev has no
+	// dcbnl_ops (veth, lo, an mlx5 VF/SF, most non-DCB NICs) or the driver
+	// lacks the requested operation.
+	ErrNotSupported = errors.New("dcbnl: DCB not supported by this device")
+	// ErrNoDevice: the kernel answered ENODEV, no such interface in the
+	// namespace the Client lives in.
+	ErrNoDevice = errors.New("dcbnl: no such device")
+	// ErrMalformed: a message or a recorded file could not be decoded.
+	ErrMalformed = errors.New("dcbnl: malformed input")
+)
+
+// PFC is struct ieee_pfc.
+type PFC struct {
+	// Cap is how many traffic classes may have PFC at once (mlx5: 8).
+	Cap uint8
+	// Enabled[p] is bit p of pfc_en.
+	Enabled [numPriorities]bool
+	// MBC is the MACsec bypass capability flag.
+	MBC uint8
+	// Delay is the "allowance for round-trip propagation delay" in bit
+	// times; mlx5 reports the configured cable length in meters here.
+	Delay uint16
+	// Requests/Indications are PFC frames sent/received per priority, as
+	// the driver fills them (mlx5: tx/rx per-priority pause counters).
+	Requests    [numPriorities]uint64
+	Indications [numPriorities]uint64
+}
+
+// Mask returns pfc_en as the kernel encodes it.
+func (p *PFC) Mask() uint8 {
+	var m uint8
+	for i, on := range p.Enabled {
+		if on {
+			m |= 1 << i
+		}
+	}
+	return m
+}
+
+// ETS is struct ieee_ets; the arrays are indexed by traffic class, except
+// PrioTC and RecoPrioTC which are indexed by priority.
+type ETS struct {
+	Willing    uint8
+	Cap        uint8
+	CBS        uint8
+	TCTxBW     [numPriorities]uint8
+	TCRxBW     [numPriorities]uint8
+	TSA        [numPriorities]uint8
+	PrioTC     [numPriorities]uint8
+	RecoTCBW   [numPriorities]uint8
+	RecoTSA    [numPriorities]uint8
+	RecoPrioTC [numPriorities]uint8
+}
+
+// App is struct dcb_app: traffic matching (Selector, Protocol) gets Priority.
+type App struct {
+	Selector uint8
+	Priority uint8
+	Protocol uint16
+}
+
+// Buffer is struct dcbnl_buffer (receive buffer split, mlx5).
+type Buffer struct {
+	Prio2Buffer [numPriorities]uint8
+	Size        [numPriorities]uint32
+	TotalSize   uint32
+}
+
+// IEEE is the decoded reply to DCB_CMD_IEEE_GET (or a recorded equivalent).
+// Pointers are nil when the source did not carry that object: a missing PFC
+// attribute means "the driver has no ieee_getpfc", not "PFC off".
+type IEEE struct {
+	Ifname string
+	PFC    *PFC
+	ETS    *ETS
+	// PeerPFC is what the link partner advertised over LLDP, if known.
+	PeerPFC *PFC
+	Buffer  *Buffer
+	// Apps is the local APP table in kernel order.
+	Apps []App
+	// AppTrust is the ordered selector trust list (DCB_ATTR_DCB_APP_TRUST_TABLE,
+	// switch drivers only); nil when absent.
+	AppTrust []uint8
+	// DCBX is the DCBX mode byte that follows the IEEE nest when the driver
+	// implements getdcbx.
+	DCBX *uint8
+	// TrustHint is set by ParseRecorded when the source states the trust
+	// mode outright (mlnx_qos "Priority trust state:"), which MLNX_OFED can
+	// keep in sysfs without any DSCP APP entry.
+	TrustHint string
+}
+
+// Trust returns "dscp" or "pcp". mlx5 has no trust getter in dcbnl: it
+// fills the APP table with all 64 DSCP entries when trust is DSCP and empties
+// them when it goes back to PCP, so trust is DSCP iff any APP entry uses the
+// DSCP selector (the same rule mlnx_qos applies without MLNX_OFED's sysfs).
+func (i *IEEE) Trust() string {
+	if i.TrustHint != "" {
+		return i.TrustHint
+	}
+	for _, a := range i.Apps {
+		if a.Selector == SelDSCP {
+			return "dscp"
+		}
+	}
+	return "pcp"
+}
+
+// PrioritiesForDSCP returns the priorities the APP table assigns to a DSCP
+// value, in table order. More than one is legal (802.1Q leaves it to the
+// device); none means the device default applies.
+func (i *IEEE) PrioritiesForDSCP(dscp uint8) []uint8 {
+	var out []uint8
+	for _, a := range i.Apps {
+		if a.Selector == SelDSCP && a.Protocol == uint16(dscp) {
+			out = append(out, a.Priority)
+		}
+	}
+	return out
+}
+
+var dcbxBits = []struct {
+	bit  uint8
+	name string
+}{
+	{DCBXHost, "host"},
+	{DCBXLLDManaged, "lld_managed"},
+	{DCBXVerCEE, "cee"},
+	{DCBXVerIEEE, "ieee"},
+	{DCBXStatic, "static"},
+}
+
+// DCBXModeString renders a DCBX mode byte as its set flags joined by ",",
+// e.g. "host,ieee" (iproute2 prints the same words, space-separated, with
+// "lld-managed"; the underscore keeps the value usable as a label). Unknown
+// bits appear in hex; 0 is "none".
+func DCBXModeString(v uint8) string {
+	if v == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, b := range dcbxBits {
+		if v&b.bit != 0 {
+			parts = append(parts, b.name)
+			v &^= b.bit
+		}
+	}
+	for bit := uint8(1); bit != 0; bit <<= 1 {
+		if v&bit != 0 {
+			parts = append(parts, "0x"+strconv.FormatUint(uint64(bit), 16))
+		}
+	}
+	return strings.Join(parts, ",")
+}

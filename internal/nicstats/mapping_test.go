@@ -1,0 +1,422 @@
+package nicstats
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// series identifies one output series in tests.
+type series struct {
+	family   Family
+	dir      string
+	prio     int
+	severity string
+	reason   string
+}
+
+func (s series) String() string {
+	return fmt.Sprintf("%s{dir=%q,prio=%d,sev=%q,reason=%q}", s.family, s.dir, s.prio, s.severity, s.reason)
+}
+
+type emitted struct {
+	raw   string
+	value uint64
+}
+
+// collect applies a mapping the way a collector would and indexes the result.
+func collect(t *testing.T, st Stats) (map[series]emitted, *Mapping) {
+	t.Helper()
+	m := NewMapping(st.Names)
+	out := make(map[series]emitted)
+	err := m.Each(st.Values, func(e Entry, v uint64) {
+		k := series{e.Family, e.Direction, e.Priority, e.Severity, e.Reason}
+		if prev, dup := out[k]; dup {
+			t.Errorf("series %v emitted twice (%s and %s)", k, prev.raw, e.Raw)
+		}
+		if st.Names[e.Index] != e.Raw {
+			t.Errorf("entry %q has index %d which names %q", e.Raw, e.Index, st.Names[e.Index])
+		}
+		out[k] = emitted{e.Raw, v}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, m
+}
+
+// expect checks that series s was emitted from raw name raw, with the value
+// the fixture holds for that name.
+func expect(t *testing.T, st Stats, got map[series]emitted, s series, raw string) {
+	t.Helper()
+	want, ok := st.Get(raw)
+	if !ok {
+		t.Fatalf("fixture has no %q", raw)
+	}
+	e, ok := got[s]
+	if !ok {
+		t.Errorf("%v not emitted (want it from %q)", s, raw)
+		return
+	}
+	if e.raw != raw || e.value != want {
+		t.Errorf("%v = %q:%d, want %q:%d", s, e.raw, e.value, raw, want)
+	}
+}
+
+func pfc(f Family, dir string, prio int) series { return series{family: f, dir: dir, prio: prio} }
+
+func TestMappingMLX5PFC3(t *testing.T) {
+	st := mustParseFile(t, "mlx5-pfc3-ethtool-S.txt")
+	got, _ := collect(t, st)
+
+	expect(t, st, got, pfc(FamilyPFCPauseFrames, DirRX, 3), "rx_prio3_pause")
+	expect(t, st, got, pfc(FamilyPFCPauseFrames, DirTX, 3), "tx_prio3_pause")
+	expect(t, st, got, pfc(FamilyPFCPauseDuration, DirRX, 3), "rx_prio3_pause_duration")
+	expect(t, st, got, pfc(FamilyPFCPauseDuration, DirTX, 3), "tx_prio3_pause_duration")
+	expect(t, st, got, pfc(FamilyPFCPauseTransitions, DirRX, 3), "rx_prio3_pause_transition")
+	expect(t, st, got, series{family: FamilyPFCPauseStormEvents, prio: -1, severity: SeverityWarning}, "tx_pause_storm_warning_events")
+	expect(t, st, got, series{family: FamilyPFCPauseStormEvents, prio: -1, severity: SeverityError}, "tx_pause_storm_error_events")
+	for _, p := range []int{0, 3} {
+		ps := strconv.Itoa(p)
+		expect(t, st, got, pfc(FamilyPriorityBytes, DirRX, p), "rx_prio"+ps+"_bytes")
+		expect(t, st, got, pfc(FamilyPriorityBytes, DirTX, p), "tx_prio"+ps+"_bytes")
+		expect(t, st, got, pfc(FamilyPriorityPackets, DirRX, p), "rx_prio"+ps+"_packets")
+		expect(t, st, got, pfc(FamilyPriorityPackets, DirTX, p), "tx_prio"+ps+"_packets")
+		expect(t, st, got, series{FamilyPriorityDiscards, DirRX, p, "", ReasonDiscard}, "rx_prio"+ps+"_discards")
+	}
+	expect(t, st, got, series{family: FamilyPHYDiscards, dir: DirRX, prio: -1}, "rx_discards_phy")
+	expect(t, st, got, series{family: FamilyPHYDiscards, dir: DirTX, prio: -1}, "tx_discards_phy")
+	expect(t, st, got, series{family: FamilyPHYCRCErrors, prio: -1}, "rx_crc_errors_phy")
+	expect(t, st, got, series{family: FamilyPHYUncorrectedSymbolErrors, prio: -1}, "rx_pcs_symbol_err_phy")
+	expect(t, st, got, series{family: FamilyPHYCorrectedBits, prio: -1}, "rx_corrected_bits_phy")
+	expect(t, st, got, series{family: FamilyPHYLinkDownEvents, prio: -1}, "link_down_events_phy")
+
+	// 5 PFC + 2 storm + 2 priorities x 5 traffic + 2 phy discards + 4 phy.
+	if len(got) != 5+2+10+2+4 {
+		t.Errorf("emitted %d series, want %d: %v", len(got), 23, got)
+	}
+	// PFC is only on priority 3: nothing may be invented for the others,
+	// and global pause is off so its series must be absent too.
+	for s := range got {
+		if s.prio != -1 && s.prio != 0 && s.prio != 3 {
+			t.Errorf("series for absent priority: %v", s)
+		}
+		if (s.family == FamilyPFCPauseFrames || s.family == FamilyPFCPauseDuration || s.family == FamilyPFCPauseTransitions) && s.prio != 3 {
+			t.Errorf("PFC series for a priority without PFC: %v", s)
+		}
+		if s.family == FamilyGlobalPauseFrames {
+			t.Errorf("global pause series without global pause counters: %v", s)
+		}
+	}
+}
+
+func TestMappingMLX5PFC34(t *testing.T) {
+	st := mustParseFile(t, "mlx5-pfc34-ethtool-S.txt")
+	got, m := collect(t, st)
+	for _, p := range []int{3, 4} {
+		ps := strconv.Itoa(p)
+		expect(t, st, got, pfc(FamilyPFCPauseFrames, DirRX, p), "rx_prio"+ps+"_pause")
+		expect(t, st, got, pfc(FamilyPFCPauseDuration, DirTX, p), "tx_prio"+ps+"_pause_duration")
+		expect(t, st, got, pfc(FamilyPFCPauseTransitions, DirRX, p), "rx_prio"+ps+"_pause_transition")
+		expect(t, st, got, series{FamilyPriorityDiscards, DirRX, p, "", ReasonBuffer}, "rx_prio"+ps+"_buf_discard")
+		expect(t, st, got, series{FamilyPriorityDiscards, DirRX, p, "", ReasonCongestion}, "rx_prio"+ps+"_cong_discard")
+		expect(t, st, got, pfc(FamilyPriorityECNMarkedPackets, DirRX, p), "rx_prio"+ps+"_marked")
+	}
+	expect(t, st, got, series{family: FamilyGlobalPauseFrames, dir: DirRX, prio: -1}, "rx_global_pause")
+	expect(t, st, got, series{family: FamilyGlobalPauseFrames, dir: DirTX, prio: -1}, "tx_global_pause")
+
+	pfcPrios := map[int]bool{}
+	perPrioTraffic := map[int]bool{}
+	for s := range got {
+		switch s.family {
+		case FamilyPFCPauseFrames, FamilyPFCPauseDuration, FamilyPFCPauseTransitions:
+			pfcPrios[s.prio] = true
+		case FamilyPriorityBytes:
+			perPrioTraffic[s.prio] = true
+		}
+	}
+	if len(pfcPrios) != 2 || !pfcPrios[3] || !pfcPrios[4] {
+		t.Errorf("PFC series for priorities %v, want exactly 3 and 4", pfcPrios)
+	}
+	if len(perPrioTraffic) != 8 {
+		t.Errorf("per-priority traffic for %d priorities, mlx5 always lists 8", len(perPrioTraffic))
+	}
+	if len(m.Duplicates()) != 0 {
+		t.Errorf("unexpected duplicates: %+v", m.Duplicates())
+	}
+}
+
+func TestMappingBnxt(t *testing.T) {
+	st := mustParseFile(t, "bnxt_en-ethtool-S.txt")
+	got, _ := collect(t, st)
+	for p := 0; p < 8; p++ {
+		ps := strconv.Itoa(p)
+		expect(t, st, got, pfc(FamilyPFCPauseFrames, DirRX, p), "rx_pfc_ena_frames_pri"+ps)
+		expect(t, st, got, pfc(FamilyPFCPauseFrames, DirTX, p), "tx_pfc_ena_frames_pri"+ps)
+		expect(t, st, got, pfc(FamilyPFCPauseDuration, DirRX, p), "pfc_pri"+ps+"_rx_duration_us")
+		expect(t, st, got, pfc(FamilyPFCPauseDuration, DirTX, p), "pfc_pri"+ps+"_tx_duration_us")
+		expect(t, st, got, pfc(FamilyPFCPauseTransitions, DirRX, p), "pfc_pri"+ps+"_rx_transitions")
+		expect(t, st, got, pfc(FamilyPFCPauseTransitions, DirTX, p), "pfc_pri"+ps+"_tx_transitions")
+		expect(t, st, got, pfc(FamilyPriorityBytes, DirRX, p), "rx_bytes_pri"+ps)
+		expect(t, st, got, pfc(FamilyPriorityBytes, DirTX, p), "tx_bytes_pri"+ps)
+		expect(t, st, got, pfc(FamilyPriorityPackets, DirRX, p), "rx_packets_pri"+ps)
+		expect(t, st, got, pfc(FamilyPriorityPackets, DirTX, p), "tx_packets_pri"+ps)
+	}
+	expect(t, st, got, series{family: FamilyPHYCRCErrors, prio: -1}, "rx_fcs_err_frames")
+	expect(t, st, got, series{family: FamilyPHYUncorrectedSymbolErrors, prio: -1}, "rx_pcs_symbol_err")
+	expect(t, st, got, series{family: FamilyPHYCorrectedBits, prio: -1}, "rx_corrected_bits")
+	expect(t, st, got, series{family: FamilyPHYLinkDownEvents, prio: -1}, "link_down_events")
+	expect(t, st, got, series{family: FamilyGlobalPauseFrames, dir: DirRX, prio: -1}, "rx_pause_frames")
+	expect(t, st, got, series{family: FamilyGlobalPauseFrames, dir: DirTX, prio: -1}, "tx_pause_frames")
+
+	// Per-ring "[N]: rx_bytes", the port-wide rx_bytes and the per-CoS
+	// counters are not per-priority and must stay unmapped.
+	for _, raw := range []string{"[0]: rx_ucast_bytes", "rx_bytes", "rx_bytes_cos1", "rx_pfc_frames", "rx_discard_packets_cos0"} {
+		if e := Classify(raw); e.Family != FamilyUnmapped {
+			t.Errorf("%q classified as %v", raw, e.Family)
+		}
+	}
+}
+
+func TestMappingIce(t *testing.T) {
+	for _, tc := range []struct {
+		file           string
+		rxXoff, txXoff string
+		linkRX, linkTX string
+		crc            string
+		rxXon          string
+	}{
+		{"ice-ethtool-S.txt", "rx_priority_%d_xoff.nic", "tx_priority_%d_xoff.nic", "link_xoff_rx.nic", "link_xoff_tx.nic", "rx_crc_errors.nic", "rx_priority_3_xon.nic"},
+		{"ice-unified-ethtool-S.txt", "port-rx-xoff_prio-%d_events", "port-tx-xoff_prio-%d_events", "port-rx-xoff_events", "port-tx-xoff_events", "port-rx-crc_errors", "port-rx-xon_prio-3_events"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			st := mustParseFile(t, tc.file)
+			got, _ := collect(t, st)
+			for p := 0; p < 8; p++ {
+				expect(t, st, got, pfc(FamilyPFCPauseFrames, DirRX, p), fmt.Sprintf(tc.rxXoff, p))
+				expect(t, st, got, pfc(FamilyPFCPauseFrames, DirTX, p), fmt.Sprintf(tc.txXoff, p))
+			}
+			expect(t, st, got, series{family: FamilyGlobalPauseFrames, dir: DirRX, prio: -1}, tc.linkRX)
+			expect(t, st, got, series{family: FamilyGlobalPauseFrames, dir: DirTX, prio: -1}, tc.linkTX)
+			expect(t, st, got, series{family: FamilyPHYCRCErrors, prio: -1}, tc.crc)
+			// XON frame counts are not state transitions (see classifier).
+			if e := Classify(tc.rxXon); e.Family != FamilyUnmapped {
+				t.Errorf("%s classified as %v", tc.rxXon, e.Family)
+			}
+			if want := 16 + 2 + 1; len(got) != want {
+				t.Errorf("emitted %d series, want %d", len(got), want)
+			}
+		})
+	}
+}
+
+func TestMappingTableChange(t *testing.T) {
+	a := mustParseFile(t, "mlx5-pfc3-ethtool-S.txt")
+	b := mustParseFile(t, "mlx5-pfc34-ethtool-S.txt")
+	m := NewMapping(a.Names)
+	if !m.Matches(a.Names) {
+		t.Fatal("mapping does not match its own table")
+	}
+	if m.Matches(b.Names) {
+		t.Error("mapping matches a different table")
+	}
+	called := false
+	if err := m.Each(b.Values, func(Entry, uint64) { called = true }); !errors.Is(err, ErrTableMismatch) || called {
+		t.Errorf("Each on another table's values: err %v, called %v", err, called)
+	}
+
+	// PFC moved from priority 3 to 5: same count, different names. Only the
+	// fingerprint can tell.
+	moved := make([]string, len(a.Names))
+	for i, n := range a.Names {
+		if strings.HasPrefix(n, "rx_prio3_pause") || strings.HasPrefix(n, "tx_prio3_pause") {
+			n = strings.Replace(n, "prio3", "prio5", 1)
+		}
+		moved[i] = n
+	}
+	if len(moved) != m.Len() || m.Matches(moved) {
+		t.Error("same-length table with PFC on another priority matched")
+	}
+	got, _ := collect(t, Stats{Names: moved, Values: a.Values})
+	if _, ok := got[pfc(FamilyPFCPauseFrames, DirRX, 5)]; !ok {
+		t.Error("rebuilt mapping lacks priority 5")
+	}
+	if _, ok := got[pfc(FamilyPFCPauseFrames, DirRX, 3)]; ok {
+		t.Error("rebuilt mapping still has priority 3")
+	}
+}
+
+func TestFingerprintSeparatesNames(t *testing.T) {
+	if Fingerprint([]string{"ab", "c"}) == Fingerprint([]string{"a", "bc"}) {
+		t.Error("name boundaries do not affect the fingerprint")
+	}
+	if Fingerprint(nil) == Fingerprint([]string{""}) {
+		t.Error("empty table and one empty name collide")
+	}
+}
+
+func TestMappingDuplicates(t *testing.T) {
+	names := []string{"rx_packets", "rx_crc_errors_phy", "rx_fcs_err_frames", "rx_prio3_pause", "rx_pfc_ena_frames_pri3", "rx_crc_errors_phy"}
+	values := []uint64{1, 2, 3, 4, 5, 6}
+	m := NewMapping(names)
+	var raws []string
+	if err := m.Each(values, func(e Entry, v uint64) { raws = append(raws, fmt.Sprintf("%s=%d", e.Raw, v)) }); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(raws, ","); got != "rx_crc_errors_phy=2,rx_prio3_pause=4" {
+		t.Errorf("emitted %s", got)
+	}
+	d := m.Duplicates()
+	if len(d) != 3 {
+		t.Fatalf("duplicates = %+v", d)
+	}
+	for i, w := range []Duplicate{
+		{Raw: "rx_fcs_err_frames", Index: 2, KeptRaw: "rx_crc_errors_phy", KeptIndex: 1},
+		{Raw: "rx_pfc_ena_frames_pri3", Index: 4, KeptRaw: "rx_prio3_pause", KeptIndex: 3},
+		{Raw: "rx_crc_errors_phy", Index: 5, KeptRaw: "rx_crc_errors_phy", KeptIndex: 1},
+	} {
+		if d[i] != w {
+			t.Errorf("duplicate %d = %+v, want %+v", i, d[i], w)
+		}
+	}
+}
+
+func TestClassifierConsistency(t *testing.T) {
+	for raw, e := range classifier {
+		if e.Family == FamilyUnmapped || e.Family >= numFamilies {
+			t.Errorf("%q: family %d", raw, e.Family)
+		}
+		if len(e.LabelValues) != len(e.Family.LabelNames()) {
+			t.Errorf("%q: %d label values for labels %v", raw, len(e.LabelValues), e.Family.LabelNames())
+		}
+		for i, l := range e.Family.LabelNames() {
+			v := e.LabelValues[i]
+			switch l {
+			case "priority":
+				if e.Priority < 0 || e.Priority > 7 || v != strconv.Itoa(e.Priority) {
+					t.Errorf("%q: priority %d label %q", raw, e.Priority, v)
+				}
+				// The priority digit must be the only digit in the name.
+				if strings.IndexAny(raw, "01234567") != strings.LastIndexAny(raw, "01234567") || !strings.Contains(raw, v) {
+					t.Errorf("%q: priority label %q does not come from the name", raw, v)
+				}
+			case "direction":
+				if v != DirRX && v != DirTX || !strings.Contains(raw, v) {
+					t.Errorf("%q: direction %q", raw, v)
+				}
+			case "severity":
+				if v != SeverityWarning && v != SeverityError || !strings.Contains(raw, v) {
+					t.Errorf("%q: severity %q", raw, v)
+				}
+			case "reason":
+				if v != ReasonDiscard && v != ReasonBuffer && v != ReasonCongestion {
+					t.Errorf("%q: reason %q", raw, v)
+				}
+			}
+		}
+	}
+}
+
+func TestFamilyMetadata(t *testing.T) {
+	for f := FamilyUnmapped + 1; f < numFamilies; f++ {
+		if !strings.HasPrefix(f.MetricName(), "roce_") || !strings.HasSuffix(f.MetricName(), "_total") {
+			t.Errorf("%v: metric name %q", f, f.MetricName())
+		}
+		if f.Help() == "" || f.Scale() <= 0 {
+			t.Errorf("%v: help %q scale %v", f, f.Help(), f.Scale())
+		}
+	}
+	if FamilyPFCPauseDuration.Scale() != 1e-6 || !strings.HasSuffix(FamilyPFCPauseDuration.MetricName(), "_seconds_total") {
+		t.Error("pause duration must convert µs to seconds")
+	}
+	if FamilyUnmapped.MetricName() != "" || Family(200).String() != "unknown" {
+		t.Error("unmapped/unknown families must not name a metric")
+	}
+}
+
+// bigTable builds an mlx5-like string table with many channels, the shape
+// that makes the scrape path expensive on large nodes.
+func bigTable(channels int) Stats {
+	var names []string
+	for c := 0; c < channels; c++ {
+		for _, s := range []string{"packets", "bytes", "csum_complete", "csum_unnecessary", "xdp_drop", "lro_packets", "gro_packets", "wqe_err", "buff_alloc_err", "cqe_compress_blks", "cache_reuse", "congst_umr", "arfs_err", "recover"} {
+			names = append(names, fmt.Sprintf("rx%d_%s", c, s))
+		}
+		for _, s := range []string{"packets", "bytes", "tso_packets", "tso_bytes", "csum_partial", "added_vlan_packets", "nop", "stopped", "dropped", "xmit_more", "recover", "cqes", "wake", "cqe_err"} {
+			names = append(names, fmt.Sprintf("tx%d_%s", c, s))
+		}
+	}
+	for p := 0; p < 8; p++ {
+		for _, f := range []string{"rx_prio%d_bytes", "rx_prio%d_packets", "rx_prio%d_discards", "tx_prio%d_bytes", "tx_prio%d_packets", "rx_prio%d_buf_discard", "rx_prio%d_cong_discard", "rx_prio%d_marked"} {
+			names = append(names, fmt.Sprintf(f, p))
+		}
+	}
+	for _, f := range []string{"rx_prio%d_pause", "rx_prio%d_pause_duration", "tx_prio%d_pause", "tx_prio%d_pause_duration", "rx_prio%d_pause_transition"} {
+		names = append(names, fmt.Sprintf(f, 3))
+	}
+	names = append(names, "rx_discards_phy", "rx_crc_errors_phy", "link_down_events_phy", "tx_pause_storm_error_events")
+	values := make([]uint64, len(names))
+	for i := range values {
+		values[i] = uint64(i) * 7
+	}
+	return Stats{Names: names, Values: values}
+}
+
+func TestEachDoesNotAllocate(t *testing.T) {
+	st := bigTable(64)
+	m := NewMapping(st.Names)
+	var sum float64
+	fn := func(e Entry, v uint64) { sum += float64(v) * e.Family.Scale() }
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := m.Each(st.Values, fn); err != nil {
+			t.Fatal(err)
+		}
+		if !m.Matches(st.Names) {
+			t.Fatal("no match")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Each+Matches allocated %v times per scrape", allocs)
+	}
+	if len(m.Entries()) != 8*8+5+4 {
+		t.Errorf("mapped %d entries", len(m.Entries()))
+	}
+}
+
+func BenchmarkMappingEach(b *testing.B) {
+	st := bigTable(256) // ~7.2k statistics
+	m := NewMapping(st.Names)
+	var sum uint64
+	fn := func(_ Entry, v uint64) { sum += v }
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := m.Each(st.Values, fn); err != nil {
+			b.Fatal(err)
+		}
+	}
+	_ = sum
+}
+
+// BenchmarkMatches is the per-scrape cost of detecting a changed table.
+func BenchmarkMatches(b *testing.B) {
+	st := bigTable(256)
+	m := NewMapping(st.Names)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if !m.Matches(st.Names) {
+			b.Fatal("no match")
+		}
+	}
+}
+
+func BenchmarkNewMapping(b *testing.B) {
+	st := bigTable(256)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		NewMapping(st.Names)
+	}
+}

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden /metrics files")
+
+var binary string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "roce_exporter-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "roce_exporter")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the exporter:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const fixtureDir = "../../collector/testdata"
+
+// exporterProcess is the built binary running on loopback.
+type exporterProcess struct {
+	cmd  *exec.Cmd
+	addr string
+	logs *bytes.Buffer
+}
+
+func freePort(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func startExporter(t testing.TB, args ...string) *exporterProcess {
+	t.Helper()
+	p := &exporterProcess{addr: freePort(t), logs: &bytes.Buffer{}}
+	p.cmd = exec.Command(binary, append([]string{"--web.listen-address=" + p.addr}, args...)...)
+	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+		if t.Failed() {
+			t.Logf("exporter log:\n%s", p.logs)
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", p.addr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("exporter did not listen on %s", p.addr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (p *exporterProcess) get(t testing.TB, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + p.addr + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+// volatile metrics change between runs and machines.
+var volatilePrefixes = []string{"go_", "process_", "promhttp_", "roce_exporter_build_info", "roce_scrape_collector_duration_seconds"}
+
+func stable(metrics string) string {
+	var b strings.Builder
+	sc := bufio.NewScanner(strings.NewReader(metrics))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		name := line
+		if strings.HasPrefix(line, "# HELP ") || strings.HasPrefix(line, "# TYPE ") {
+			name = strings.Fields(line)[2]
+		}
+		skip := false
+		for _, p := range volatilePrefixes {
+			if strings.HasPrefix(name, p) {
+				skip = true
+			}
+		}
+		if !skip {
+			b.WriteString(line)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// scenarioArgs points the exporter at a fixture and, where the fixture has
+// recorded ethtool/DCB captures, at its replay directory.
+func scenarioArgs(scenario string) []string {
+	dir := filepath.Join(fixtureDir, scenario)
+	args := []string{"--path.sysfs=" + filepath.Join(dir, "sys"), "--path.dev=" + filepath.Join(dir, "dev")}
+	if st, err := os.Stat(filepath.Join(dir, "replay")); err == nil && st.IsDir() {
+		args = append(args, "--collector.ethtool.replay-dir="+filepath.Join(dir, "replay"))
+	}
+	return args
+}
+
+func TestEndToEndGoldenMetrics(t *testing.T) {
+	for _, scenario := range sysfixture.ScenarioNames() {
+		t.Run(scenario, func(t *testing.T) {
+			p := startExporter(t, scenarioArgs(scenario)...)
+			code, body := p.get(t, "/metrics")
+			if code != http.StatusOK {
+				t.Fatalf("/metrics: HTTP %d", code)
+			}
+			promtoolCheck(t, body)
+			got := stable(body)
+			golden := filepath.Join(fixtureDir, scenario, "metrics.golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./cmd/roce_exporter -run TestEndToEnd -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("/metrics differs from %s (rerun with -update after checking the change):\n%s", golden, diffLines(string(want), got))
+			}
+		})
+	}
+}
+
+// promtoolCheck runs `promtool check metrics`, which CI installs from
+// Debian's prometheus package.
+func promtoolCheck(t *testing.T, body string) {
+	t.Helper()
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Log("promtool not installed; skipping `promtool check metrics`")
+		return
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(body)
+	out, err := cmd.CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+func diffLines(want, got string) string {
+	w := map[string]bool{}
+	for _, l := range strings.Split(want, "\n") {
+		w[l] = true
+	}
+	g := map[string]bool{}
+	for _, l := range strings.Split(got, "\n") {
+		g[l] = true
+	}
+	var b strings.Builder
+	n := 0
+	for _, l := range strings.Split(want, "\n") {
+		if !g[l] && n < 40 {
+			fmt.Fprintf(&b, "- %s\n", l)
+			n++
+		}
+	}
+	for _, l := range strings.Split(got, "\n") {
+		if !w[l] && n < 80 {
+			fmt.Fprintf(&b, "+ %s\n", l)
+			n++
+		}
+	}
+	return b.String()
+}
+
+func TestLandingPageListsCollectors(t *testing.T) {
+	p := startExporter(t, scenarioArgs("mlx5-8x400g-healthy")...)
+	code, body := p.get(t, "/")
+	if code != http.StatusOK {
+		t.Fatalf("HTTP %d", code)
+	}
+	for _, want := range []string{"roce_exporter", `href="/metrics"`, "<td>rdma</td><td>enabled</td>", "<td>pcie</td>"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("landing page lacks %q", want)
+		}
+	}
+	if code, _ := p.get(t, "/nonexistent"); code != http.StatusNotFound {
+		t.Errorf("unknown path: HTTP %d", code)
+	}
+}
+
+func TestGracefulShutdownOnSIGTERM(t *testing.T) {
+	p := startExporter(t, scenarioArgs("mlx5-8x400g-healthy")...)
+	p.get(t, "/metrics")
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v\n%s", err, p.logs)
+		}
+		if !strings.Contains(p.logs.String(), "Shutting down") {
+			t.Errorf("no shutdown log:\n%s", p.logs)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("exporter did not exit within 10s of SIGTERM")
+	}
+}
+
+func TestBadFlagsExitWithUsageError(t *testing.T) {
+	cmd := exec.Command(binary, "--collector.rdma.device-include=[", "--web.listen-address="+freePort(t))
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Fatalf("want exit 2 for a bad regexp, got %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "device-include") {
+		t.Errorf("error does not name the flag:\n%s", out)
+	}
+}

@@ -1,0 +1,83 @@
+// Command roce_exporter exports RDMA/RoCE health metrics, checks a node
+// against the cluster plan (doctor) and probes the fabric.
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/common/promslog"
+	promslogflag "github.com/prometheus/common/promslog/flag"
+	"github.com/prometheus/common/version"
+
+	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/config"
+)
+
+// defaultListenAddress is outside the crowded 9100-9999 exporter band; 4791
+// is the RoCE v2 UDP port.
+const defaultListenAddress = ":14791"
+
+// app holds the flags shared by every subcommand.
+type app struct {
+	kp         *kingpin.Application
+	collectors *collector.Flags
+	configFile *string
+	nodeName   *string
+	logConfig  *promslog.Config
+	logger     *slog.Logger
+}
+
+func newApp() *app {
+	a := &app{kp: kingpin.New("roce_exporter", "Prometheus exporter and health checker for RoCE v2 / InfiniBand GPU-cluster networks.")}
+	a.kp.Version(version.Print("roce_exporter"))
+	a.kp.HelpFlag.Short('h')
+	a.collectors = collector.RegisterFlags(a.kp)
+	a.configFile = a.kp.Flag("config.file", "Cluster plan (YAML): IP plan, expectations and probe settings. Optional for serving counters; required for plan checks and probes.").PlaceHolder("FILE").String()
+	a.nodeName = a.kp.Flag("node.name", "Name of this node in the cluster plan (default: the short hostname).").String()
+	a.logConfig = &promslog.Config{}
+	promslogflag.AddFlags(a.kp, a.logConfig)
+	return a
+}
+
+// loadPlan loads --config.file, or returns nil when none is given.
+func (a *app) loadPlan() (*config.Plan, error) {
+	if *a.configFile == "" {
+		return nil, nil
+	}
+	return config.Load(*a.configFile)
+}
+
+// collectorConfig builds the collector configuration, including the plan
+// the health checks compare against.
+func (a *app) collectorConfig(plan *config.Plan) (*collector.Config, error) {
+	cfg, err := a.collectors.Config()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Health.NodeName = config.SelfName(*a.nodeName)
+	_ = plan
+	return cfg, nil
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	a := newApp()
+	serve := newServeCommand(a)
+
+	cmd, err := a.kp.Parse(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)
+		return 2
+	}
+	a.logger = promslog.New(a.logConfig)
+	switch cmd {
+	default:
+		return serve.run()
+	}
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"log/slog"
+	"net/http"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
+
+	"github.com/roce-exporter/roce_exporter/collector"
+)
+
+type serveCommand struct {
+	a              *app
+	cmd            *kingpin.CmdClause
+	webFlags       *web.FlagConfig
+	telemetryPath  *string
+	maxRequests    *int
+	webTimeout     *time.Duration
+	disableExpMetr *bool
+}
+
+func newServeCommand(a *app) *serveCommand {
+	s := &serveCommand{a: a}
+	s.cmd = a.kp.Command("serve", "Serve metrics over HTTP (the default).").Default()
+	// Web flags live on the application so that the node_exporter-style
+	// invocation without a subcommand accepts them.
+	s.webFlags = kingpinflag.AddFlags(a.kp, defaultListenAddress)
+	s.telemetryPath = a.kp.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
+	s.maxRequests = a.kp.Flag("web.max-requests", "Maximum number of parallel scrape requests; more get 503. Concurrent scrapes share one collection. 0 disables the limit.").Default("40").Int()
+	s.webTimeout = a.kp.Flag("web.timeout", "Upper bound for answering a scrape; collectors that are still reading by then are reported as failed.").Default("10s").Duration()
+	s.disableExpMetr = a.kp.Flag("web.disable-exporter-metrics", "Exclude metrics about the exporter itself (promhttp_*, process_*, go_*).").Bool()
+	return s
+}
+
+func (s *serveCommand) run() int {
+	logger := s.a.logger
+	logger.Info("Starting roce_exporter", "version", version.Info())
+	logger.Info("Build context", "build_context", version.BuildContext())
+
+	plan, err := s.a.loadPlan()
+	if err != nil {
+		logger.Error("cannot load the cluster plan", "file", *s.a.configFile, "err", err)
+		return 2
+	}
+	cfg, err := s.a.collectorConfig(plan)
+	if err != nil {
+		logger.Error("bad collector flags", "err", err)
+		return 2
+	}
+	if *s.webTimeout <= cfg.Timeout {
+		logger.Warn("--web.timeout is not longer than --collector.timeout: a stuck collector may turn scrapes into 503s",
+			"web.timeout", *s.webTimeout, "collector.timeout", cfg.Timeout)
+	}
+	exporter, err := collector.NewExporter(cfg, logger)
+	if err != nil {
+		logger.Error("cannot set up collectors", "err", err)
+		return 2
+	}
+	defer exporter.Close()
+	logger.Info("Enabled collectors", "collectors", strings.Join(exporter.Collectors(), ","))
+
+	handler, err := s.handler(exporter, cfg, logger)
+	if err != nil {
+		logger.Error("cannot build HTTP handler", "err", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	server := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- web.ListenAndServe(server, s.webFlags, logger) }()
+	select {
+	case err := <-errc:
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("HTTP server failed", "err", err)
+			return 1
+		}
+	case <-ctx.Done():
+		logger.Info("Shutting down")
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := server.Shutdown(shutdownCtx); err != nil {
+			logger.Warn("HTTP shutdown incomplete", "err", err)
+		}
+	}
+	return 0
+}
+
+func (s *serveCommand) handler(exporter *collector.Exporter, cfg *collector.Config, logger *slog.Logger) (http.Handler, error) {
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(exporter); err != nil {
+		return nil, err
+	}
+	reg.MustRegister(versioncollector.NewCollector("roce_exporter"))
+	if !*s.disableExpMetr {
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		ErrorLog:            slog.NewLogLogger(logger.Handler(), slog.LevelError),
+		ErrorHandling:       promhttp.ContinueOnError,
+		MaxRequestsInFlight: *s.maxRequests,
+		Timeout:             *s.webTimeout,
+	})
+	mux := http.NewServeMux()
+	mux.Handle(*s.telemetryPath, metrics)
+	if *s.telemetryPath != "/" {
+		landing, err := web.NewLandingPage(web.LandingConfig{
+			Name:        "roce_exporter",
+			Description: "RoCE v2 / InfiniBand fabric health for GPU clusters",
+			Version:     version.Info(),
+			Profiling:   "false",
+			Links: []web.LandingLinks{
+				{Address: *s.telemetryPath, Text: "Metrics"},
+			},
+			ExtraHTML: collectorTable(exporter, cfg),
+		})
+		if err != nil {
+			return nil, err
+		}
+		mux.Handle("/", landing)
+	}
+	return mux, nil
+}
+
+func collectorTable(exporter *collector.Exporter, cfg *collector.Config) string {
+	enabled := map[string]bool{}
+	for _, n := range exporter.Collectors() {
+		enabled[n] = true
+	}
+	var b strings.Builder
+	b.WriteString("<h2>Collectors</h2><table><tr><th>collector</th><th>state</th><th>reads</th></tr>")
+	for _, n := range collector.Names() {
+		state := "disabled"
+		if enabled[n] {
+			state = "enabled"
+		}
+		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td></tr>", html.EscapeString(n), state, html.EscapeString(collector.Help(n)))
+	}
+	b.WriteString("</table>")
+	fmt.Fprintf(&b, "<p>sysfs root: <code>%s</code></p>", html.EscapeString(cfg.SysPath))
+	return b.String()
+}

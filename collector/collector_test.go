@@ -1,0 +1,203 @@
+package collector
+
+import (
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+)
+
+func TestHungReadHitsTimeoutAndOthersStillReport(t *testing.T) {
+	root := writeNode(t, sysfixture.HealthyCX7(2))
+	ffs := newFaultFS()
+	release := ffs.setHang("mlx5_0/ports/1/hw_counters/out_of_buffer")
+	cfg := testConfig(root, "rdma", "netdev", "pcie")
+	cfg.fs = ffs
+	cfg.Timeout = 300 * time.Millisecond
+	e, logs := newTestExporter(t, cfg)
+
+	begin := time.Now()
+	out := scrape(t, e)
+	if took := time.Since(begin); took > 2*time.Second {
+		t.Fatalf("scrape took %v with a hung file; the timeout is 300ms", took)
+	}
+	if v := value(t, mustSeries(t, out, "roce_scrape_collector_success", `collector="rdma"`)); v != "0" {
+		t.Errorf("hung collector success = %s", v)
+	}
+	for _, c := range []string{"netdev", "pcie"} {
+		if v := value(t, mustSeries(t, out, "roce_scrape_collector_success", `collector="`+c+`"`)); v != "1" {
+			t.Errorf("%s success = %s while rdma hangs", c, v)
+		}
+	}
+	if len(series(out, "roce_device_info")) != 0 {
+		t.Error("a timed-out collector's partial metrics were exported")
+	}
+	if !strings.Contains(logs.String(), "timed out") {
+		t.Error("timeout not logged")
+	}
+
+	// While the read is still stuck, the collector is skipped instead of
+	// piling up another blocked goroutine.
+	begin = time.Now()
+	out = scrape(t, e)
+	if took := time.Since(begin); took > 200*time.Millisecond {
+		t.Errorf("second scrape waited %v on the stuck collector", took)
+	}
+	if v := value(t, mustSeries(t, out, "roce_scrape_collector_success", `collector="rdma"`)); v != "0" {
+		t.Errorf("stuck collector success = %s", v)
+	}
+
+	close(release)
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		out = scrape(t, e)
+		if v := value(t, mustSeries(t, out, "roce_scrape_collector_success", `collector="rdma"`)); v == "1" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("collector did not recover after the read returned")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := len(series(out, "roce_device_info")); n != 2 {
+		t.Errorf("after recovery: %d devices", n)
+	}
+}
+
+func TestConcurrentScrapesShareOneCollection(t *testing.T) {
+	root := writeNode(t, sysfixture.HealthyCX7(1))
+	ffs := newFaultFS()
+	release := ffs.setHang("mlx5_0/ports/1/state")
+	cfg := testConfig(root, "rdma")
+	cfg.fs = ffs
+	e, _ := newTestExporter(t, cfg)
+
+	const scrapers = 20
+	var wg sync.WaitGroup
+	outs := make([]string, scrapers)
+	for i := 0; i < scrapers; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			outs[i] = scrape(t, e)
+		}(i)
+	}
+	time.Sleep(100 * time.Millisecond)
+	close(release)
+	wg.Wait()
+	// Each scrape that ran its own collection would have read the state
+	// file once more (the hang only delays, it does not stop reads).
+	reads := 0
+	for _, p := range ffs.touchedMatching("mlx5_0/ports/1/state") {
+		ffs.mu.Lock()
+		reads += ffs.touched[p]
+		ffs.mu.Unlock()
+	}
+	// open + pread of the first collection, plus at most one more
+	// collection started by a scraper that arrived after it finished.
+	if reads > 4 {
+		t.Errorf("state file read %d times by %d concurrent scrapes; they should share a collection", reads, scrapers)
+	}
+	for i, o := range outs {
+		if len(series(o, "roce_port_up")) != 1 {
+			t.Errorf("scraper %d got no data", i)
+		}
+	}
+}
+
+func TestPanickingCollectorDoesNotKillExporter(t *testing.T) {
+	registry["test_panic"] = registration{name: "test_panic", phase: phaseSource,
+		factory: func(*Config, *slog.Logger) (Collector, error) { return panicker{}, nil }}
+	defer delete(registry, "test_panic")
+	e, logs := newTestExporter(t, fixtureConfig("mlx5-8x400g-healthy", "rdma", "test_panic"))
+	out := scrape(t, e)
+	if v := value(t, mustSeries(t, out, "roce_scrape_collector_success", `collector="test_panic"`)); v != "0" {
+		t.Errorf("panicking collector success = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_scrape_collector_success", `collector="rdma"`)); v != "1" {
+		t.Errorf("rdma success = %s", v)
+	}
+	if !strings.Contains(logs.String(), "panic in collector") {
+		t.Error("panic not logged")
+	}
+}
+
+type panicker struct{}
+
+func (panicker) Update(*Scrape, *Sink) error { panic("parser bug") }
+
+func TestNetdevFixture(t *testing.T) {
+	e, _ := newTestExporter(t, fixtureConfig("mlx5-degraded", "netdev"))
+	out := scrape(t, e)
+	if n := len(series(out, "roce_interface_info")); n != 8 {
+		t.Fatalf("want 8 interfaces, got %d", n)
+	}
+	if v := value(t, mustSeries(t, out, "roce_interface_mtu_bytes", `interface="ens4f0np0"`)); v != "1500" {
+		t.Errorf("mtu = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_interface_mtu_bytes", `interface="ens1f0np0"`)); v != "9000" {
+		t.Errorf("mtu = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_interface_up", `interface="ens2f0np0"`)); v != "0" {
+		t.Errorf("down interface up = %s", v)
+	}
+	if len(series(out, "roce_interface_speed_bytes_per_second", `interface="ens2f0np0"`)) != 0 {
+		t.Error("speed -1 of a down link must not be exported")
+	}
+	if v := value(t, mustSeries(t, out, "roce_interface_speed_bytes_per_second", `interface="ens1f0np0"`)); v != "5e+10" {
+		t.Errorf("speed = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_interface_carrier_changes_total", `interface="ens2f0np0"`)); v != "7" {
+		t.Errorf("carrier changes = %s", v)
+	}
+	mustSeries(t, out, "roce_interface_info", `interface="ens1f0np0"`, `device="mlx5_0"`, `port="1"`, `driver="mlx5_core"`, `bus_info="0000:18:00.0"`)
+}
+
+func TestNetdevIncludeAddsInterfaces(t *testing.T) {
+	root := writeNode(t, sysfixture.HealthyCX7(1))
+	cfg := testConfig(root, "netdev")
+	cfg.NetdevInclude = mustRegexp(t, ".*")
+	cfg.DeviceExclude = mustRegexp(t, ".*")
+	e, _ := newTestExporter(t, cfg)
+	out := scrape(t, e)
+	mustSeries(t, out, "roce_interface_info", `interface="ens1f0np0"`, `device=""`)
+}
+
+func TestPCIeFixture(t *testing.T) {
+	e, _ := newTestExporter(t, fixtureConfig("mlx5-degraded", "pcie"))
+	out := scrape(t, e)
+	if v := value(t, mustSeries(t, out, "roce_pcie_link_width_lanes", `device="mlx5_2"`, `kind="current"`)); v != "8" {
+		t.Errorf("x8 link reports %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_pcie_link_width_lanes", `device="mlx5_2"`, `kind="max"`)); v != "16" {
+		t.Errorf("max width %s", v)
+	}
+	// Gen5 x8 = 252 Gb/s usable: below a 400G port.
+	if v := value(t, mustSeries(t, out, "roce_pcie_bandwidth_bytes_per_second", `device="mlx5_2"`, `kind="available"`)); v != "3.1507e+10" {
+		t.Errorf("available bandwidth = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_pcie_link_speed_transfers_per_second", `device="mlx5_0"`, `kind="current"`)); v != "3.2e+10" {
+		t.Errorf("speed = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_pcie_aer_errors_total", `device="mlx5_2"`, `severity="correctable"`)); v != "1734" {
+		t.Errorf("AER = %s", v)
+	}
+}
+
+func TestPCIeChainLimitsAvailableBandwidth(t *testing.T) {
+	n := sysfixture.HealthyCX7(1)
+	n.Devices[0].RootSpeed, n.Devices[0].RootWidth = "16.0 GT/s PCIe", 8
+	root := writeNode(t, n)
+	e, _ := newTestExporter(t, testConfig(root, "pcie"))
+	e.Snapshot()
+	f := e.Snapshot().PCI["0000:18:00.0"]
+	if f == nil {
+		t.Fatal("no PCI function in snapshot")
+	}
+	if f.LimitedBy != "0000:17:01.0" || f.AvailableBandwidth != pcieBandwidth(16, 8) {
+		t.Errorf("available %v limited by %q; want the Gen4 x8 root port", f.AvailableBandwidth, f.LimitedBy)
+	}
+}

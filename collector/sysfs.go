@@ -1,0 +1,274 @@
+package collector
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// fsys is the narrow view of the filesystem the collectors need. It exists so
+// tests can inject the errors real sysfs produces but plain files cannot
+// (EINVAL on an empty GID slot, EIO from firmware, a read that never returns).
+type fsys interface {
+	openAttr(path string) (attrFile, error)
+	readDirNames(path string) ([]string, error)
+	readlink(path string) (string, error)
+	// realpath resolves every symlink in path. sysfs class entries are
+	// links into /sys/devices and their own links are relative to the
+	// real directory, so a lexical join would go wrong.
+	realpath(path string) (string, error)
+	// inode identifies a kernfs node: a device that is removed and re-added
+	// under the same name gets a new inode, which invalidates cached layout.
+	inode(path string) (uint64, error)
+}
+
+// attrFile is one sysfs attribute kept open between scrapes.
+type attrFile interface {
+	// preadAt0 reads from offset 0 in a single syscall; sysfs regenerates
+	// the value on every read that starts at offset 0.
+	preadAt0(buf []byte) (int, error)
+	close() error
+}
+
+type osFS struct{}
+
+type osAttrFile struct{ fd int }
+
+func (osFS) openAttr(path string) (attrFile, error) {
+	// A blocking open is deliberate: tests plant a FIFO to model a sysfs
+	// read that hangs in firmware, and the collector timeout must cope.
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return &osAttrFile{fd: fd}, nil
+}
+
+func (f *osAttrFile) preadAt0(buf []byte) (int, error) {
+	for {
+		n, err := syscall.Pread(f.fd, buf, 0)
+		if err == syscall.EINTR {
+			continue
+		}
+		return n, err
+	}
+}
+
+func (f *osAttrFile) close() error { return syscall.Close(f.fd) }
+
+func (osFS) readDirNames(path string) ([]string, error) {
+	d, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
+}
+
+func (osFS) readlink(path string) (string, error) { return os.Readlink(path) }
+
+func (osFS) realpath(path string) (string, error) { return filepath.EvalSymlinks(path) }
+
+func (osFS) inode(path string) (uint64, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return 0, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	return st.Ino, nil
+}
+
+// errNotNumeric marks a sysfs value that exists but is not a number, such as
+// "N/A (no PMA)" from old kernels or garbage from a broken driver.
+var errNotNumeric = errors.New("not a number")
+
+// isVanished reports whether err means the file or device went away, as
+// opposed to the file being present but unreadable.
+func isVanished(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENODEV) ||
+		errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.ESTALE) || errors.Is(err, syscall.EBADF)
+}
+
+// attrCache keeps sysfs attribute files open across scrapes so that a scrape
+// costs one pread per value instead of open+read+close. Files not touched in
+// a scrape are closed by sweep, so a vanished device does not leak fds.
+// Not safe for concurrent use: each collector owns its cache, and the
+// registry never runs a collector concurrently with itself.
+type attrCache struct {
+	fs    fsys
+	files map[string]*cachedAttr
+	gen   uint64
+	buf   [4096]byte
+}
+
+type cachedAttr struct {
+	f    attrFile
+	seen uint64
+}
+
+func newAttrCache(f fsys) *attrCache {
+	return &attrCache{fs: f, files: make(map[string]*cachedAttr)}
+}
+
+// begin starts a new scrape generation.
+func (c *attrCache) begin() { c.gen++ }
+
+// sweep closes every file that was not read since begin.
+func (c *attrCache) sweep() {
+	for p, a := range c.files {
+		if a.seen != c.gen {
+			a.f.close()
+			delete(c.files, p)
+		}
+	}
+}
+
+// closeAll releases every cached file.
+func (c *attrCache) closeAll() {
+	for p, a := range c.files {
+		a.f.close()
+		delete(c.files, p)
+	}
+}
+
+// read returns the raw content of path. The returned slice aliases an
+// internal buffer and is valid until the next call.
+func (c *attrCache) read(path string) ([]byte, error) {
+	a, ok := c.files[path]
+	if !ok {
+		f, err := c.fs.openAttr(path)
+		if err != nil {
+			return nil, err
+		}
+		a = &cachedAttr{f: f}
+		c.files[path] = a
+	}
+	a.seen = c.gen
+	n, err := a.f.preadAt0(c.buf[:])
+	if err != nil && ok && isVanished(err) {
+		// The device behind a cached fd was removed, possibly re-added under
+		// the same name: retry once with a fresh open.
+		a.f.close()
+		delete(c.files, path)
+		return c.read(path)
+	}
+	if err != nil {
+		a.f.close()
+		delete(c.files, path)
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	return c.buf[:n], nil
+}
+
+// readString returns the trimmed text of a sysfs attribute.
+func (c *attrCache) readString(path string) (string, error) {
+	b, err := c.read(path)
+	if err != nil {
+		return "", err
+	}
+	return string(bytes.TrimSpace(b)), nil
+}
+
+// readUint parses a sysfs counter. It never turns an error into 0.
+func (c *attrCache) readUint(path string) (uint64, error) {
+	b, err := c.read(path)
+	if err != nil {
+		return 0, err
+	}
+	return parseSysfsUint(path, b)
+}
+
+func parseSysfsUint(path string, b []byte) (uint64, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return 0, fmt.Errorf("%s: empty value: %w", path, errNotNumeric)
+	}
+	var v uint64
+	for _, ch := range b {
+		if ch < '0' || ch > '9' {
+			return 0, fmt.Errorf("%s: %q: %w", path, truncate(string(b), 40), errNotNumeric)
+		}
+		d := uint64(ch - '0')
+		if v > (^uint64(0)-d)/10 {
+			return 0, fmt.Errorf("%s: %q overflows 64 bits: %w", path, truncate(string(b), 40), errNotNumeric)
+		}
+		v = v*10 + d
+	}
+	return v, nil
+}
+
+// readSysfsFile is the uncached read used for files read once (doctor,
+// topology): a single read of at most 64 KiB.
+func readSysfsFile(f fsys, path string) (string, error) {
+	a, err := f.openAttr(path)
+	if err != nil {
+		return "", err
+	}
+	defer a.close()
+	buf := make([]byte, 65536)
+	n, err := a.preadAt0(buf)
+	if err != nil {
+		return "", &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	return strings.TrimSpace(string(buf[:n])), nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// parseIDState parses "4: ACTIVE" / "5: LinkUp" into its number and text.
+func parseIDState(s string) (int, string, error) {
+	id, text, ok := strings.Cut(s, ":")
+	if !ok {
+		return 0, "", fmt.Errorf("state %q: missing ':'", truncate(s, 40))
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(id))
+	if err != nil || n < 0 {
+		return 0, "", fmt.Errorf("state %q: bad number", truncate(s, 40))
+	}
+	return n, strings.TrimSpace(text), nil
+}
+
+// parseRate parses the port rate, e.g. "400 Gb/sec (4X NDR)" or
+// "2.5 Gb/sec (1X SDR)", into bits per second.
+func parseRate(s string) (float64, error) {
+	num, rest, ok := strings.Cut(strings.TrimSpace(s), " ")
+	if !ok || !strings.HasPrefix(strings.TrimSpace(rest), "Gb/sec") {
+		return 0, fmt.Errorf("rate %q: want \"<n> Gb/sec (...)\"", truncate(s, 40))
+	}
+	g, err := strconv.ParseFloat(num, 64)
+	if err != nil || g < 0 || g > 1e6 {
+		return 0, fmt.Errorf("rate %q: bad number", truncate(s, 40))
+	}
+	return g * 1e9, nil
+}
+
+// joinPath avoids filepath.Join's Clean pass on the hot path; every part is
+// a plain name produced by the collectors themselves.
+func joinPath(parts ...string) string {
+	n := len(parts)
+	for _, p := range parts {
+		n += len(p)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// resolveLink returns the real path a sysfs link points to.
+func resolveLink(f fsys, path string) (string, error) { return f.realpath(path) }

@@ -1,0 +1,215 @@
+package collector
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestParseSysfsUint(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want uint64
+		ok   bool
+	}{
+		{"0\n", 0, true},
+		{"907712334410\n", 907712334410, true},
+		{"18446744073709551615", 18446744073709551615, true},
+		{"18446744073709551616", 0, false}, // overflow is garbage, not a wrap
+		{"N/A (no PMA)\n", 0, false},
+		{"", 0, false},
+		{"-1", 0, false},
+		{"12abc", 0, false},
+		{"garbage\x01value", 0, false},
+	} {
+		got, err := parseSysfsUint("f", []byte(tc.in))
+		if (err == nil) != tc.ok {
+			t.Errorf("%q: err = %v, want ok=%v", tc.in, err, tc.ok)
+			continue
+		}
+		if err != nil && !errors.Is(err, errNotNumeric) {
+			t.Errorf("%q: error %v does not wrap errNotNumeric", tc.in, err)
+		}
+		if got != tc.want {
+			t.Errorf("%q = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestParseIDState(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		id   int
+		name string
+		ok   bool
+	}{
+		{"4: ACTIVE", 4, "ACTIVE", true},
+		{"5: LinkUp", 5, "LinkUp", true},
+		{"1: DOWN", 1, "DOWN", true},
+		{"7: <unknown>", 7, "<unknown>", true},
+		{"ACTIVE", 0, "", false},
+		{"x: ACTIVE", 0, "", false},
+		{"-1: DOWN", 0, "", false},
+	} {
+		id, name, err := parseIDState(tc.in)
+		if (err == nil) != tc.ok || id != tc.id || name != tc.name {
+			t.Errorf("%q = %d %q %v", tc.in, id, name, err)
+		}
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		bits float64
+		ok   bool
+	}{
+		{"400 Gb/sec (4X NDR)", 400e9, true},
+		{"25 Gb/sec (1X EDR)", 25e9, true},
+		{"2.5 Gb/sec (1X SDR)", 2.5e9, true},
+		{"200 Gb/sec (4X HDR)", 200e9, true},
+		{"fast", 0, false},
+		{"400 Mb/sec (4X)", 0, false},
+		{"1e300 Gb/sec (4X)", 0, false},
+	} {
+		got, err := parseRate(tc.in)
+		if (err == nil) != tc.ok || got != tc.bits {
+			t.Errorf("%q = %v %v", tc.in, got, err)
+		}
+	}
+}
+
+func TestRoCEActiveMTU(t *testing.T) {
+	// iboe_get_mtu: 96 bytes of RoCE headers, rounded down to an IB MTU.
+	for mtu, want := range map[int]int{9000: 4096, 4192: 4096, 4191: 2048, 4096: 2048, 1500: 1024, 1120: 1024, 1119: 512, 300: 0} {
+		if got := roceActiveMTU(mtu); got != want {
+			t.Errorf("roceActiveMTU(%d) = %d, want %d", mtu, got, want)
+		}
+	}
+}
+
+func TestSanitizeName(t *testing.T) {
+	for in, want := range map[string]string{
+		"port_rcv_data":           "port_rcv_data",
+		"VL15_dropped":            "vl15_dropped",
+		"ip4InOctets":             "ip4_in_octets",
+		"RxECNMrkd":               "rx_ecn_mrkd",
+		"tcpRetransSegs":          "tcp_retrans_segs",
+		"rx_priority_3_xoff.nic":  "rx_priority_3_xoff_nic",
+		"[3]: tx_bytes":           "_3_tx_bytes",
+		"__weird--name__":         "weird_name",
+		"":                        "unnamed",
+		"iwOutRdmaWrites":         "iw_out_rdma_writes",
+		"already_total":           "already_total",
+		"ümlaut":                  "mlaut",
+		"np_ecn_marked_roce_pkts": "np_ecn_marked_roce_pkts",
+	} {
+		if got := sanitizeName(in); got != want {
+			t.Errorf("sanitizeName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestMetricNames(t *testing.T) {
+	for raw, want := range map[string]string{
+		"port_rcv_data":  "roce_port_rcv_data_bytes_total",
+		"port_xmit_data": "roce_port_xmit_data_bytes_total",
+		"port_xmit_wait": "roce_port_xmit_wait_total",
+		"link_downed":    "roce_port_link_downed_total",
+		"VL15_dropped":   "roce_port_vl15_dropped_total",
+	} {
+		if got, _ := counterMetricName(raw); got != want {
+			t.Errorf("counterMetricName(%q) = %q, want %q", raw, got, want)
+		}
+	}
+	for raw, want := range map[string]string{
+		"np_ecn_marked_roce_packets": "roce_hw_np_ecn_marked_roce_packets_total",
+		"to_retransmits":             "roce_hw_local_ack_timeout_err_total",
+		"cnpIgnored":                 "roce_hw_rp_cnp_ignored_total",
+		"active_qps":                 "roce_hw_active_qps",
+		"ip4InOctets":                "roce_hw_ip4_in_octets_total",
+	} {
+		if got := hwMetricName(canonicalHWName(raw)); got != want {
+			t.Errorf("hw name of %q = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+func TestParsePCIeSpeed(t *testing.T) {
+	for in, want := range map[string]float64{
+		"32.0 GT/s PCIe": 32, "16.0 GT/s PCIe": 16, "8.0 GT/s PCIe": 8, "2.5 GT/s PCIe": 2.5,
+		"8 GT/s": 8, "5 GT/s": 5, "64.0 GT/s PCIe": 64,
+	} {
+		got, err := parsePCIeSpeed(in)
+		if err != nil || got != want {
+			t.Errorf("%q = %v, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"Unknown", "fast", "3.0 GT/s PCIe", "GT/s"} {
+		if _, err := parsePCIeSpeed(bad); err == nil {
+			t.Errorf("%q: want error", bad)
+		}
+	}
+}
+
+func TestPCIeBandwidth(t *testing.T) {
+	// Usable bandwidth after encoding, in bytes/s (kernel PCIE_SPEED2MBS_ENC).
+	for _, tc := range []struct {
+		gts   float64
+		width int
+		gbps  float64
+	}{
+		{8, 8, 63.008}, {8, 16, 126.016}, {16, 16, 252.048}, {32, 16, 504.112}, {2.5, 1, 2}, {5, 4, 16}, {64, 16, 1024},
+	} {
+		got := pcieBandwidth(tc.gts, tc.width) * 8 / 1e9
+		if diff := got - tc.gbps; diff > 1e-9 || diff < -1e-9 {
+			t.Errorf("Gen %v x%d = %v Gb/s, want %v", tc.gts, tc.width, got, tc.gbps)
+		}
+	}
+}
+
+func TestParseAERTotal(t *testing.T) {
+	text := "RxErr 0\nBadTLP 2\nTOTAL_ERR_COR 17\n"
+	if v, ok, err := parseAERTotal(text); err != nil || !ok || v != 17 {
+		t.Errorf("got %d %v %v", v, ok, err)
+	}
+	if _, ok, err := parseAERTotal("RxErr 0\n"); ok || err != nil {
+		t.Errorf("no total: ok=%v err=%v", ok, err)
+	}
+	if _, _, err := parseAERTotal("TOTAL_ERR_FATAL lots\n"); err == nil {
+		t.Error("garbage total: want error")
+	}
+}
+
+func TestValidGID(t *testing.T) {
+	if !validGID("fe80:0000:0000:0000:ba3f:d2ff:fea1:2b3c") {
+		t.Error("valid GID rejected")
+	}
+	for _, bad := range []string{"fe80::1", "FE80:0000:0000:0000:ba3f:d2ff:fea1:2b3c", "zz80:0000:0000:0000:ba3f:d2ff:fea1:2b3c", ""} {
+		if validGID(bad) {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestCounterExtend(t *testing.T) {
+	f := &counterFile{wraps: true}
+	steps := []struct{ raw, want uint64 }{
+		{4294967290, 4294967290},
+		{5, 4294967301},          // wrapped once
+		{100, 4294967396},        // keeps counting from the extension
+		{4294967295, 8589934591}, // approaching the next wrap
+		{3, 8589934595},          // second wrap
+	}
+	for _, s := range steps {
+		if got := f.extend(s.raw); got != s.want {
+			t.Fatalf("extend(%d) = %d, want %d", s.raw, got, s.want)
+		}
+	}
+	// A drop from the lower half is a reset (driver reload): the counter
+	// restarts and Prometheus sees a reset, not a phantom 4 Gi jump.
+	g := &counterFile{wraps: true}
+	g.extend(1000)
+	if got := g.extend(10); got != 10 {
+		t.Fatalf("reset: got %d, want 10", got)
+	}
+}

@@ -1,0 +1,155 @@
+package collector
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Topology is the RDMA device layout of the node: devices, their ports,
+// the netdev behind each port and the PCI function behind each device.
+type Topology struct {
+	Devices []*TopoDevice
+	// ClassMissing is true when /sys/class/infiniband does not exist (no
+	// RDMA stack loaded), as opposed to existing but empty.
+	ClassMissing bool
+}
+
+// TopoDevice is one RDMA device.
+type TopoDevice struct {
+	Name       string
+	Dir        string
+	Inode      uint64
+	PCIAddress string // "" for devices without a PCI parent (rxe, siw)
+	PCIDir     string
+	Driver     string
+	Netdevs    []string
+	Ports      []*TopoPort
+	built      time.Time
+}
+
+// TopoPort is one port of a device.
+type TopoPort struct {
+	Number int
+	Dir    string
+	Netdev string
+}
+
+var bdfPattern = regexp.MustCompile(`^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
+
+// topologyCache rebuilds a device's layout only when the device is new, was
+// re-created (new kernfs inode) or the cached layout is older than the
+// refresh interval, so a steady-state scrape costs one directory listing
+// plus one stat per device.
+type topologyCache struct {
+	cfg     *Config
+	mu      sync.Mutex
+	devices map[string]*TopoDevice
+}
+
+func newTopologyCache(cfg *Config) *topologyCache {
+	return &topologyCache{cfg: cfg, devices: map[string]*TopoDevice{}}
+}
+
+func (t *topologyCache) refreshInterval() time.Duration {
+	if t.cfg.GIDRefresh > 0 {
+		return t.cfg.GIDRefresh
+	}
+	return 0
+}
+
+func (t *topologyCache) get() (*Topology, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	classDir := t.cfg.sys("class", "infiniband")
+	names, err := t.cfg.fs.readDirNames(classDir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			clear(t.devices)
+			return &Topology{ClassMissing: true}, nil
+		}
+		return nil, err
+	}
+	sort.Strings(names)
+	topo := &Topology{}
+	seen := make(map[string]bool, len(names))
+	now := time.Now()
+	for _, name := range names {
+		if !t.cfg.deviceSelected(name) {
+			continue
+		}
+		dir := joinPath(classDir, name)
+		ino, err := t.cfg.fs.inode(dir)
+		if err != nil {
+			continue // vanished between listing and stat
+		}
+		seen[name] = true
+		d := t.devices[name]
+		if d == nil || d.Inode != ino || now.Sub(d.built) > t.refreshInterval() {
+			d = t.build(name, dir, ino, now)
+			t.devices[name] = d
+		}
+		topo.Devices = append(topo.Devices, d)
+	}
+	for name := range t.devices {
+		if !seen[name] {
+			delete(t.devices, name)
+		}
+	}
+	return topo, nil
+}
+
+func (t *topologyCache) build(name, dir string, ino uint64, now time.Time) *TopoDevice {
+	f := t.cfg.fs
+	d := &TopoDevice{Name: name, Dir: dir, Inode: ino, built: now}
+	if pci, err := resolveLink(f, joinPath(dir, "device")); err == nil {
+		d.PCIDir = pci
+		if base := filepath.Base(pci); bdfPattern.MatchString(base) {
+			d.PCIAddress = base
+		}
+		if drv, err := f.readlink(joinPath(pci, "driver")); err == nil {
+			d.Driver = filepath.Base(drv)
+		}
+		if nets, err := f.readDirNames(joinPath(pci, "net")); err == nil {
+			sort.Strings(nets)
+			d.Netdevs = nets
+		}
+	}
+	portNames, _ := f.readDirNames(joinPath(dir, "ports"))
+	for _, pn := range portNames {
+		n, err := strconv.Atoi(pn)
+		if err != nil || n < 0 {
+			continue
+		}
+		p := &TopoPort{Number: n, Dir: joinPath(dir, "ports", pn)}
+		p.Netdev = t.portNetdev(d, p)
+		d.Ports = append(d.Ports, p)
+	}
+	sort.Slice(d.Ports, func(i, j int) bool { return d.Ports[i].Number < d.Ports[j].Number })
+	return d
+}
+
+// portNetdev finds the interface behind a port: the PCI function's only
+// netdev, else the netdev of the port's first GID (covers LAG bonds and
+// multi-port functions), else the netdev whose dev_port matches.
+func (t *topologyCache) portNetdev(d *TopoDevice, p *TopoPort) string {
+	if len(d.Netdevs) == 1 {
+		return d.Netdevs[0]
+	}
+	if nd, err := readSysfsFile(t.cfg.fs, joinPath(p.Dir, "gid_attrs", "ndevs", "0")); err == nil && nd != "" {
+		return nd
+	}
+	for _, nd := range d.Netdevs {
+		v, err := readSysfsFile(t.cfg.fs, joinPath(d.PCIDir, "net", nd, "dev_port"))
+		if err == nil && strings.TrimSpace(v) == strconv.Itoa(p.Number-1) {
+			return nd
+		}
+	}
+	return ""
+}

@@ -1,0 +1,434 @@
+package config
+
+import (
+	"maps"
+	"net/netip"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// This file is the plan's schema: one handler per key, each checking its value on its
+// own. Checks between fields live in validate.go.
+
+func (l *loader) decodePlan(root *yaml.Node) *Plan {
+	if root.Kind != yaml.MappingNode {
+		l.errorAt(root, "", "a plan is a mapping with the sections networks, expectations, nodes and probes, not %s", describe(root))
+		return nil
+	}
+	plan := &Plan{}
+	l.object(field{"", root}, fieldHandlers{
+		"cluster":      func(f field) { plan.Cluster, _ = l.text(f) },
+		"networks":     func(f field) { l.decodeNetworks(f, &plan.Networks) },
+		"expectations": func(f field) { l.decodeExpectations(f, &plan.Expectations) },
+		"nodes": func(f field) {
+			if f.node.Kind == yaml.SequenceNode && len(f.node.Content) == 0 {
+				l.errorAt(f.node, f.path, "lists no nodes; a plan needs at least one")
+			}
+			l.list(f, func(_ int, item field) {
+				if node := l.decodeNode(item); node != nil {
+					plan.Nodes = append(plan.Nodes, node)
+					l.nodePath[node] = item.path
+				}
+			})
+		},
+		"probes": func(f field) { l.decodeProbes(f, &plan.Probes) },
+	})
+	return plan
+}
+
+func (l *loader) decodeNetworks(f field, networks *Networks) {
+	l.object(f, fieldHandlers{
+		"management": func(f field) { networks.Management, _ = l.network(f) },
+		"compute": func(f field) {
+			addCompute := func(f field) {
+				if prefix, ok := l.network(f); ok {
+					networks.Compute = append(networks.Compute, prefix)
+					l.computePath = append(l.computePath, f.path)
+				}
+			}
+			if f.node.Kind != yaml.SequenceNode {
+				addCompute(f)
+				return
+			}
+			if len(f.node.Content) == 0 {
+				l.errorAt(f.node, f.path, "lists no networks")
+			}
+			l.list(f, func(_ int, item field) { addCompute(item) })
+		},
+	})
+}
+
+// network reads a subnet in CIDR form.
+func (l *loader) network(f field) (netip.Prefix, bool) {
+	s, ok := l.text(f)
+	if !ok {
+		return netip.Prefix{}, false
+	}
+	prefix, err := netip.ParsePrefix(s)
+	if err != nil {
+		if _, addrErr := netip.ParseAddr(s); addrErr == nil {
+			l.errorAt(f.node, f.path, "%q is an address, not a network: add the prefix length, e.g. 10.0.0.0/24", s)
+		} else {
+			l.errorAt(f.node, f.path, "%q is not a network in CIDR form such as 10.0.0.0/24", s)
+		}
+		return netip.Prefix{}, false
+	}
+	if prefix != prefix.Masked() {
+		// Usually an interface address pasted where the subnet belongs.
+		l.errorAt(f.node, f.path, "%s has host bits set; the network is %s", prefix, prefix.Masked())
+		return netip.Prefix{}, false
+	}
+	return prefix, true
+}
+
+func (l *loader) decodeExpectations(f field, e *Expectations) {
+	l.object(f, fieldHandlers{
+		"link_layer": func(f field) {
+			if s, ok := l.text(f); ok {
+				switch strings.ToLower(s) {
+				case "ethernet":
+					e.LinkLayer = LinkLayerEthernet
+				case "infiniband":
+					e.LinkLayer = LinkLayerInfiniBand
+				default:
+					l.errorAt(f.node, f.path, "%q must be Ethernet (RoCE) or InfiniBand, as `rdma link show` or /sys/class/infiniband/*/ports/1/link_layer reports it", s)
+				}
+			}
+		},
+		"mtu": func(f field) {
+			// The link-layer-specific ceiling is checked in validate, once the link layer is known.
+			if mtu, ok := l.integer(f); ok {
+				if mtu < minMTU || mtu > maxIPoIBMTU {
+					l.errorAt(f.node, f.path, "%d is outside %d–%d (Ethernet allows up to %d)", mtu, minMTU, maxIPoIBMTU, maxEthernetMTU)
+					return
+				}
+				e.MTU = mtu
+			}
+		},
+		"roce_mode": func(f field) {
+			if s, ok := l.text(f); ok {
+				switch mode := RoCEMode(strings.ToLower(s)); mode {
+				case RoCEv1, RoCEv2:
+					e.RoCEMode = mode
+				default:
+					l.errorAt(f.node, f.path, "%q must be v1 or v2 (v2, routable RoCE over UDP/IP, is what NCCL and modern fabrics use)", s)
+				}
+			}
+		},
+		"pfc_priority": func(f field) {
+			if priority, ok := l.integer(f); ok {
+				if priority < 0 || priority > 7 {
+					l.errorAt(f.node, f.path, "%d is not an 802.1p priority (0–7); leave the key out for lossy RoCE", priority)
+					return
+				}
+				e.PFCPriority = &priority
+			}
+		},
+		"trust": func(f field) {
+			if s, ok := l.text(f); ok {
+				switch trust := Trust(strings.ToLower(s)); trust {
+				case TrustDSCP, TrustPCP:
+					e.Trust = trust
+				default:
+					l.errorAt(f.node, f.path, "%q must be dscp or pcp", s)
+				}
+			}
+		},
+		"ecn": func(f field) {
+			if on, ok := l.boolean(f); ok {
+				e.ECN = &on
+			}
+		},
+		"min_bandwidth_fraction": func(f field) {
+			if fraction, ok := l.number(f); ok {
+				if fraction <= 0 || fraction > 1 {
+					l.errorAt(f.node, f.path, "%v must be above 0 and at most 1 (0.9 means 90%% of the port rate)", fraction)
+					return
+				}
+				e.MinBandwidthFraction = fraction
+			}
+		},
+		"link_rate_gbps": func(f field) {
+			if rate, ok := l.number(f); ok {
+				if rate <= 0 {
+					l.errorAt(f.node, f.path, "must be above 0 (e.g. 100, 200, 400)")
+					return
+				}
+				e.LinkRateGbps = rate
+			}
+		},
+		"firmware_consistent": func(f field) { e.FirmwareConsistent, _ = l.boolean(f) },
+	})
+}
+
+const (
+	minMTU = 68 // the IPv4 minimum; the kernel refuses less
+	// maxEthernetMTU is the largest jumbo frame common RoCE NICs and switches take.
+	maxEthernetMTU = 9216
+	// maxIPoIBMTU is the IPoIB connected-mode maximum.
+	maxIPoIBMTU = 65520
+	// minMTUForIB4096 is the netdev MTU at which RoCE can use a 4096-byte IB path MTU:
+	// the kernel subtracts 96 bytes of RoCE headers (iboe_get_mtu).
+	minMTUForIB4096 = 4096 + 96
+)
+
+// nodeName: what hostnames, metric labels and mpirun host lists all accept.
+var nodeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+func (l *loader) decodeNode(f field) *Node {
+	node := &Node{}
+	isMapping := l.object(f, fieldHandlers{
+		"name": func(f field) {
+			if name, ok := l.text(f); ok {
+				if !nodeName.MatchString(name) || len(name) > 253 {
+					l.errorAt(f.node, f.path, "%q is not a host name: use letters, digits, '.', '-' and '_' (what `hostname -s` prints)", name)
+					return
+				}
+				node.Name = name
+			}
+		},
+		"management_ip": func(f field) { node.ManagementIP, _ = l.address(f) },
+		"interfaces": func(f field) {
+			if f.node.Kind == yaml.SequenceNode && len(f.node.Content) == 0 {
+				l.errorAt(f.node, f.path, "lists no interfaces; a node needs at least one compute interface")
+			}
+			l.list(f, func(rail int, item field) {
+				if iface := l.decodeInterface(item, rail); iface != nil {
+					node.Interfaces = append(node.Interfaces, iface)
+					l.interfacePath[iface] = item.path
+				}
+			})
+		},
+	}, "name", "management_ip", "interfaces")
+	if !isMapping {
+		return nil
+	}
+	return node
+}
+
+// address reads a management IP; a prefix length, if written, is ignored because only the
+// address identifies the node.
+func (l *loader) address(f field) (netip.Addr, bool) {
+	s, ok := l.text(f)
+	if !ok {
+		return netip.Addr{}, false
+	}
+	if prefix, err := netip.ParsePrefix(s); err == nil {
+		return prefix.Addr().Unmap(), true
+	}
+	addr, err := netip.ParseAddr(s)
+	if err != nil || addr.Zone() != "" {
+		l.errorAt(f.node, f.path, "%q is not an IP address such as 10.0.0.11", s)
+		return netip.Addr{}, false
+	}
+	return addr.Unmap(), true
+}
+
+func (l *loader) decodeInterface(f field, rail int) *Interface {
+	iface := &Interface{Rail: rail}
+	isMapping := l.object(f, fieldHandlers{
+		"netdev":      func(f field) { iface.Netdev, _ = l.deviceName(f, maxNetdevName) },
+		"rdma_device": func(f field) { iface.RDMADevice, _ = l.deviceName(f, maxRDMADeviceName) },
+		"ip": func(f field) {
+			s, ok := l.text(f)
+			if !ok {
+				return
+			}
+			prefix, err := netip.ParsePrefix(s)
+			if err != nil {
+				if _, addrErr := netip.ParseAddr(s); addrErr == nil && !strings.Contains(s, "/") {
+					l.errorAt(f.node, f.path, "%q has no prefix length: write it as `ip -br addr` shows it, e.g. %s/24", s, s)
+				} else {
+					l.errorAt(f.node, f.path, "%q is not an address with prefix length such as 192.168.100.11/24", s)
+				}
+				return
+			}
+			iface.Address = netip.PrefixFrom(prefix.Addr().Unmap(), prefix.Bits())
+		},
+	}, "netdev")
+	if !isMapping {
+		return nil
+	}
+	return iface
+}
+
+const (
+	maxNetdevName     = 15 // IFNAMSIZ - 1
+	maxRDMADeviceName = 63 // IB_DEVICE_NAME_MAX - 1
+)
+
+// deviceName reads a kernel device name: the kernel refuses '/', ':' and whitespace in
+// them, so such a value is a typo, not a device.
+func (l *loader) deviceName(f field, maxLength int) (string, bool) {
+	name, ok := l.text(f)
+	if !ok {
+		return "", false
+	}
+	if name == "" || name == "." || name == ".." || len(name) > maxLength ||
+		strings.ContainsAny(name, "/: \t\n\r") || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		l.errorAt(f.node, f.path, "%q is not a device name (at most %d characters, no '/', ':' or spaces)", name, maxLength)
+		return "", false
+	}
+	return name, true
+}
+
+func (l *loader) decodeProbes(f field, p *Probes) {
+	l.object(f, fieldHandlers{
+		"enabled": func(f field) { p.Enabled, _ = l.boolean(f) },
+		"state_dir": func(f field) {
+			if dir, ok := l.text(f); ok {
+				if !filepath.IsAbs(dir) {
+					l.errorAt(f.node, f.path, "%q must be an absolute path: the exporter's working directory is not fixed", dir)
+					return
+				}
+				p.StateDir = dir
+			}
+		},
+		"max_port_utilization": func(f field) {
+			if share, ok := l.number(f); ok {
+				if share <= 0 || share > 1 {
+					l.errorAt(f.node, f.path, "%v must be above 0 and at most 1 (0.1 skips a probe while the port is more than 10%% busy; 1 never skips)", share)
+					return
+				}
+				p.MaxPortUtilization = share
+			}
+		},
+		"ib_write_bw":  func(f field) { l.decodePerftest(f, &p.IBWriteBW) },
+		"ib_write_lat": func(f field) { l.decodePerftest(f, &p.IBWriteLat) },
+		"nccl":         func(f field) { l.decodeNCCL(f, &p.NCCL) },
+		"ping":         func(f field) { l.decodePing(f, &p.Ping) },
+	})
+}
+
+func (l *loader) scheduleFields(s *Schedule) fieldHandlers {
+	return fieldHandlers{
+		"enabled":  func(f field) { s.Enabled, _ = l.boolean(f) },
+		"interval": func(f field) { s.Interval, _ = l.duration(f, false) },
+		"timeout":  func(f field) { s.Timeout, _ = l.duration(f, false) },
+		"jitter":   func(f field) { s.Jitter, _ = l.duration(f, true) },
+	}
+}
+
+// perftest's own limits (src/perftest_parameters.c): -s 1..UINT_MAX/2, -q 1..16384,
+// -x is stored in a uint8.
+const (
+	maxPerftestMessageSize = 1<<31 - 1
+	maxPerftestQueuePairs  = 16384
+	maxGIDIndex            = 255
+)
+
+func (l *loader) decodePerftest(f field, p *Perftest) {
+	handlers := l.scheduleFields(&p.Schedule)
+	maps.Copy(handlers, fieldHandlers{
+		"command": func(f field) { p.Command, _ = l.executable(f) },
+		"duration": func(f field) {
+			if d, ok := l.duration(f, false); ok {
+				if d%time.Second != 0 {
+					l.errorAt(f.node, f.path, "%v is not a whole number of seconds, which is all perftest's -D takes", d)
+					return
+				}
+				p.Duration = d
+			}
+		},
+		"message_size": func(f field) {
+			if size, ok := l.size(f); ok {
+				if size > maxPerftestMessageSize {
+					l.errorAt(f.node, f.path, "%v is above perftest's limit of %d bytes", size, maxPerftestMessageSize)
+					return
+				}
+				p.MessageSize = size
+			}
+		},
+		"queue_pairs": func(f field) {
+			if n, ok := l.integer(f); ok {
+				if n < 1 || n > maxPerftestQueuePairs {
+					l.errorAt(f.node, f.path, "%d is outside perftest's range 1–%d", n, maxPerftestQueuePairs)
+					return
+				}
+				p.QueuePairs = n
+			}
+		},
+		"gid_index": func(f field) {
+			if index, ok := l.integer(f); ok {
+				if index < 0 || index > maxGIDIndex {
+					l.errorAt(f.node, f.path, "%d is outside 0–%d; leave the key out to let perftest pick the RoCE v2 GID itself", index, maxGIDIndex)
+					return
+				}
+				p.GIDIndex = &index
+			}
+		},
+		"port_range": func(f field) { p.PortRange, _ = l.portRange(f) },
+		"extra_args": func(f field) { p.ExtraArgs = l.extraArgs(f, perftestOwnedFlags, true) },
+	})
+	l.object(f, handlers)
+}
+
+func (l *loader) portRange(f field) (PortRange, bool) {
+	s, ok := l.text(f)
+	if !ok {
+		return PortRange{}, false
+	}
+	firstText, lastText, isRange := strings.Cut(s, "-")
+	first, firstErr := strconv.ParseUint(strings.TrimSpace(firstText), 10, 16)
+	last, lastErr := strconv.ParseUint(strings.TrimSpace(lastText), 10, 16)
+	switch {
+	case !isRange || firstErr != nil || lastErr != nil:
+		l.errorAt(f.node, f.path, "%q is not a port range such as 18515-18530", s)
+	case first == 0 || last < first:
+		l.errorAt(f.node, f.path, "%q must run from a lower to a higher port, both within 1–65535", s)
+	default:
+		return PortRange{First: uint16(first), Last: uint16(last)}, true
+	}
+	return PortRange{}, false
+}
+
+func (l *loader) decodeNCCL(f field, n *NCCL) {
+	handlers := l.scheduleFields(&n.Schedule)
+	maps.Copy(handlers, fieldHandlers{
+		"leader":  func(f field) { n.Leader, _ = l.text(f) },
+		"mpirun":  func(f field) { n.MPIRun, _ = l.executable(f) },
+		"command": func(f field) { n.Command, _ = l.executable(f) },
+		"gpus_per_node": func(f field) {
+			if count, ok := l.integer(f); ok {
+				if count < 1 {
+					l.errorAt(f.node, f.path, "must be at least 1 (`nvidia-smi -L | wc -l` counts them)")
+					return
+				}
+				n.GPUsPerNode = count
+			}
+		},
+		"min_bytes":         func(f field) { n.MinBytes, _ = l.size(f) },
+		"max_bytes":         func(f field) { n.MaxBytes, _ = l.size(f) },
+		"extra_mpirun_args": func(f field) { n.ExtraMPIRunArgs = l.extraArgs(f, mpirunOwnedFlags, false) },
+		"env":               func(f field) { n.Env = l.environment(f) },
+		"min_bus_bandwidth_gbytes": func(f field) {
+			if floor, ok := l.number(f); ok {
+				if floor <= 0 {
+					l.errorAt(f.node, f.path, "must be above 0 GB/s; leave the key out for no floor")
+					return
+				}
+				n.MinBusBandwidthGBps = floor
+			}
+		},
+	})
+	l.object(f, handlers)
+}
+
+func (l *loader) decodePing(f field, p *Ping) {
+	handlers := l.scheduleFields(&p.Schedule)
+	handlers["count"] = func(f field) {
+		if count, ok := l.integer(f); ok {
+			if count < 1 {
+				l.errorAt(f.node, f.path, "must be at least 1")
+				return
+			}
+			p.Count = count
+		}
+	}
+	l.object(f, handlers)
+}

@@ -1,0 +1,91 @@
+package config
+
+import (
+	"time"
+)
+
+const (
+	defaultMinBandwidthFraction = 0.9
+	defaultStateDir             = "/var/lib/roce_exporter"
+	defaultMaxPortUtilization   = 0.1
+	// defaultJitterShare spreads the start of a thousand nodes over a tenth of the
+	// interval without making the runs irregular.
+	defaultJitterShare = 0.1
+	defaultMPIRun      = "/usr/bin/mpirun"
+	defaultPingCount   = 5
+)
+
+var (
+	defaultIBWriteBW = Perftest{
+		Schedule:    Schedule{Enabled: true, Interval: time.Hour, Timeout: 90 * time.Second},
+		Command:     "/usr/bin/ib_write_bw",
+		Duration:    10 * time.Second,
+		MessageSize: 1 << 20,
+		QueuePairs:  4,
+		PortRange:   PortRange{First: 18515, Last: 18530},
+	}
+	defaultIBWriteLat = Perftest{
+		Schedule:    Schedule{Enabled: false, Interval: time.Hour, Timeout: 60 * time.Second},
+		Command:     "/usr/bin/ib_write_lat",
+		MessageSize: 2, // perftest's own latency default
+		QueuePairs:  1, // perftest latency tests refuse -q
+		// Right after the ib_write_bw block, so that both kinds of responder can listen.
+		PortRange: PortRange{First: 18531, Last: 18546},
+	}
+	defaultNCCLSchedule = Schedule{Enabled: false, Interval: 6 * time.Hour, Timeout: 15 * time.Minute}
+	defaultNCCLMinBytes = SizeBytes(8)
+	defaultNCCLMaxBytes = SizeBytes(8 << 30)
+	defaultPingSchedule = Schedule{Enabled: true, Interval: time.Minute, Timeout: 10 * time.Second}
+)
+
+// defaultTo sets *target unless the plan wrote a value at path.
+func defaultTo[T any](l *loader, path string, target *T, value T) {
+	if !l.isWritten(path) {
+		*target = value
+	}
+}
+
+// applyDefaults fills in what the plan left out, per the table in the package doc.
+// It runs after each value was checked on its own and before the cross-field checks.
+func (l *loader) applyDefaults(p *Plan) {
+	e := &p.Expectations
+	defaultTo(l, "expectations.link_layer", &e.LinkLayer, LinkLayerEthernet)
+	if e.LinkLayer == LinkLayerEthernet {
+		defaultTo(l, "expectations.roce_mode", &e.RoCEMode, RoCEv2)
+	}
+	defaultTo(l, "expectations.min_bandwidth_fraction", &e.MinBandwidthFraction, defaultMinBandwidthFraction)
+	defaultTo(l, "expectations.firmware_consistent", &e.FirmwareConsistent, true)
+
+	probes := &p.Probes
+	defaultTo(l, "probes.state_dir", &probes.StateDir, defaultStateDir)
+	defaultTo(l, "probes.max_port_utilization", &probes.MaxPortUtilization, defaultMaxPortUtilization)
+	l.defaultPerftest("probes.ib_write_bw", &probes.IBWriteBW, defaultIBWriteBW)
+	l.defaultPerftest("probes.ib_write_lat", &probes.IBWriteLat, defaultIBWriteLat)
+
+	nccl := &probes.NCCL
+	l.defaultSchedule("probes.nccl", &nccl.Schedule, defaultNCCLSchedule)
+	defaultTo(l, "probes.nccl.mpirun", &nccl.MPIRun, defaultMPIRun)
+	defaultTo(l, "probes.nccl.min_bytes", &nccl.MinBytes, defaultNCCLMinBytes)
+	defaultTo(l, "probes.nccl.max_bytes", &nccl.MaxBytes, defaultNCCLMaxBytes)
+
+	ping := &probes.Ping
+	l.defaultSchedule("probes.ping", &ping.Schedule, defaultPingSchedule)
+	defaultTo(l, "probes.ping.count", &ping.Count, defaultPingCount)
+}
+
+func (l *loader) defaultSchedule(path string, s *Schedule, d Schedule) {
+	defaultTo(l, path+".enabled", &s.Enabled, d.Enabled)
+	defaultTo(l, path+".interval", &s.Interval, d.Interval)
+	defaultTo(l, path+".timeout", &s.Timeout, d.Timeout)
+	// Jitter follows the interval that will run, written or default.
+	defaultTo(l, path+".jitter", &s.Jitter, time.Duration(float64(s.Interval)*defaultJitterShare))
+}
+
+func (l *loader) defaultPerftest(path string, p *Perftest, d Perftest) {
+	l.defaultSchedule(path, &p.Schedule, d.Schedule)
+	defaultTo(l, path+".command", &p.Command, d.Command)
+	defaultTo(l, path+".duration", &p.Duration, d.Duration)
+	defaultTo(l, path+".message_size", &p.MessageSize, d.MessageSize)
+	defaultTo(l, path+".queue_pairs", &p.QueuePairs, d.QueuePairs)
+	defaultTo(l, path+".port_range", &p.PortRange, d.PortRange)
+}

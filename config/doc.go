@@ -1,0 +1,82 @@
+// Package config loads the cluster plan: the operator's IP plan written down as YAML,
+// the expectations every node's RoCE or InfiniBand setup must meet, and the probe
+// schedule. deploy/examples/cluster.yaml is a commented example of every key.
+//
+//	cluster: demo
+//	networks:
+//	  management: 10.0.0.0/24          # CIDR
+//	  compute: 192.168.100.0/24        # CIDR, or a list of CIDRs (one per rail)
+//	expectations:
+//	  link_layer: Ethernet             # Ethernet | InfiniBand
+//	  mtu: 9000
+//	  roce_mode: v2                    # v1 | v2
+//	  pfc_priority: 3                  # 0-7; absent = lossy RoCE, PFC checks skipped
+//	  trust: dscp                      # dscp | pcp
+//	  ecn: true
+//	  min_bandwidth_fraction: 0.9
+//	  link_rate_gbps: 400
+//	  firmware_consistent: true
+//	nodes:
+//	  - name: node01
+//	    management_ip: 10.0.0.11
+//	    interfaces:                    # rail order
+//	      - {netdev: ens1f0, rdma_device: mlx5_0, ip: 192.168.100.11/24}
+//	probes:
+//	  enabled: false
+//	  state_dir: /var/lib/roce_exporter
+//	  max_port_utilization: 0.1
+//	  ib_write_bw:  {enabled, interval, timeout, jitter, command, duration, message_size,
+//	                 queue_pairs, gid_index, port_range, extra_args}
+//	  ib_write_lat: {same keys as ib_write_bw}
+//	  nccl:         {enabled, interval, timeout, jitter, leader, mpirun, command,
+//	                 gpus_per_node, min_bytes, max_bytes, extra_mpirun_args, env,
+//	                 min_bus_bandwidth_gbytes}
+//	  ping:         {enabled, interval, timeout, jitter, count}
+//
+// Parse reports every problem at once, each as file:line: field: message, and rejects
+// unknown keys so that a typo cannot silently fall back to a default.
+//
+// Probe programs (command, mpirun) are started with an argv, never through a shell:
+// they must be absolute paths, and arguments go in extra_args one per list entry, where
+// quotes, pipes and $VARIABLES have no special meaning. The flags a runner sets itself
+// (device, GID index, port, duration, size, queue pairs; mpirun's hosts and rank
+// counts) are refused in the extra arguments, because both ends of a test must agree on
+// them and the plan is where they come from.
+//
+// # Defaults
+//
+// Defaults fill in whatever a plan leaves out (a key that is absent or has no value).
+// A value written in the file is never replaced, even when it equals the zero value
+// (jitter: 0s, firmware_consistent: false). They are filled in after every value was
+// checked on its own and before the checks between values, so that, for example, a
+// timeout written without an interval is checked against the default interval.
+//
+//	expectations.link_layer              Ethernet
+//	expectations.roce_mode               v2 (Ethernet only; NCCL and perftest use RoCE v2)
+//	expectations.min_bandwidth_fraction  0.9 (NVIDIA ngc_multinode_perf's pass mark; a
+//	                                     healthy RoCE link reaches 96–98% of line rate)
+//	expectations.firmware_consistent     true
+//	probes.enabled                       false (probes load the fabric; opt in)
+//	probes.state_dir                     /var/lib/roce_exporter
+//	probes.max_port_utilization          0.1
+//	probes.ib_write_bw                   enabled, interval 1h, timeout 90s, jitter 10% of
+//	                                     interval, command /usr/bin/ib_write_bw, duration
+//	                                     10s, message_size 1048576, queue_pairs 4,
+//	                                     port_range 18515-18530, gid_index auto
+//	probes.ib_write_lat                  disabled, interval 1h, timeout 60s, jitter 10%,
+//	                                     command /usr/bin/ib_write_lat, no duration
+//	                                     (iteration mode, so percentiles are reported),
+//	                                     message_size 2, queue_pairs 1,
+//	                                     port_range 18531-18546, gid_index auto
+//	probes.nccl                          disabled, interval 6h, timeout 15m, jitter 10%,
+//	                                     mpirun /usr/bin/mpirun, min_bytes 8, max_bytes 8G
+//	                                     (command, leader and gpus_per_node have no default)
+//	probes.ping                          enabled, interval 1m, timeout 10s, jitter 10%, count 5
+//
+// message_size is 1 MiB rather than perftest's 65536 because 64 KiB messages on few
+// queue pairs cannot fill a 400G port, so a healthy link would look slow.
+//
+// Requirements that matter only for a probe that runs (port_range large enough for the
+// widest node, NCCL leader, command and gpus_per_node) apply when both probes.enabled
+// and the probe's own enabled are true, so a plan without probes never fails on them.
+package config

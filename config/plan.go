@@ -1,0 +1,277 @@
+package config
+
+import (
+	"net/netip"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Plan is the cluster plan: the operator's IP plan written down, the expectations every
+// node must meet, and the probe schedule. A Plan returned by Parse or Load has passed
+// validation and has every default filled in.
+type Plan struct {
+	// Cluster is a display name only; nothing keys on it.
+	Cluster      string
+	Networks     Networks
+	Expectations Expectations
+	// Nodes are in file order.
+	Nodes  []*Node
+	Probes Probes
+	// Warnings are values that are legal but cost performance (e.g. an MTU too small for
+	// a 4096-byte RoCE path MTU). The caller should log them; they never stop a start.
+	Warnings []*FieldError
+}
+
+// Networks are the subnets the plan's addresses must fall in.
+type Networks struct {
+	Management netip.Prefix
+	// Compute holds one CIDR, or one per rail in multi-rail plans. It may be empty only
+	// on InfiniBand, where compute interfaces need no IP.
+	Compute []netip.Prefix
+}
+
+// LinkLayer is spelt as /sys/class/infiniband/<dev>/ports/<n>/link_layer spells it, so
+// checks can compare it with sysfs directly.
+type LinkLayer string
+
+const (
+	LinkLayerEthernet   LinkLayer = "Ethernet"
+	LinkLayerInfiniBand LinkLayer = "InfiniBand"
+)
+
+// RoCEMode is the rdma_cm default RoCE version expected on every port.
+type RoCEMode string
+
+const (
+	RoCEv1 RoCEMode = "v1"
+	RoCEv2 RoCEMode = "v2"
+)
+
+// Trust is the QoS trust mode: which header field a NIC reads a packet's priority from.
+type Trust string
+
+const (
+	TrustDSCP Trust = "dscp"
+	TrustPCP  Trust = "pcp"
+)
+
+// Expectations are what every node's compute interfaces must look like. A zero or nil
+// value means "not checked", except where a default fills it in.
+type Expectations struct {
+	LinkLayer LinkLayer
+	// MTU is the netdev MTU; 0 means not checked.
+	MTU int
+	// RoCEMode is empty on InfiniBand.
+	RoCEMode RoCEMode
+	// PFCPriority is the priority that carries RoCE losslessly; nil means the fabric is
+	// lossy RoCE by design and PFC checks are skipped.
+	PFCPriority *int
+	// Trust is empty when not checked.
+	Trust Trust
+	// ECN is nil when not checked; true means DCQCN/ECN must be on for the RoCE priority.
+	ECN *bool
+	// MinBandwidthFraction is the share of the port rate a bandwidth probe must reach.
+	MinBandwidthFraction float64
+	// LinkRateGbps is the expected port rate; 0 means each port's own reported rate is used.
+	LinkRateGbps float64
+	// FirmwareConsistent asks that NICs of one model run one firmware version fleet-wide.
+	FirmwareConsistent bool
+}
+
+// HasPFC reports whether the plan expects lossless RoCE, i.e. whether PFC checks apply.
+func (e Expectations) HasPFC() bool {
+	return e.PFCPriority != nil && e.LinkLayer != LinkLayerInfiniBand
+}
+
+// Node is one machine of the cluster.
+type Node struct {
+	// Name is what the node calls itself (short hostname unless the exporter is told
+	// otherwise); it is the node's label in metrics and its key in the plan.
+	Name         string
+	ManagementIP netip.Addr
+	// Interfaces are the compute interfaces in rail order: Interfaces[i].Rail == i, and
+	// probes pair rail i of one node with rail i of another.
+	Interfaces []*Interface
+}
+
+// Interface is one compute port: a netdev, the RDMA device behind it, and its address.
+type Interface struct {
+	Rail   int
+	Netdev string
+	// RDMADevice is empty when the plan leaves it to discovery from the netdev.
+	RDMADevice string
+	// Address is the compute IP with its prefix length as `ip addr` shows it
+	// (192.168.100.11/24), not masked. It is invalid only on InfiniBand plans
+	// that give the interface no IPoIB address.
+	Address netip.Prefix
+}
+
+// IP is the interface's compute address.
+func (i *Interface) IP() netip.Addr { return i.Address.Addr() }
+
+// Prefix is the interface's address with its prefix length; Prefix().Masked() is the subnet.
+func (i *Interface) Prefix() netip.Prefix { return i.Address }
+
+// Node finds a node by name. A linear scan keeps Plan a plain value (safe to copy and
+// compare); even at a few thousand nodes it costs microseconds.
+func (p *Plan) Node(name string) (*Node, bool) {
+	for _, n := range p.Nodes {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return nil, false
+}
+
+// NodeNames returns every node name, sorted, so every node derives the same order.
+func (p *Plan) NodeNames() []string {
+	names := make([]string, len(p.Nodes))
+	for i, n := range p.Nodes {
+		names[i] = n.Name
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Peers returns every node except self, sorted by name so that all nodes agree on the order.
+func (p *Plan) Peers(self string) []*Node {
+	peers := make([]*Node, 0, len(p.Nodes))
+	for _, n := range p.Nodes {
+		if n.Name != self {
+			peers = append(peers, n)
+		}
+	}
+	slices.SortFunc(peers, func(a, b *Node) int { return strings.Compare(a.Name, b.Name) })
+	return peers
+}
+
+// InterfaceByNetdev finds a compute interface by its netdev name.
+func (n *Node) InterfaceByNetdev(name string) (*Interface, bool) {
+	for _, i := range n.Interfaces {
+		if i.Netdev == name {
+			return i, true
+		}
+	}
+	return nil, false
+}
+
+// InterfaceByRDMADevice finds a compute interface by its RDMA device name. Interfaces whose
+// RDMA device the plan leaves to discovery never match.
+func (n *Node) InterfaceByRDMADevice(name string) (*Interface, bool) {
+	if name == "" {
+		return nil, false
+	}
+	for _, i := range n.Interfaces {
+		if i.RDMADevice == name {
+			return i, true
+		}
+	}
+	return nil, false
+}
+
+// Probes is the active-test schedule. Nothing runs unless Enabled is true, because probes
+// put real load on the fabric and need responders listening on every node.
+type Probes struct {
+	Enabled bool
+	// StateDir keeps per-link baselines across restarts.
+	StateDir string
+	// MaxPortUtilization skips a probe while the port already carries more than this share
+	// of its rate: the probe would disturb real jobs and measure less than the link can do.
+	MaxPortUtilization float64
+	IBWriteBW          Perftest
+	IBWriteLat         Perftest
+	NCCL               NCCL
+	Ping               Ping
+}
+
+// Schedule is when a probe runs: every Interval, started up to Jitter late so that nodes
+// don't all start at the same instant, and killed after Timeout.
+type Schedule struct {
+	Enabled  bool
+	Interval time.Duration
+	Timeout  time.Duration
+	Jitter   time.Duration
+}
+
+// Perftest configures one perftest binary (ib_write_bw or ib_write_lat). Commands run
+// with an argv, never through a shell.
+type Perftest struct {
+	Schedule
+	Command string
+	// Duration is perftest's -D. Zero runs perftest's iteration mode, which latency tests
+	// need to report percentiles.
+	Duration    time.Duration
+	MessageSize SizeBytes
+	QueuePairs  int
+	// GIDIndex is perftest's -x; nil lets perftest pick the best GID (RoCE v2, IPv4).
+	GIDIndex *int
+	// PortRange holds the TCP ports of the per-device responders, one port per device.
+	PortRange PortRange
+	// ExtraArgs are appended on both sides; they never hold the flags the runner sets.
+	ExtraArgs []string
+}
+
+// PortRange is an inclusive range of TCP ports.
+type PortRange struct {
+	First, Last uint16
+}
+
+// Len is how many ports the range holds.
+func (r PortRange) Len() int {
+	if r.Last < r.First {
+		return 0
+	}
+	return int(r.Last) - int(r.First) + 1
+}
+
+func (r PortRange) overlaps(o PortRange) bool {
+	return r.Len() > 0 && o.Len() > 0 && r.First <= o.Last && o.First <= r.Last
+}
+
+func (r PortRange) String() string {
+	return strconv.Itoa(int(r.First)) + "-" + strconv.Itoa(int(r.Last))
+}
+
+// NCCL configures the all_reduce_perf run that the leader launches with mpirun across
+// every node of the plan.
+type NCCL struct {
+	Schedule
+	// Leader is the one node that runs mpirun; it needs ssh access to the others.
+	Leader      string
+	MPIRun      string
+	Command     string
+	GPUsPerNode int
+	MinBytes    SizeBytes
+	MaxBytes    SizeBytes
+	// ExtraMPIRunArgs go to mpirun before the command; they never set hosts or rank counts.
+	ExtraMPIRunArgs []string
+	// Env is exported to every rank (mpirun -x KEY=VALUE).
+	Env map[string]string
+	// MinBusBandwidthGBps is an absolute floor in GB/s (10^9 bytes/s, as nccl-tests
+	// prints busbw); 0 means no floor.
+	MinBusBandwidthGBps float64
+}
+
+// Ping pings every peer's compute IPs.
+type Ping struct {
+	Schedule
+	Count int
+}
+
+// SelfName is the name this node goes by in the plan: the flag value when set, else the
+// short hostname (the part before the first dot), which is what `hostname -s` prints and
+// what operators write in plans. It is empty when neither is available.
+func SelfName(flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return ""
+	}
+	short, _, _ := strings.Cut(host, ".")
+	return short
+}

@@ -1,0 +1,281 @@
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// Checks between fields, run after defaults are filled in. Each value was already checked
+// on its own while decoding; a value that failed there was left at its zero value, so the
+// checks here skip zero values instead of piling a second error on the same mistake.
+
+func (l *loader) validate(p *Plan) {
+	l.validateNetworks(p)
+	l.validateExpectations(p.Expectations)
+	l.validateNodes(p)
+	l.validateProbes(p)
+}
+
+func (l *loader) validateNetworks(p *Plan) {
+	if !l.isWritten("networks.management") {
+		l.errorf("networks.management", "is required: the subnet of the nodes' management IPs, e.g. 10.0.0.0/24 (`ip -br addr` on a node shows its address and prefix)")
+	}
+	if !l.isWritten("networks.compute") && p.Expectations.LinkLayer == LinkLayerEthernet {
+		l.errorf("networks.compute", "is required for RoCE: the subnet (or one per rail) of the compute interfaces, e.g. 192.168.100.0/24")
+	}
+	management := p.Networks.Management
+	for i, compute := range p.Networks.Compute {
+		path := l.computePath[i]
+		if management.IsValid() && compute.Overlaps(management) {
+			l.errorf(path, "%s overlaps the management network %s: with shared addresses the kernel may route RDMA and NCCL traffic over the management NIC, and the checks cannot tell the two networks apart", compute, management)
+		}
+		for j, earlier := range p.Networks.Compute[:i] {
+			if compute.Overlaps(earlier) {
+				l.errorf(path, "%s overlaps %s (%s); give each rail its own subnet, or list one network that covers them all", compute, earlier, l.computePath[j])
+			}
+		}
+	}
+}
+
+func (l *loader) validateExpectations(e Expectations) {
+	switch e.LinkLayer {
+	case LinkLayerInfiniBand:
+		// These settings are Ethernet QoS; InfiniBand is lossless through credit-based flow
+		// control and has neither RoCE versions nor DSCP. Writing them means the plan was
+		// meant for the other fabric.
+		for _, key := range []string{"roce_mode", "pfc_priority", "trust", "ecn"} {
+			if path := "expectations." + key; l.isWritten(path) {
+				l.errorf(path, "applies to RoCE (link_layer: Ethernet) only; InfiniBand has no %s, remove it", key)
+			}
+		}
+	case LinkLayerEthernet:
+		switch {
+		case e.MTU > maxEthernetMTU:
+			l.errorf("expectations.mtu", "%d is above %d, the largest Ethernet jumbo frame RoCE NICs and switches take", e.MTU, maxEthernetMTU)
+		case e.MTU > 0 && e.MTU < minMTUForIB4096:
+			l.warnf("expectations.mtu", "%d is below %d, so RoCE runs with a %d-byte path MTU instead of 4096 and loses a few percent of bandwidth; 9000 is usual on a RoCE fabric", e.MTU, minMTUForIB4096, roceActiveMTU(e.MTU))
+		}
+	}
+}
+
+// roceActiveMTU is the IB path MTU RoCE uses for a netdev MTU: the largest of 256…4096 that
+// fits after the 96 bytes of RoCE headers (the kernel's iboe_get_mtu).
+func roceActiveMTU(netdevMTU int) int {
+	mtu := 4096
+	for mtu > 256 && mtu > netdevMTU-96 {
+		mtu /= 2
+	}
+	return mtu
+}
+
+func (l *loader) validateNodes(p *Plan) {
+	if !l.isWritten("nodes") {
+		l.errorf("nodes", "is required: list every node with its name, management_ip and compute interfaces")
+	}
+	nodeByName := map[string]string{}
+	nodeByManagementIP := map[netip.Addr]string{}
+	interfaceByComputeIP := map[netip.Addr]string{}
+	for _, node := range p.Nodes {
+		path := l.nodePath[node]
+		if node.Name != "" {
+			if first, dup := nodeByName[node.Name]; dup {
+				l.errorf(path+".name", "%s is already the name of %s; node names must be unique", node.Name, l.describePath(first))
+			} else {
+				nodeByName[node.Name] = path
+			}
+		}
+		if ip := node.ManagementIP; ip.IsValid() {
+			ipPath := path + ".management_ip"
+			if first, dup := nodeByManagementIP[ip]; dup {
+				l.errorf(ipPath, "%s is already the management IP of %s", ip, l.describePath(first))
+			} else {
+				nodeByManagementIP[ip] = path
+			}
+			if network := p.Networks.Management; network.IsValid() && !network.Contains(ip) {
+				l.errorf(ipPath, "%s is outside the management network %s", ip, network)
+			}
+		}
+		l.validateInterfaces(p, node, interfaceByComputeIP)
+	}
+}
+
+func (l *loader) validateInterfaces(p *Plan, node *Node, interfaceByComputeIP map[netip.Addr]string) {
+	byNetdev := map[string]string{}
+	byRDMADevice := map[string]string{}
+	for _, iface := range node.Interfaces {
+		path := l.interfacePath[iface]
+		if iface.Netdev != "" {
+			if first, dup := byNetdev[iface.Netdev]; dup {
+				l.errorf(path+".netdev", "%s is already listed as %s; each compute interface appears once", iface.Netdev, first)
+			} else {
+				byNetdev[iface.Netdev] = path
+			}
+		}
+		if iface.RDMADevice != "" {
+			if first, dup := byRDMADevice[iface.RDMADevice]; dup {
+				l.errorf(path+".rdma_device", "%s is already the RDMA device of %s; each RDMA device port backs one netdev (`rdma link show` or `ibdev2netdev` lists the pairs)", iface.RDMADevice, first)
+			} else {
+				byRDMADevice[iface.RDMADevice] = path
+			}
+		}
+		ipPath := path + ".ip"
+		if !l.isWritten(ipPath) && p.Expectations.LinkLayer == LinkLayerEthernet {
+			l.errorf(ipPath, "is required for RoCE: RoCE v2 addresses peers by IP; write it as `ip -br addr show %s` prints it, e.g. 192.168.100.11/24", iface.Netdev)
+		}
+		if !iface.Address.IsValid() {
+			continue
+		}
+		ip := iface.IP()
+		if first, dup := interfaceByComputeIP[ip]; dup {
+			l.errorf(ipPath, "%s is already the compute IP of %s", ip, l.describePath(first))
+		} else {
+			interfaceByComputeIP[ip] = path
+		}
+		if networks := p.Networks.Compute; len(networks) > 0 && !containsAny(networks, ip) {
+			l.errorf(ipPath, "%s is outside the compute %s", iface.Address, describeNetworks(networks))
+		}
+	}
+}
+
+func containsAny(networks []netip.Prefix, ip netip.Addr) bool {
+	for _, n := range networks {
+		if n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+func describeNetworks(networks []netip.Prefix) string {
+	names := make([]string, len(networks))
+	for i, n := range networks {
+		names[i] = n.String()
+	}
+	if len(names) == 1 {
+		return "network " + names[0]
+	}
+	return "networks " + strings.Join(names, ", ")
+}
+
+// describePath names an earlier entry with its line, so a duplicate can be found in the file.
+func (l *loader) describePath(path string) string {
+	if pos := l.positionOf(path); pos.line > 0 {
+		return fmt.Sprintf("%s (line %d)", path, pos.line)
+	}
+	return path
+}
+
+func (l *loader) validateProbes(p *Plan) {
+	probes := &p.Probes
+	// Requirements that only matter for a probe that will run apply when both the master
+	// switch and the probe's own switch are on; a plan without probes must not fail on them.
+	runs := func(s Schedule) bool { return probes.Enabled && s.Enabled }
+
+	l.validateSchedule("probes.ib_write_bw", probes.IBWriteBW.Schedule)
+	l.validateSchedule("probes.ib_write_lat", probes.IBWriteLat.Schedule)
+	l.validateSchedule("probes.nccl", probes.NCCL.Schedule)
+	l.validateSchedule("probes.ping", probes.Ping.Schedule)
+
+	l.validatePerftest(p, "probes.ib_write_bw", probes.IBWriteBW, runs(probes.IBWriteBW.Schedule))
+	l.validatePerftest(p, "probes.ib_write_lat", probes.IBWriteLat, runs(probes.IBWriteLat.Schedule))
+	if lat := probes.IBWriteLat; lat.QueuePairs > 1 {
+		l.errorf("probes.ib_write_lat.queue_pairs", "perftest latency tests use one queue pair and refuse -q (\"Multiple QPs only available on bw tests\"); remove queue_pairs")
+	}
+	bw, lat := probes.IBWriteBW, probes.IBWriteLat
+	if runs(bw.Schedule) && runs(lat.Schedule) && bw.PortRange.overlaps(lat.PortRange) {
+		l.errorf("probes.ib_write_lat.port_range", "%s overlaps ib_write_bw's %s: both responders listen at the same time and each needs its own ports", lat.PortRange, bw.PortRange)
+	}
+
+	nccl := probes.NCCL
+	if nccl.Leader != "" {
+		if _, ok := p.Node(nccl.Leader); !ok {
+			l.errorf("probes.nccl.leader", "%s is not a node of this plan; the leader must be one of: %s", nccl.Leader, strings.Join(p.NodeNames(), ", "))
+		}
+	}
+	if runs(nccl.Schedule) {
+		for _, required := range []struct{ key, hint string }{
+			{"leader", "the node that launches mpirun; it needs passwordless ssh to every other node"},
+			{"command", "the absolute path of all_reduce_perf from an MPI build of nccl-tests, e.g. /opt/nccl-tests/build/all_reduce_perf"},
+			{"gpus_per_node", "one MPI rank runs per GPU; `nvidia-smi -L` lists them"},
+		} {
+			if path := "probes.nccl." + required.key; !l.isWritten(path) {
+				l.errorf(path, "is required when the NCCL probe is enabled: %s", required.hint)
+			}
+		}
+	}
+	if nccl.MinBytes > 0 && nccl.MaxBytes > 0 && nccl.MinBytes > nccl.MaxBytes {
+		l.errorf(l.firstWritten("probes.nccl.min_bytes", "probes.nccl.max_bytes"), "min_bytes %v is larger than max_bytes %v", nccl.MinBytes, nccl.MaxBytes)
+	}
+}
+
+// firstWritten picks the path the operator wrote, so that an error about a pair of values
+// points at the one they can see; with both written it picks the first.
+func (l *loader) firstWritten(paths ...string) string {
+	for _, path := range paths {
+		if l.isWritten(path) {
+			return path
+		}
+	}
+	return paths[0]
+}
+
+// describeValue shows a value and whether it came from the file or from the defaults.
+func (l *loader) describeValue(path string, value any) string {
+	if l.isWritten(path) {
+		return fmt.Sprint(value)
+	}
+	return fmt.Sprintf("%v (the default)", value)
+}
+
+func (l *loader) validateSchedule(path string, s Schedule) {
+	interval := path + ".interval"
+	if s.Interval <= 0 {
+		return
+	}
+	for _, limit := range []struct {
+		key   string
+		value time.Duration
+		why   string
+	}{
+		{"timeout", s.Timeout, "a run must end before the next one is due"},
+		{"jitter", s.Jitter, "the random delay must leave the run inside its interval"},
+	} {
+		if limit.value <= 0 || limit.value < s.Interval {
+			continue
+		}
+		limitPath := path + "." + limit.key
+		l.errorf(l.firstWritten(limitPath, interval), "%s %s must be shorter than interval %s: %s",
+			limit.key, l.describeValue(limitPath, limit.value), l.describeValue(interval, s.Interval), limit.why)
+	}
+}
+
+func (l *loader) validatePerftest(p *Plan, path string, t Perftest, runs bool) {
+	if t.Duration > 0 && t.Timeout > 0 && t.Timeout <= t.Duration {
+		timeout, duration := path+".timeout", path+".duration"
+		l.errorf(l.firstWritten(timeout, duration), "timeout %s must be longer than duration %s, or every run is killed before it reports",
+			l.describeValue(timeout, t.Timeout), l.describeValue(duration, t.Duration))
+	}
+	if !runs || t.PortRange.Len() == 0 {
+		return
+	}
+	widest := p.widestNode()
+	if widest == nil || len(widest.Interfaces) <= t.PortRange.Len() {
+		return
+	}
+	portRange := path + ".port_range"
+	l.errorf(portRange, "%s has %d ports but node %s has %d compute interfaces; every interface runs its own responder on its own port",
+		l.describeValue(portRange, t.PortRange), t.PortRange.Len(), widest.Name, len(widest.Interfaces))
+}
+
+// widestNode is the node with the most compute interfaces, the first one on a tie.
+func (p *Plan) widestNode() *Node {
+	var widest *Node
+	for _, n := range p.Nodes {
+		if widest == nil || len(n.Interfaces) > len(widest.Interfaces) {
+			widest = n
+		}
+	}
+	return widest
+}

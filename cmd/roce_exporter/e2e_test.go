@@ -181,11 +181,23 @@ func promtoolCheck(t *testing.T, body string) {
 	}
 	cmd := exec.Command(promtool, "check", "metrics")
 	cmd.Stdin = strings.NewReader(body)
-	out, err := cmd.CombinedOutput()
-	if err != nil || len(bytes.TrimSpace(out)) > 0 {
-		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	out, _ := cmd.CombinedOutput()
+	var problems []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line != "" && line != acceptedLint {
+			problems = append(problems, line)
+		}
+	}
+	if len(problems) > 0 {
+		t.Errorf("promtool check metrics:\n%s", strings.Join(problems, "\n"))
 	}
 }
+
+// acceptedLint is the one promtool finding the design keeps on purpose:
+// rx_corrected_bits_phy counts bit errors FEC corrected, not a data volume,
+// so converting it to bytes would be meaningless; the name follows the
+// design and the ecosystem (rdma_phy_rx_corrected_bits_total).
+const acceptedLint = `roce_phy_corrected_bits_total use base unit "bytes" instead of "bits"`
 
 func diffLines(want, got string) string {
 	w := map[string]bool{}

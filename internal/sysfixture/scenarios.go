@@ -6,15 +6,25 @@ import (
 	"strings"
 )
 
+// Scenario is a committed fixture: the node and, where the exporter should
+// read ethtool/DCB captures, the NICs of its replay directory.
+type Scenario struct {
+	Node Node
+	// NoRDMAClass removes /sys/class/infiniband (RDMA stack not loaded).
+	NoRDMAClass bool
+	// Replay lists NICs that differ from DefaultNIC; nil means the
+	// scenario has no replay directory.
+	Replay map[string]NIC
+}
+
 // Scenarios names every committed fixture and how to build it.
-var Scenarios = map[string]func() (Node, bool){
-	"mlx5-8x400g-healthy": func() (Node, bool) { return HealthyCX7(8), true },
-	"mlx5-pfc-storm":      func() (Node, bool) { return HealthyCX7(8), true },
-	"mlx5-degraded":       func() (Node, bool) { return DegradedCX7(), true },
-	"ib-hdr":              func() (Node, bool) { return IBHDR(), true },
-	"bnxt-no-counters":    func() (Node, bool) { return BnxtNoCounters(), true },
-	// no-rdma-driver has a ConnectX-7 on the bus but no RDMA stack loaded.
-	"no-rdma-driver": func() (Node, bool) { return NoRDMADriver(), false },
+var Scenarios = map[string]func() Scenario{
+	"mlx5-8x400g-healthy": func() Scenario { return Scenario{Node: HealthyCX7(8), Replay: map[string]NIC{}} },
+	"mlx5-pfc-storm":      func() Scenario { return Scenario{Node: HealthyCX7(8), Replay: map[string]NIC{"mlx5_2": StormNIC(2)}} },
+	"mlx5-degraded":       func() Scenario { return Scenario{Node: DegradedCX7(), Replay: DegradedNICs()} },
+	"ib-hdr":              func() Scenario { return Scenario{Node: IBHDR()} },
+	"bnxt-no-counters":    func() Scenario { return Scenario{Node: BnxtNoCounters()} },
+	"no-rdma-driver":      func() Scenario { return Scenario{Node: NoRDMADriver(), NoRDMAClass: true} },
 }
 
 // ScenarioNames lists the scenarios in order.
@@ -27,17 +37,53 @@ func ScenarioNames() []string {
 	return names
 }
 
-// WriteScenario writes a named scenario under root.
+// WriteScenario writes a named scenario under root: root/sys, root/dev and,
+// if it has captures, root/replay.
 func WriteScenario(root, name string) error {
 	build, ok := Scenarios[name]
 	if !ok {
 		return fmt.Errorf("unknown scenario %q", name)
 	}
-	n, withClass := build()
-	if !withClass {
-		return WriteBare(root, n)
+	sc := build()
+	write := Write
+	if sc.NoRDMAClass {
+		write = WriteBare
 	}
-	return Write(root, n)
+	if err := write(root, sc.Node); err != nil {
+		return err
+	}
+	if sc.Replay != nil {
+		return WriteReplay(root, root+"/replay", sc.Node, sc.Replay)
+	}
+	return nil
+}
+
+// StormNIC is a port in the middle of a PFC storm on priority 3: the peer
+// holds it paused most of the time, the NIC's storm watchdog fired, and
+// the port buffer overflows.
+func StormNIC(rail int) NIC {
+	n := DefaultNIC(rail)
+	n.RXPause, n.RXPauseDurationUS, n.RXPauseTransitions = 912345678, 4812345678901, 456172839
+	n.TXPause, n.TXPauseDurationUS = 88123456, 301234567890
+	n.StormWarnings, n.StormErrors = 41, 3
+	n.RXDiscardsPHY, n.RXPrioDiscards = 1203344, 1203344
+	return n
+}
+
+// DegradedNICs are the DCB/ethtool faults of the degraded node, on cards
+// whose sysfs side is otherwise fine.
+func DegradedNICs() map[string]NIC {
+	trustPCP := DefaultNIC(0)
+	trustPCP.Trust = "pcp"
+	uncorrected := DefaultNIC(5)
+	uncorrected.UncorrectedSymbolErrors, uncorrected.CorrectedBits = 37, 912233445566
+	noECN := DefaultNIC(6)
+	ecn := [8]bool{true, true, true, false, true, true, true, true}
+	noECN.ECNEnabled = &ecn
+	wrongPrio := DefaultNIC(7)
+	wrongPrio.PFCPriorities = []int{0}
+	wrongPrio.GlobalPauseRX, wrongPrio.GlobalPauseTX = true, true
+	return map[string]NIC{"mlx5_0": trustPCP, "mlx5_5": uncorrected, "mlx5_6": noECN, "mlx5_7": wrongPrio}
 }
 
 var mlx5Modules = []string{"ib_core", "ib_uverbs", "ib_umad", "rdma_cm", "rdma_ucm", "mlx5_core", "mlx5_ib"}

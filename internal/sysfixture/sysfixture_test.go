@@ -35,12 +35,12 @@ func TestCommittedFixturesMatchGenerator(t *testing.T) {
 	}
 }
 
-// snapshotTree maps every path under sys/ and dev/ to its content, link
+// snapshotTree maps every path under sys/, dev/ and replay/ to its content, link
 // target or "dir".
 func snapshotTree(t *testing.T, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, sub := range []string{"sys", "dev"} {
+	for _, sub := range []string{"sys", "dev", "replay"} {
 		base := filepath.Join(root, sub)
 		if _, err := os.Lstat(base); err != nil {
 			continue

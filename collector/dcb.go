@@ -1,0 +1,190 @@
+package collector
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/roce-exporter/roce_exporter/internal/dcbnl"
+)
+
+func init() {
+	registerCollector("dcb", "Data center bridging of RoCE interfaces over DCB netlink: PFC per priority, trust mode (DSCP/PCP), and MLNX_OFED per-priority ECN.",
+		true, phaseSource, newDCBCollector)
+}
+
+var (
+	pfcEnabledDesc = prometheus.NewDesc(namespace+"_pfc_enabled",
+		"1 if priority flow control is enabled on the priority (IEEE 802.1Qbb bitmap from DCB netlink).",
+		[]string{"interface", "priority"}, nil)
+	trustDesc = prometheus.NewDesc(namespace+"_dcb_trust_info",
+		"QoS trust mode: dscp when the DCB app table maps DSCP values, else pcp; value is always 1.",
+		[]string{"interface", "trust"}, nil)
+	ecnEnabledDesc = prometheus.NewDesc(namespace+"_ecn_enabled",
+		"1 if DCQCN/ECN is enabled for the priority in that role (np = notification point, rp = reaction point). Only where the driver exposes it (MLNX_OFED).",
+		[]string{"interface", "priority", "role"}, nil)
+)
+
+var priorityLabels = [8]string{"0", "1", "2", "3", "4", "5", "6", "7"}
+
+// dcbSource answers DCB IEEE queries from netlink or captures.
+type dcbSource interface {
+	ieee(iface string) (*dcbnl.IEEE, error)
+	close() error
+}
+
+type dcbCollector struct {
+	cfg    *Config
+	logger *slog.Logger
+	src    dcbSource
+	attrs  *attrCache
+}
+
+func newDCBCollector(cfg *Config, logger *slog.Logger) (Collector, error) {
+	c := &dcbCollector{cfg: cfg, logger: logger, attrs: newAttrCache(cfg.fs)}
+	if cfg.Ethtool.ReplayDir != "" {
+		c.src = replayDCB{dir: cfg.Ethtool.ReplayDir}
+	} else {
+		c.src = &liveDCB{timeout: cfg.Timeout}
+	}
+	return c, nil
+}
+
+func (c *dcbCollector) Close() error {
+	c.attrs.closeAll()
+	return c.src.close()
+}
+
+func (c *dcbCollector) Update(s *Scrape, out *Sink) error {
+	c.attrs.begin()
+	defer c.attrs.sweep()
+	ifaces, err := ethernetInterfaces(s)
+	if err != nil {
+		return err
+	}
+	states := map[string]*DCBState{}
+	for _, iface := range ifaces {
+		st := &DCBState{Interface: iface}
+		have := false
+		ieee, err := c.src.ieee(iface)
+		switch {
+		case err == nil:
+			have = true
+			if ieee.PFC != nil {
+				st.PFCCap = int(ieee.PFC.Cap)
+				st.PFCEnabled = ieee.PFC.Enabled
+				for p := 0; p < 8; p++ {
+					out.gauge(pfcEnabledDesc, boolFloat(ieee.PFC.Enabled[p]), iface, priorityLabels[p])
+				}
+			}
+			st.Trust = ieee.Trust()
+			out.gauge(trustDesc, 1, iface, st.Trust)
+		case errors.Is(err, dcbnl.ErrNotSupported), errors.Is(err, fs.ErrNotExist), errors.Is(err, dcbnl.ErrNoDevice):
+			// veth, VFs/SFs (mlx5 registers dcbnl on PFs only), or no capture.
+			c.logger.Debug("no DCB state", "interface", iface, "err", err)
+		default:
+			s.readError("dcb", iface, err)
+		}
+		if ecn := c.readECN(s, iface, out); ecn != nil {
+			st.ECN = ecn
+			have = true
+		}
+		if have {
+			states[iface] = st
+		}
+	}
+	if len(states) == 0 {
+		return errors.Join(ErrNoData, errors.New("no interface reports DCB state"))
+	}
+	s.update(func(sn *Snapshot) { sn.DCB = states })
+	return nil
+}
+
+// readECN reads MLNX_OFED's /sys/class/net/<if>/ecn/roce_{np,rp}/enable/<p>.
+// Upstream mlx5 has no such files; then ECN is inferred from counters by
+// the health checks.
+func (c *dcbCollector) readECN(s *Scrape, iface string, out *Sink) map[string]*[8]bool {
+	var result map[string]*[8]bool
+	for _, role := range []string{"np", "rp"} {
+		var enabled [8]bool
+		found := false
+		for p := 0; p < 8; p++ {
+			path := c.cfg.sys("class", "net", iface, "ecn", "roce_"+role, "enable", strconv.Itoa(p))
+			v, err := c.attrs.readUint(path)
+			if err != nil {
+				if !isVanished(err) {
+					s.readError("dcb", path, err)
+				}
+				continue
+			}
+			found = true
+			enabled[p] = v != 0
+			out.gauge(ecnEnabledDesc, boolFloat(v != 0), iface, priorityLabels[p], role)
+		}
+		if found {
+			if result == nil {
+				result = map[string]*[8]bool{}
+			}
+			e := enabled
+			result[role] = &e
+		}
+	}
+	return result
+}
+
+// liveDCB queries the kernel over one long-lived netlink socket.
+type liveDCB struct {
+	timeout time.Duration
+	mu      sync.Mutex
+	client  *dcbnl.Client
+}
+
+func (l *liveDCB) ieee(iface string) (*dcbnl.IEEE, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.client == nil {
+		c, err := dcbnl.DialConfig(dcbnl.Config{Timeout: l.timeout})
+		if err != nil {
+			return nil, err
+		}
+		l.client = c
+	}
+	return l.client.IEEE(iface)
+}
+
+func (l *liveDCB) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.client != nil {
+		err := l.client.Close()
+		l.client = nil
+		return err
+	}
+	return nil
+}
+
+// replayDCB reads `dcb pfc/app show` or `mlnx_qos` captures.
+type replayDCB struct{ dir string }
+
+func (r replayDCB) ieee(iface string) (*dcbnl.IEEE, error) {
+	f, err := os.Open(filepath.Join(r.dir, iface+".dcb.txt"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ieee, err := dcbnl.ParseRecorded(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	return ieee, nil
+}
+
+func (replayDCB) close() error { return nil }

@@ -1,0 +1,234 @@
+package collector
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+)
+
+func replayConfig(scenario string, collectors ...string) *Config {
+	cfg := fixtureConfig(scenario, collectors...)
+	cfg.Ethtool.ReplayDir = filepath.Join(fixtures, scenario, "replay")
+	return cfg
+}
+
+func TestEthtoolHealthyReplay(t *testing.T) {
+	e, _ := newTestExporter(t, replayConfig("mlx5-8x400g-healthy", "ethtool"))
+	out := scrape(t, e)
+	// PFC is on priority 3 only: mlx5 shows pause counters only there, and
+	// an absent priority is absent, not 0.
+	mustSeries(t, out, "roce_pfc_pause_frames_total", `interface="ens1f0np0"`, `direction="rx"`, `priority="3"`)
+	if s := series(out, "roce_pfc_pause_frames_total", `priority="0"`); len(s) != 0 {
+		t.Errorf("priority without PFC reported: %v", s)
+	}
+	// 5933 µs of rx pause on rail 0.
+	if v := value(t, mustSeries(t, out, "roce_pfc_pause_duration_seconds_total", `interface="ens1f0np0"`, `direction="rx"`)); v != "0.005933" {
+		t.Errorf("pause duration = %s s, want 0.005933", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_phy_corrected_bits_total", `interface="ens1f0np0"`)); v != "10771" {
+		t.Errorf("corrected bits = %s", v)
+	}
+	mustSeries(t, out, "roce_priority_bytes_total", `interface="ens1f0np0"`, `direction="tx"`, `priority="3"`)
+	mustSeries(t, out, "roce_priority_discards_total", `interface="ens1f0np0"`, `reason="discard"`, `priority="3"`)
+	mustSeries(t, out, "roce_pfc_pause_storm_events_total", `interface="ens1f0np0"`, `severity="error"`)
+	if v := value(t, mustSeries(t, out, "roce_global_pause_enabled", `interface="ens1f0np0"`, `direction="rx"`)); v != "0" {
+		t.Errorf("global pause rx = %s", v)
+	}
+	if n := len(series(out, "roce_pfc_pause_frames_total", `direction="rx"`)); n != 8 {
+		t.Errorf("want rx pause frames on 8 interfaces, got %d", n)
+	}
+	if len(series(out, "roce_ethtool_rx0_packets")) != 0 {
+		t.Error("raw stats exported without --collector.ethtool.raw-include")
+	}
+}
+
+func TestEthtoolStormReplay(t *testing.T) {
+	e, _ := newTestExporter(t, replayConfig("mlx5-pfc-storm", "ethtool"))
+	out := scrape(t, e)
+	if v := value(t, mustSeries(t, out, "roce_pfc_pause_storm_events_total", `interface="ens3f0np0"`, `severity="error"`)); v != "3" {
+		t.Errorf("storm errors = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_phy_discards_total", `interface="ens3f0np0"`, `direction="rx"`)); v != "1.203344e+06" {
+		t.Errorf("rx_discards_phy = %s", v)
+	}
+	snap := e.Snapshot()
+	st := snap.Ethtool["ens3f0np0"]
+	if st == nil {
+		t.Fatal("no ethtool snapshot for the storming interface")
+	}
+	if v, ok := st.Get("pfc_pause_duration_microseconds", "rx", 3, ""); !ok || v != 4812345678901 {
+		t.Errorf("snapshot pause duration = %d, %v", v, ok)
+	}
+}
+
+func TestEthtoolInterfaceWithoutCaptureIsQuiet(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(fixtures, "mlx5-8x400g-healthy", "replay")
+	for _, f := range []string{"ens1f0np0.txt", "ens1f0np0.pause.txt"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, f), b, 0o644)
+	}
+	cfg := fixtureConfig("mlx5-8x400g-healthy", "ethtool")
+	cfg.Ethtool.ReplayDir = dir
+	e, logs := newTestExporter(t, cfg)
+	out := scrape(t, e)
+	if v := value(t, mustSeries(t, out, "roce_scrape_collector_success", `collector="ethtool"`)); v != "1" {
+		t.Errorf("success = %s", v)
+	}
+	if n := len(series(out, "roce_pfc_pause_frames_total", `direction="rx"`)); n != 1 {
+		t.Errorf("want one interface, got %d", n)
+	}
+	if strings.Contains(logs.String(), "level=WARN") || strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("interfaces without statistics must be skipped quietly:\n%s", logs)
+	}
+}
+
+func TestEthtoolStringTableChangeRebuildsMapping(t *testing.T) {
+	dir := t.TempDir()
+	write := func(text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "ens1f0np0.txt"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := writeNode(t, sysfixture.HealthyCX7(1))
+	cfg := testConfig(root, "ethtool")
+	cfg.Ethtool.ReplayDir = dir
+	e, _ := newTestExporter(t, cfg)
+
+	write("NIC statistics:\n     rx_prio3_pause: 10\n     rx_prio3_pause_duration: 1000\n     rx_discards_phy: 1\n")
+	out := scrape(t, e)
+	mustSeries(t, out, "roce_pfc_pause_frames_total", `priority="3"`)
+	// PFC moved to priority 4: same stat count, different names.
+	write("NIC statistics:\n     rx_prio4_pause: 10\n     rx_prio4_pause_duration: 1000\n     rx_discards_phy: 2\n")
+	out = scrape(t, e)
+	if len(series(out, "roce_pfc_pause_frames_total", `priority="3"`)) != 0 {
+		t.Error("stale mapping: priority 3 still reported")
+	}
+	mustSeries(t, out, "roce_pfc_pause_frames_total", `priority="4"`)
+	// Priority 5 enabled as well: the count grows.
+	write("NIC statistics:\n     rx_prio4_pause: 11\n     rx_prio5_pause: 3\n     rx_prio4_pause_duration: 1000\n     rx_discards_phy: 2\n")
+	out = scrape(t, e)
+	if v := value(t, mustSeries(t, out, "roce_pfc_pause_frames_total", `priority="5"`)); v != "3" {
+		t.Errorf("prio5 = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_pfc_pause_frames_total", `priority="4"`)); v != "11" {
+		t.Errorf("prio4 = %s", v)
+	}
+}
+
+func TestEthtoolVendorNamesThroughCollector(t *testing.T) {
+	for _, tc := range []struct {
+		file  string
+		check func(t *testing.T, out string)
+	}{
+		{"bnxt_en-ethtool-S.txt", func(t *testing.T, out string) {
+			// bnxt reports all eight priorities (rx_pfc_ena_frames_pri0..7).
+			if v := value(t, mustSeries(t, out, "roce_pfc_pause_frames_total", `direction="rx"`, `priority="3"`)); v != "5521" {
+				t.Errorf("bnxt rx prio3 pause = %s", v)
+			}
+			mustSeries(t, out, "roce_phy_corrected_bits_total")
+		}},
+		{"ice-ethtool-S.txt", func(t *testing.T, out string) {
+			mustSeries(t, out, "roce_pfc_pause_frames_total", `direction="tx"`, `priority="3"`)
+			mustSeries(t, out, "roce_global_pause_frames_total", `direction="rx"`)
+		}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("..", "internal", "nicstats", "testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "ens1f0np0.txt"), b, 0o644)
+			cfg := testConfig(writeNode(t, sysfixture.HealthyCX7(1)), "ethtool")
+			cfg.Ethtool.ReplayDir = dir
+			e, _ := newTestExporter(t, cfg)
+			tc.check(t, scrape(t, e))
+		})
+	}
+}
+
+func TestEthtoolRawInclude(t *testing.T) {
+	cfg := replayConfig("mlx5-8x400g-healthy", "ethtool")
+	cfg.Ethtool.RawInclude = mustRegexp(t, `^(rx\d+_packets|outbound_pci_stalled_rd)$`)
+	e, _ := newTestExporter(t, cfg)
+	out := scrape(t, e)
+	if v := value(t, mustSeries(t, out, "roce_ethtool_rx0_packets", `interface="ens1f0np0"`)); v != "458053" {
+		t.Errorf("raw rx0_packets = %s", v)
+	}
+	mustSeries(t, out, "roce_ethtool_outbound_pci_stalled_rd", `interface="ens2f0np0"`)
+	if len(series(out, "roce_ethtool_tx0_packets")) != 0 {
+		t.Error("raw stat outside the regexp exported")
+	}
+}
+
+func TestEthtoolGarbageCaptureIsCounted(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "ens1f0np0.txt"), []byte("this is not ethtool output\n"), 0o644)
+	cfg := testConfig(writeNode(t, sysfixture.HealthyCX7(1)), "ethtool")
+	cfg.Ethtool.ReplayDir = dir
+	e, _ := newTestExporter(t, cfg)
+	out := scrape(t, e)
+	if v := value(t, mustSeries(t, out, "roce_scrape_read_errors_total", `collector="ethtool"`)); v != "1" {
+		t.Errorf("read errors = %s", v)
+	}
+}
+
+func TestDCBHealthyReplay(t *testing.T) {
+	e, _ := newTestExporter(t, replayConfig("mlx5-8x400g-healthy", "dcb"))
+	out := scrape(t, e)
+	if v := value(t, mustSeries(t, out, "roce_pfc_enabled", `interface="ens1f0np0"`, `priority="3"`)); v != "1" {
+		t.Errorf("pfc prio3 = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_pfc_enabled", `interface="ens1f0np0"`, `priority="0"`)); v != "0" {
+		t.Errorf("pfc prio0 = %s", v)
+	}
+	mustSeries(t, out, "roce_dcb_trust_info", `interface="ens5f0np0"`, `trust="dscp"`)
+	if v := value(t, mustSeries(t, out, "roce_ecn_enabled", `interface="ens1f0np0"`, `priority="3"`, `role="rp"`)); v != "1" {
+		t.Errorf("ecn rp prio3 = %s", v)
+	}
+}
+
+func TestDCBDegradedReplay(t *testing.T) {
+	e, _ := newTestExporter(t, replayConfig("mlx5-degraded", "dcb", "ethtool"))
+	out := scrape(t, e)
+	mustSeries(t, out, "roce_dcb_trust_info", `interface="ens1f0np0"`, `trust="pcp"`)
+	if v := value(t, mustSeries(t, out, "roce_pfc_enabled", `interface="ens8f0np0"`, `priority="3"`)); v != "0" {
+		t.Errorf("wrong-priority card has PFC on 3: %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_pfc_enabled", `interface="ens8f0np0"`, `priority="0"`)); v != "1" {
+		t.Errorf("wrong-priority card prio0 = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_ecn_enabled", `interface="ens7f0np0"`, `priority="3"`, `role="np"`)); v != "0" {
+		t.Errorf("ECN disabled on prio 3 reports %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_global_pause_enabled", `interface="ens8f0np0"`, `direction="tx"`)); v != "1" {
+		t.Errorf("global pause = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_phy_uncorrected_symbol_errors_total", `interface="ens6f0np0"`)); v != "37" {
+		t.Errorf("uncorrected symbol errors = %s", v)
+	}
+}
+
+func TestDCBWithoutSupportIsQuiet(t *testing.T) {
+	cfg := fixtureConfig("mlx5-8x400g-healthy", "dcb")
+	cfg.Ethtool.ReplayDir = t.TempDir() // no captures at all
+	e, logs := newTestExporter(t, cfg)
+	out := scrape(t, e)
+	// The healthy fixture has MLNX_OFED ECN files, so the collector still
+	// reports those even without any PFC source.
+	if len(series(out, "roce_pfc_enabled")) != 0 {
+		t.Error("PFC state invented without a source")
+	}
+	mustSeries(t, out, "roce_ecn_enabled", `interface="ens1f0np0"`, `priority="3"`, `role="np"`)
+	if strings.Contains(logs.String(), "level=WARN") {
+		t.Errorf("missing DCB support must not warn:\n%s", logs)
+	}
+}

@@ -1,0 +1,293 @@
+package sysfixture
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// NIC is the ethtool/DCB side of a device: what `ethtool -S/-i/-a` and
+// `dcb` would print on the node. Captures of it feed the replay directory.
+type NIC struct {
+	PFCPriorities []int // priorities with PFC enabled
+	Trust         string
+	GlobalPauseRX bool
+	GlobalPauseTX bool
+	// Pause counters on the PFC priorities (the mlx5 driver shows them only
+	// while PFC is enabled there).
+	RXPause, TXPause                  uint64
+	RXPauseDurationUS                 uint64
+	TXPauseDurationUS                 uint64
+	RXPauseTransitions                uint64
+	StormWarnings, StormErrors        uint64
+	RXDiscardsPHY                     uint64
+	RXPrioDiscards                    uint64
+	CorrectedBits                     uint64
+	UncorrectedSymbolErrors           uint64
+	LinkDownEvents                    uint64
+	RXPrioBytes, TXPrioBytes          uint64
+	RXPrioPackets, TXPrioPackets      uint64
+	ECNEnabled                        *[8]bool // MLNX_OFED ecn/ files; nil = upstream driver
+	KernelVersion, FirmwarePSIDSuffix string
+	Channels                          int
+}
+
+// DefaultNIC is a ConnectX-7 set up as NVIDIA recommends for RoCE: PFC on
+// priority 3, trust DSCP, global pause off, DCQCN on every priority.
+func DefaultNIC(rail int) NIC {
+	k := uint64(rail + 1)
+	ecn := [8]bool{true, true, true, true, true, true, true, true}
+	return NIC{
+		PFCPriorities: []int{3}, Trust: "dscp",
+		RXPause: 1204 * k, TXPause: 311 * k, RXPauseDurationUS: 5933 * k, TXPauseDurationUS: 1402 * k,
+		RXPauseTransitions: 602 * k, CorrectedBits: 10771 * k, LinkDownEvents: 1,
+		RXPrioBytes: 3630849337640 * k, TXPrioBytes: 3651493869248 * k,
+		RXPrioPackets: 889012877 * k, TXPrioPackets: 894512331 * k,
+		ECNEnabled: &ecn, KernelVersion: "6.8.0-49-generic", Channels: 4,
+	}
+}
+
+// WriteReplay writes the ethtool and DCB captures of every Ethernet device
+// of n into dir, and the MLNX_OFED ECN files into the node's sysfs under
+// root (when the NIC has them).
+func WriteReplay(root, dir string, n Node, nics map[string]NIC) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var addrs strings.Builder
+	addrs.WriteString("lo               UNKNOWN        127.0.0.1/8 ::1/128\n")
+	for i, d := range n.Devices {
+		if d.Netdev == "" || d.LinkLayer != "Ethernet" {
+			continue
+		}
+		nic, ok := nics[d.Name]
+		if !ok {
+			nic = DefaultNIC(i)
+		}
+		files := map[string]string{
+			d.Netdev + ".txt":        ethtoolS(d, nic),
+			d.Netdev + ".driver.txt": ethtoolI(d, nic),
+			d.Netdev + ".pause.txt":  ethtoolA(d, nic),
+			d.Netdev + ".dcb.txt":    dcbShow(d, nic),
+		}
+		for name, content := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+				return err
+			}
+		}
+		state := "UP"
+		if d.OperState != "up" {
+			state = "DOWN"
+		}
+		fmt.Fprintf(&addrs, "%-16s %-14s", d.Netdev, state)
+		if ip := gidIPv4(d); ip != "" && d.OperState == "up" {
+			fmt.Fprintf(&addrs, " %s/24", ip)
+		}
+		fmt.Fprintf(&addrs, " %s/64\n", linkLocalAddr(d.MAC))
+		if nic.ECNEnabled != nil && root != "" {
+			if err := writeECN(root, d, *nic.ECNEnabled); err != nil {
+				return err
+			}
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "ip-addr.txt"), []byte(addrs.String()), 0o644)
+}
+
+func gidIPv4(d Device) string {
+	for _, g := range d.GIDs {
+		if strings.HasPrefix(g.GID, "0000:0000:0000:0000:0000:ffff:") {
+			h := strings.ReplaceAll(g.GID[30:], ":", "")
+			v, err := strconv.ParseUint(h, 16, 32)
+			if err == nil {
+				return fmt.Sprintf("%d.%d.%d.%d", v>>24, v>>16&0xff, v>>8&0xff, v&0xff)
+			}
+		}
+	}
+	return ""
+}
+
+func linkLocalAddr(mac string) string {
+	var m [6]byte
+	fmt.Sscanf(mac, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5])
+	return fmt.Sprintf("fe80::%x:%x:%x:%x", uint16(m[0]^2)<<8|uint16(m[1]), uint16(m[2])<<8|0xff, 0xfe00|uint16(m[3]), uint16(m[4])<<8|uint16(m[5]))
+}
+
+// writeECN creates the MLNX_OFED per-priority DCQCN enable files.
+func writeECN(root string, d Device, enabled [8]bool) error {
+	ndDir := "sys/devices/pci" + d.RootPort[:7] + "/" + d.RootPort + "/" + d.PCIAddress + "/net/" + d.Netdev
+	w := &writer{root: root}
+	for _, role := range []string{"roce_np", "roce_rp"} {
+		for p := 0; p < 8; p++ {
+			v := "0"
+			if enabled[p] {
+				v = "1"
+			}
+			w.file(fmt.Sprintf("%s/ecn/%s/enable/%d", ndDir, role, p), v)
+		}
+	}
+	w.file(ndDir+"/ecn/roce_np/cnp_dscp", "48")
+	w.file(ndDir+"/ecn/roce_np/cnp_802p_prio", "6")
+	w.file(ndDir+"/ecn/roce_np/min_time_between_cnps", "4")
+	return w.err
+}
+
+func counterInt(m map[string]string, k string) uint64 {
+	v, _ := strconv.ParseUint(m[k], 10, 64)
+	return v
+}
+
+// ethtoolS renders `ethtool -S` of an mlx5 port in the driver's group
+// order: software/channel, vport, physical port, PCIe, per priority.
+func ethtoolS(d Device, n NIC) string {
+	var b strings.Builder
+	line := func(name string, v uint64) { fmt.Fprintf(&b, "     %s: %d\n", name, v) }
+	b.WriteString("NIC statistics:\n")
+	rdmaRX, rdmaTX := counterInt(d.Counters, "port_rcv_data")*4, counterInt(d.Counters, "port_xmit_data")*4
+	rdmaRXP, rdmaTXP := counterInt(d.Counters, "port_rcv_packets"), counterInt(d.Counters, "port_xmit_packets")
+	line("rx_packets", 1832214)
+	line("rx_bytes", 523312871)
+	line("tx_packets", 1734412)
+	line("tx_bytes", 498112113)
+	for _, s := range []string{"rx_lro_packets", "rx_csum_unnecessary", "rx_csum_none", "rx_xdp_drop", "tx_tso_packets", "tx_queue_stopped", "tx_queue_dropped", "tx_xmit_more", "rx_wqe_err", "rx_buff_alloc_err", "rx_cqe_compress_blks"} {
+		line(s, 0)
+	}
+	line("rx_out_of_buffer", 0)
+	line("rx_if_down_packets", 0)
+	line("rx_steer_missed_packets", 0)
+	line("rx_vport_unicast_packets", 1832001)
+	line("rx_vport_unicast_bytes", 523300112)
+	line("tx_vport_unicast_packets", 1734300)
+	line("tx_vport_unicast_bytes", 498100027)
+	line("rx_vport_rdma_unicast_packets", rdmaRXP)
+	line("rx_vport_rdma_unicast_bytes", rdmaRX)
+	line("tx_vport_rdma_unicast_packets", rdmaTXP)
+	line("tx_vport_rdma_unicast_bytes", rdmaTX)
+	line("rx_packets_phy", rdmaRXP+1832214)
+	line("tx_packets_phy", rdmaTXP+1734412)
+	line("rx_bytes_phy", rdmaRX+523312871+rdmaRXP*70)
+	line("tx_bytes_phy", rdmaTX+498112113+rdmaTXP*70)
+	line("rx_crc_errors_phy", 0)
+	line("rx_in_range_len_errors_phy", 0)
+	line("rx_out_of_range_len_phy", 0)
+	line("rx_oversize_pkts_phy", 0)
+	line("rx_symbol_err_phy", 0)
+	line("rx_unsupported_op_phy", 0)
+	line("rx_pause_ctrl_phy", n.RXPause)
+	line("tx_pause_ctrl_phy", n.TXPause)
+	line("rx_discards_phy", n.RXDiscardsPHY)
+	line("tx_discards_phy", 0)
+	line("tx_errors_phy", 0)
+	line("rx_undersize_pkts_phy", 0)
+	line("rx_fragments_phy", 0)
+	line("rx_jabbers_phy", 0)
+	line("link_down_events_phy", n.LinkDownEvents)
+	line("rx_pcs_symbol_err_phy", n.UncorrectedSymbolErrors)
+	line("rx_corrected_bits_phy", n.CorrectedBits)
+	for l := 0; l < 4; l++ {
+		line(fmt.Sprintf("rx_err_lane_%d_phy", l), n.CorrectedBits/4)
+	}
+	line("rx_buffer_passed_thres_phy", 0)
+	line("rx_pci_signal_integrity", 0)
+	line("tx_pci_signal_integrity", 0)
+	line("outbound_pci_buffer_overflow", 0)
+	line("outbound_pci_stalled_rd", 0)
+	line("outbound_pci_stalled_wr", 0)
+	line("outbound_pci_stalled_rd_events", 0)
+	line("outbound_pci_stalled_wr_events", 0)
+	pfc := map[int]bool{}
+	for _, p := range n.PFCPriorities {
+		pfc[p] = true
+	}
+	for p := 0; p < 8; p++ {
+		var rxB, txB, rxP, txP uint64
+		switch {
+		case pfc[p]:
+			rxB, txB, rxP, txP = n.RXPrioBytes, n.TXPrioBytes, n.RXPrioPackets, n.TXPrioPackets
+		case p == 0:
+			rxB, txB, rxP, txP = 523312871, 498112113, 1832214, 1734412
+		}
+		line(fmt.Sprintf("rx_prio%d_bytes", p), rxB)
+		line(fmt.Sprintf("rx_prio%d_packets", p), rxP)
+		line(fmt.Sprintf("rx_prio%d_discards", p), map[bool]uint64{true: n.RXPrioDiscards}[pfc[p]])
+		line(fmt.Sprintf("tx_prio%d_bytes", p), txB)
+		line(fmt.Sprintf("tx_prio%d_packets", p), txP)
+	}
+	if n.GlobalPauseRX || n.GlobalPauseTX {
+		line("rx_global_pause", 0)
+		line("rx_global_pause_duration", 0)
+		line("tx_global_pause", 0)
+		line("tx_global_pause_duration", 0)
+		line("rx_global_pause_transition", 0)
+	}
+	for _, p := range n.PFCPriorities {
+		line(fmt.Sprintf("rx_prio%d_pause", p), n.RXPause)
+		line(fmt.Sprintf("rx_prio%d_pause_duration", p), n.RXPauseDurationUS)
+		line(fmt.Sprintf("tx_prio%d_pause", p), n.TXPause)
+		line(fmt.Sprintf("tx_prio%d_pause_duration", p), n.TXPauseDurationUS)
+		line(fmt.Sprintf("rx_prio%d_pause_transition", p), n.RXPauseTransitions)
+	}
+	line("tx_pause_storm_warning_events", n.StormWarnings)
+	line("tx_pause_storm_error_events", n.StormErrors)
+	for _, s := range []string{"module_unplug", "module_bus_stuck", "module_high_temp", "module_bad_shorted"} {
+		line(s, 0)
+	}
+	for ch := 0; ch < n.Channels; ch++ {
+		for _, s := range []string{"packets", "bytes", "csum_complete", "csum_unnecessary", "xdp_drop", "wqe_err", "buff_alloc_err"} {
+			v := uint64(0)
+			if s == "packets" {
+				v = 458053 + uint64(ch)
+			}
+			line(fmt.Sprintf("rx%d_%s", ch, s), v)
+		}
+		for _, s := range []string{"packets", "bytes", "tso_packets", "stopped", "dropped", "cqe_err"} {
+			v := uint64(0)
+			if s == "packets" {
+				v = 433603 + uint64(ch)
+			}
+			line(fmt.Sprintf("tx%d_%s", ch, s), v)
+		}
+	}
+	return b.String()
+}
+
+func ethtoolI(d Device, n NIC) string {
+	fw := d.FWVer
+	if d.BoardID != "" {
+		fw += " (" + d.BoardID + ")"
+	}
+	return fmt.Sprintf("driver: %s\nversion: %s\nfirmware-version: %s\nexpansion-rom-version: \nbus-info: %s\n"+
+		"supports-statistics: yes\nsupports-test: yes\nsupports-eeprom-access: no\nsupports-register-dump: no\nsupports-priv-flags: yes\n",
+		d.Driver, n.KernelVersion, fw, d.PCIAddress)
+}
+
+func ethtoolA(d Device, n NIC) string {
+	onOff := map[bool]string{true: "on", false: "off"}
+	return fmt.Sprintf("Pause parameters for %s:\nAutonegotiate:\toff\nRX:\t\t%s\nTX:\t\t%s\n\n", d.Netdev, onOff[n.GlobalPauseRX], onOff[n.GlobalPauseTX])
+}
+
+// dcbShow renders `dcb pfc show dev X; dcb app show dev X` (iproute2).
+func dcbShow(d Device, n NIC) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# dcb pfc show dev %s; dcb app show dev %s\n", d.Netdev, d.Netdev)
+	b.WriteString("pfc-cap 8 macsec-bypass off delay 7\nprio-pfc")
+	pfc := map[int]bool{}
+	for _, p := range n.PFCPriorities {
+		pfc[p] = true
+	}
+	for p := 0; p < 8; p++ {
+		fmt.Fprintf(&b, " %d:%s", p, map[bool]string{true: "on", false: "off"}[pfc[p]])
+	}
+	b.WriteString("\n")
+	if n.Trust == "dscp" {
+		// mlx5 fills all 64 DSCP entries when trust is DSCP: DSCP 24-31
+		// (CS3/AF3x, RoCE's DSCP 26) on priority 3, 48 (CNPs) on 6.
+		b.WriteString("dscp-prio")
+		for dscp := 0; dscp < 64; dscp++ {
+			fmt.Fprintf(&b, " %d:%d", dscp, dscp/8)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,121 @@
+package probes
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func addSeeds(f *testing.F, prefix, ext string) {
+	f.Helper()
+	names := samples(f, prefix, ext)
+	if len(names) == 0 {
+		f.Fatalf("no %s*%s seeds in testdata", prefix, ext)
+	}
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+}
+
+func checkPerftestInvariants(t *testing.T, res *PerftestResult, err error) {
+	t.Helper()
+	if res == nil {
+		t.Fatalf("nil result (err %v)", err)
+	}
+	if !validReasons[res.Reason] {
+		t.Fatalf("unknown reason %q", res.Reason)
+	}
+	hasRows := len(res.Rows)+len(res.LatencyRows) > 0
+	if (err == nil) != hasRows {
+		t.Fatalf("err %v with %d rows", err, len(res.Rows)+len(res.LatencyRows))
+	}
+	if err != nil && res.Reason == "" {
+		t.Fatalf("failure without a reason: %v", err)
+	}
+	for _, r := range res.Rows {
+		if !allFiniteNonNegative(r.BWPeak, r.BWAverage, r.MsgRateMpps) {
+			t.Fatalf("invalid row %+v", r)
+		}
+	}
+	for _, r := range res.LatencyRows {
+		if !allFiniteNonNegative(r.Min, r.Max, r.Typical, r.Avg, r.Stdev, r.P99, r.P999) {
+			t.Fatalf("invalid latency row %+v", r)
+		}
+	}
+	if len(res.Warnings) > maxMessages || len(res.Errors) > maxMessages {
+		t.Fatalf("unbounded messages: %d warnings, %d errors", len(res.Warnings), len(res.Errors))
+	}
+}
+
+func checkNCCLInvariants(t *testing.T, res *NCCLResult, err error) {
+	t.Helper()
+	if res == nil {
+		t.Fatalf("nil result (err %v)", err)
+	}
+	if !validReasons[res.Reason] {
+		t.Fatalf("unknown reason %q", res.Reason)
+	}
+	if err != nil && res.Reason == "" {
+		t.Fatalf("failure without a reason: %v", err)
+	}
+	if err == nil && len(res.Rows) == 0 {
+		t.Fatal("success without rows")
+	}
+	for _, r := range res.Rows {
+		for _, m := range []NCCLMeasurement{r.OutOfPlace, r.InPlace} {
+			if !allFiniteNonNegative(m.TimeSeconds, m.AlgBWBytesPerSecond, m.BusBWBytesPerSecond) || m.Wrong < -1 {
+				t.Fatalf("invalid measurement %+v", m)
+			}
+		}
+	}
+	if !allFiniteNonNegative(res.AvgBusBandwidthBytesPerSecond) {
+		t.Fatalf("invalid average %v", res.AvgBusBandwidthBytesPerSecond)
+	}
+	if len(res.Warnings) > maxMessages || len(res.Errors) > maxMessages {
+		t.Fatalf("unbounded messages: %d warnings, %d errors", len(res.Warnings), len(res.Errors))
+	}
+}
+
+func FuzzParsePerftest(f *testing.F) {
+	addSeeds(f, "perftest_", ".txt")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		res, err := ParsePerftest(bytes.NewReader(data))
+		checkPerftestInvariants(t, res, err)
+	})
+}
+
+func FuzzParsePerftestJSON(f *testing.F) {
+	addSeeds(f, "perftest_json", ".json")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		res, err := ParsePerftestJSON(data)
+		if err != nil && !errors.Is(err, ErrNoResults) {
+			if res == nil || res.Reason != ReasonExecError {
+				t.Fatalf("decode error must come with exec_error: %v %+v", err, res)
+			}
+			return
+		}
+		checkPerftestInvariants(t, res, err)
+	})
+}
+
+func FuzzParseNCCL(f *testing.F) {
+	addSeeds(f, "nccl_", ".txt")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		res, err := ParseNCCL(bytes.NewReader(data))
+		checkNCCLInvariants(t, res, err)
+	})
+}
+
+func FuzzParseNCCLJSON(f *testing.F) {
+	addSeeds(f, "nccl_json", ".json")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		res, err := ParseNCCLJSON(data)
+		checkNCCLInvariants(t, res, err)
+	})
+}

@@ -1,0 +1,435 @@
+package probes
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func parseNCCLFile(t *testing.T, name string) (*NCCLResult, error) {
+	t.Helper()
+	return ParseNCCL(strings.NewReader(string(readTestdata(t, name))))
+}
+
+func findRow(t *testing.T, res *NCCLResult, size uint64) NCCLRow {
+	t.Helper()
+	for _, r := range res.Rows {
+		if r.SizeBytes == size {
+			return r
+		}
+	}
+	t.Fatalf("no row for %d bytes", size)
+	return NCCLRow{}
+}
+
+func checkMeasurement(t *testing.T, what string, got, want NCCLMeasurement) {
+	t.Helper()
+	approx(t, what+" time", got.TimeSeconds, want.TimeSeconds)
+	approx(t, what+" algbw", got.AlgBWBytesPerSecond, want.AlgBWBytesPerSecond)
+	approx(t, what+" busbw", got.BusBWBytesPerSecond, want.BusBWBytesPerSecond)
+	if got.Wrong != want.Wrong {
+		t.Errorf("%s wrong = %d, want %d", what, got.Wrong, want.Wrong)
+	}
+	approx(t, what+" max error", got.MaxError, want.MaxError)
+}
+
+func TestParseNCCLSamples(t *testing.T) {
+	tests := []struct {
+		file        string
+		rows        int
+		nranks      int
+		version     string
+		ncclVersion string
+		collective  string
+		avgBusBW    float64
+		oob         int64
+		oobFailed   bool
+		reason      string
+		row         NCCLRow // one row, as printed × 1e9 / × 1e-6
+	}{
+		{
+			file: "nccl_old_allreduce_error_column_superbench.txt", rows: 34, nranks: 8, avgBusBW: 68.4048 * gb,
+			row: NCCLRow{SizeBytes: 8589934592, Count: 2147483648, Type: "float", RedOp: "sum", Root: -1,
+				OutOfPlace: NCCLMeasurement{TimeSeconds: 63896 * usec, AlgBWBytesPerSecond: 134.44 * gb, BusBWBytesPerSecond: 235.26 * gb, Wrong: -1, MaxError: -1},
+				InPlace:    NCCLMeasurement{TimeSeconds: 63959 * usec, AlgBWBytesPerSecond: 134.30 * gb, BusBWBytesPerSecond: 235.03 * gb, Wrong: -1, MaxError: -1}},
+		},
+		{
+			file: "nccl_old_error_float_npkit19.txt", rows: 3, nranks: 4, reason: "",
+			row: NCCLRow{SizeBytes: 8, Count: 2, Type: "float", RedOp: "sum", Root: -1,
+				OutOfPlace: NCCLMeasurement{TimeSeconds: 40.17 * usec, Wrong: -1, MaxError: 1e-07},
+				InPlace:    NCCLMeasurement{TimeSeconds: 62.08 * usec, Wrong: -1, MaxError: 0}},
+		},
+		{
+			file: "nccl_wrong_results_out_of_bounds_failed.txt", rows: 27, nranks: 2, avgBusBW: 3.02663 * gb,
+			oob: 108, oobFailed: true, reason: ReasonWrongResults,
+			row: NCCLRow{SizeBytes: 2097152, Count: 524288, Type: "float", RedOp: "sum", Root: -1,
+				OutOfPlace: NCCLMeasurement{TimeSeconds: 311.5 * usec, AlgBWBytesPerSecond: 6.73 * gb, BusBWBytesPerSecond: 6.73 * gb, Wrong: 1048580, MaxError: -1},
+				InPlace:    NCCLMeasurement{TimeSeconds: 311.3 * usec, AlgBWBytesPerSecond: 6.74 * gb, BusBWBytesPerSecond: 6.74 * gb, Wrong: 1048580, MaxError: -1}},
+		},
+		{
+			file: "nccl_2183_two_nodes_gh200.txt", rows: 28, nranks: 8, version: "2.18.3", ncclVersion: "2.30.4",
+			collective: "all_reduce_perf", avgBusBW: 17.8617 * gb,
+			row: NCCLRow{SizeBytes: 134217728, Count: 134217728, Type: "int8", RedOp: "sum", Root: -1,
+				OutOfPlace: NCCLMeasurement{TimeSeconds: 2309.49 * usec, AlgBWBytesPerSecond: 58.12 * gb, BusBWBytesPerSecond: 101.70 * gb, Wrong: 0, MaxError: -1},
+				InPlace:    NCCLMeasurement{TimeSeconds: 2182.20 * usec, AlgBWBytesPerSecond: 61.51 * gb, BusBWBytesPerSecond: 107.63 * gb, Wrong: 0, MaxError: -1}},
+		},
+		{
+			// Open MPI --tag-output prefixes; no header above the table.
+			file: "nccl_tagged_output_pr503.txt", rows: 3,
+			row: NCCLRow{SizeBytes: 32, Count: 8, Type: "float", RedOp: "sum", Root: -1,
+				OutOfPlace: NCCLMeasurement{TimeSeconds: 22.25 * usec, Wrong: 0, MaxError: -1},
+				InPlace:    NCCLMeasurement{TimeSeconds: 13.34 * usec, Wrong: 0, MaxError: -1}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			res, err := parseNCCLFile(t, tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Rows) != tt.rows || res.NRanks != tt.nranks || res.Version != tt.version ||
+				res.NCCLVersion != tt.ncclVersion || res.Collective != tt.collective {
+				t.Errorf("rows=%d nranks=%d version=%q nccl=%q collective=%q", len(res.Rows), res.NRanks, res.Version,
+					res.NCCLVersion, res.Collective)
+			}
+			approx(t, "avg bus bandwidth", res.AvgBusBandwidthBytesPerSecond, tt.avgBusBW)
+			if res.OutOfBoundsCount != tt.oob || res.OutOfBoundsFailed != tt.oobFailed || res.Duplicated {
+				t.Errorf("oob=%d failed=%v duplicated=%v", res.OutOfBoundsCount, res.OutOfBoundsFailed, res.Duplicated)
+			}
+			if res.Reason != tt.reason {
+				t.Errorf("reason = %q, want %q", res.Reason, tt.reason)
+			}
+			got := findRow(t, res, tt.row.SizeBytes)
+			if got.Count != tt.row.Count || got.Type != tt.row.Type || got.RedOp != tt.row.RedOp || got.Root != tt.row.Root {
+				t.Errorf("row = %+v", got)
+			}
+			checkMeasurement(t, "out-of-place", got.OutOfPlace, tt.row.OutOfPlace)
+			checkMeasurement(t, "in-place", got.InPlace, tt.row.InPlace)
+		})
+	}
+}
+
+func TestParseNCCLWrongCounts(t *testing.T) {
+	res, err := parseNCCLFile(t, "nccl_wrong_results_out_of_bounds_failed.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := findRow(t, res, 8).OutOfPlace.Wrong; w != 4 {
+		t.Errorf("8-byte row wrong = %d, want 4", w)
+	}
+	// %g prints 268435456 as 2.68435e+08.
+	if w := findRow(t, res, 536870912).InPlace.Wrong; w != 268435000 {
+		t.Errorf("512 MiB row wrong = %d, want 268435000", w)
+	}
+}
+
+func TestParseNCCLDevices(t *testing.T) {
+	res, err := parseNCCLFile(t, "nccl_2183_two_nodes_gh200.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Devices) != 8 {
+		t.Fatalf("devices = %d", len(res.Devices))
+	}
+	if d := res.Devices[5]; d.Rank != 5 || d.Host != "gpu-1-2" || d.Device != 1 {
+		t.Errorf("rank 5 = %+v", d)
+	}
+}
+
+func TestParseNCCLDuplicatedRuns(t *testing.T) {
+	tests := []struct {
+		file   string
+		nranks int
+	}{
+		{"nccl_duplicated_header_issue213.txt", 4},
+		{"nccl_duplicated_rank0_issue306.txt", 8},
+		{"nccl_duplicated_summary_issue27.txt", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			res, _ := parseNCCLFile(t, tt.file)
+			if res == nil || !res.Duplicated {
+				t.Fatalf("duplicated output not detected: %+v", res)
+			}
+			if res.Reason != ReasonExecError || res.NRanks != tt.nranks {
+				t.Errorf("reason %q nranks %d", res.Reason, res.NRanks)
+			}
+		})
+	}
+}
+
+func TestParseNCCLDuplicatedWithRows(t *testing.T) {
+	// Two single-process runs of the same binary, interleaved by mpirun.
+	one := "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n" +
+		"#\n# Using devices\n#  Rank  0 Group  0 Pid  1000 on   node-a device  0 [0x1a] NVIDIA H100\n#\n" +
+		"#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n" +
+		"           8             2     float     sum      -1     6.51    0.00    0.00      0     0.25    0.03    0.00      0\n" +
+		"# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0 \n#\n"
+	res, err := ParseNCCL(strings.NewReader(one + one))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Duplicated || res.NRanks != 1 || res.Reason != ReasonExecError {
+		t.Errorf("duplicated=%v nranks=%d reason=%q", res.Duplicated, res.NRanks, res.Reason)
+	}
+	single, err := ParseNCCL(strings.NewReader(one))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if single.Duplicated || single.Reason != "" {
+		t.Errorf("a single run is not duplicated: %v %q", single.Duplicated, single.Reason)
+	}
+}
+
+func TestParseNCCLWarnings(t *testing.T) {
+	res, err := parseNCCLFile(t, "nccl_warn_interleaved_issue131.txt")
+	if !errors.Is(err, ErrNoResults) {
+		t.Fatalf("err = %v", err)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "Could not find a path for pattern 4") {
+		t.Errorf("warnings = %q", res.Warnings)
+	}
+	if res.NCCLVersion != "2.16.5" || res.NRanks != 2 || res.Duplicated {
+		t.Errorf("nccl %q nranks %d duplicated %v", res.NCCLVersion, res.NRanks, res.Duplicated)
+	}
+
+	res, _ = parseNCCLFile(t, "nccl_warn_status12_nccl1698.txt")
+	if res.Reason != ReasonRetryExceeded || len(res.Warnings) != 2 {
+		t.Errorf("reason %q warnings %d", res.Reason, len(res.Warnings))
+	}
+}
+
+func TestParseNCCLWarnInsideTable(t *testing.T) {
+	out := "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n" +
+		"     1048576        262144     float     sum      -1    74.78   14.02   24.54      0    76.17   13.77   24.09      0\n" +
+		"node1:1234:1300 [3] NCCL INFO Channel 02/0 : 3[3] -> 4[0] [send] via NET/IB/3/GDRDMA\n" +
+		"\nnode1:1234:1301 [3] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got async event : port error\n\n" +
+		"     2097152        524288     float     sum      -1    93.48   22.43   39.26      0    96.10   21.82   38.19      0\n"
+	res, err := ParseNCCL(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 2 || len(res.Warnings) != 1 || res.Reason != "" {
+		t.Fatalf("rows %d warnings %q reason %q", len(res.Rows), res.Warnings, res.Reason)
+	}
+	approx(t, "busbw", res.Rows[1].InPlace.BusBWBytesPerSecond, 38.19*gb)
+}
+
+func TestParseNCCLNumberFormats(t *testing.T) {
+	header := "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+	tests := []struct {
+		name string
+		row  string
+		want NCCLRow
+	}{
+		{
+			// getFloatStr switches to %.1e when the time no longer fits.
+			name: "exponent time",
+			row:  " 17179869184    4294967296     float     sum      -1  1.2e+05  143.17  268.44      0  1.2e+05  143.20  268.50      0",
+			want: NCCLRow{SizeBytes: 17179869184, Count: 4294967296, Type: "float", RedOp: "sum", Root: -1,
+				OutOfPlace: NCCLMeasurement{TimeSeconds: 0.12, AlgBWBytesPerSecond: 143.17 * gb, BusBWBytesPerSecond: 268.44 * gb, Wrong: 0, MaxError: -1},
+				InPlace:    NCCLMeasurement{TimeSeconds: 0.12, AlgBWBytesPerSecond: 143.20 * gb, BusBWBytesPerSecond: 268.50 * gb, Wrong: 0, MaxError: -1}},
+		},
+		{
+			name: "validation off",
+			row:  "    33554432       8388608     float     sum      -1    374.3   89.65  156.89    N/A    372.8   90.00  157.50    N/A",
+			want: NCCLRow{SizeBytes: 33554432, Count: 8388608, Type: "float", RedOp: "sum", Root: -1,
+				OutOfPlace: NCCLMeasurement{TimeSeconds: 374.3 * usec, AlgBWBytesPerSecond: 89.65 * gb, BusBWBytesPerSecond: 156.89 * gb, Wrong: -1, MaxError: -1},
+				InPlace:    NCCLMeasurement{TimeSeconds: 372.8 * usec, AlgBWBytesPerSecond: 90.00 * gb, BusBWBytesPerSecond: 157.50 * gb, Wrong: -1, MaxError: -1}},
+		},
+		{
+			// -S appends "%21s" of "YYYY-mm-dd HH:MM:SS".
+			name: "timestamp column",
+			row:  "     8388608       2097152     float     sum      -1    162.0   51.79   90.63      0    160.0   52.44   91.77      0  2025-05-22 07:36:17",
+			want: NCCLRow{SizeBytes: 8388608, Count: 2097152, Type: "float", RedOp: "sum", Root: -1,
+				OutOfPlace: NCCLMeasurement{TimeSeconds: 162.0 * usec, AlgBWBytesPerSecond: 51.79 * gb, BusBWBytesPerSecond: 90.63 * gb, Wrong: 0, MaxError: -1},
+				InPlace:    NCCLMeasurement{TimeSeconds: 160.0 * usec, AlgBWBytesPerSecond: 52.44 * gb, BusBWBytesPerSecond: 91.77 * gb, Wrong: 0, MaxError: -1}},
+		},
+		{
+			name: "broadcast root",
+			row:  "     4194304       1048576     float    none       0    81.47   51.48   51.48      0    80.30   52.23   52.23      0",
+			want: NCCLRow{SizeBytes: 4194304, Count: 1048576, Type: "float", RedOp: "none", Root: 0,
+				OutOfPlace: NCCLMeasurement{TimeSeconds: 81.47 * usec, AlgBWBytesPerSecond: 51.48 * gb, BusBWBytesPerSecond: 51.48 * gb, Wrong: 0, MaxError: -1},
+				InPlace:    NCCLMeasurement{TimeSeconds: 80.30 * usec, AlgBWBytesPerSecond: 52.23 * gb, BusBWBytesPerSecond: 52.23 * gb, Wrong: 0, MaxError: -1}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, withHeader := range []bool{true, false} {
+				in := tt.row + "\n"
+				if withHeader {
+					in = header + in
+				}
+				res, err := ParseNCCL(strings.NewReader(in))
+				if err != nil {
+					t.Fatalf("header=%v: %v", withHeader, err)
+				}
+				got := res.Rows[0]
+				if got.SizeBytes != tt.want.SizeBytes || got.Count != tt.want.Count || got.Type != tt.want.Type ||
+					got.RedOp != tt.want.RedOp || got.Root != tt.want.Root {
+					t.Errorf("header=%v row = %+v", withHeader, got)
+				}
+				checkMeasurement(t, "out-of-place", got.OutOfPlace, tt.want.OutOfPlace)
+				checkMeasurement(t, "in-place", got.InPlace, tt.want.InPlace)
+			}
+		})
+	}
+}
+
+func TestParseNCCLOldLayouts(t *testing.T) {
+	// Real header and rows of the old (<= 2.11) reduce_perf and
+	// all_gather_perf from microsoft/superbenchmark's test data: reduce has
+	// a root but no #wrong, all_gather has neither redop nor root.
+	reduce := "#       size         count    type   redop    root     time   algbw   busbw  error     time   algbw   busbw  error\n" +
+		"           0             0   float     sum       0    36.90    0.00    0.00    N/A    36.47    0.00    0.00    N/A\n" +
+		"     8388608       2097152   float     sum       0    94.72   88.57   88.57    N/A    94.06   89.19   89.19    N/A\n"
+	res, err := ParseNCCL(strings.NewReader(reduce))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 2 || res.Rows[1].Root != 0 || res.Rows[1].RedOp != "sum" {
+		t.Fatalf("reduce rows = %+v", res.Rows)
+	}
+	approx(t, "reduce busbw", res.Rows[1].InPlace.BusBWBytesPerSecond, 89.19*gb)
+
+	gather := "#       size         count    type     time   algbw   busbw  error     time   algbw   busbw  error\n" +
+		"  8589934592     268435456   float    33646  255.31  223.39    N/A    32669  262.94  230.07    N/A\n"
+	res, err = ParseNCCL(strings.NewReader(gather))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.Rows[0]
+	if got.RedOp != "" || got.Root != -1 || got.Count != 268435456 {
+		t.Fatalf("all_gather row = %+v", got)
+	}
+	approx(t, "all_gather time", got.OutOfPlace.TimeSeconds, 33646*usec)
+	approx(t, "all_gather busbw", got.InPlace.BusBWBytesPerSecond, 230.07*gb)
+}
+
+func TestParseNCCLPerIterationColumns(t *testing.T) {
+	// -I 1 adds i_min i_max i_p99 i_cv% after each placement (util.cu).
+	out := "# %10s  size  count  type  redop  root  time  algbw  busbw  #wrong  i_min  i_max  i_p99  i_cv%  time  algbw  busbw  #wrong  i_min  i_max  i_p99  i_cv%\n"
+	out = strings.Replace(out, "%10s  ", "", 1)
+	out += "   134217728      33554432     float     sum      -1   1162.2  115.49  202.11       0   1150.1   1190.3   1188.0     0.82   1162.5  115.46  202.05       0   1151.0   1189.9   1187.5     0.80\n"
+	res, err := ParseNCCL(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	approx(t, "in-place time", res.Rows[0].InPlace.TimeSeconds, 1162.5*usec)
+	approx(t, "in-place busbw", res.Rows[0].InPlace.BusBWBytesPerSecond, 202.05*gb)
+}
+
+func TestParseNCCLRejectsBadRows(t *testing.T) {
+	for _, row := range []string{
+		"     8388608       2097152     float     sum      -1    162.0   nan   90.63      0    160.0   52.44   91.77      0",
+		"     8388608       2097152     float     sum      -1    162.0   51.79   -90.63      0    160.0   52.44   91.77      0",
+		"     8388608       2097152     float     sum      x1    162.0   51.79   90.63      0    160.0   52.44   91.77      0",
+	} {
+		res, err := ParseNCCL(strings.NewReader(row + "\n"))
+		if !errors.Is(err, ErrNoResults) || len(res.Warnings) != 1 {
+			t.Errorf("%q: err %v warnings %q", row, err, res.Warnings)
+		}
+	}
+}
+
+func TestClassifyNCCLText(t *testing.T) {
+	// Lines as NCCL and nccl-tests print them (see probe-anchors.md §3.6);
+	// each is appended to a good table, so only the text decides.
+	good := "           8             2     float     sum      -1    21.33    0.00    0.00      0    20.55    0.00    0.00      0\n"
+	tests := []struct {
+		name string
+		text string
+		want string
+	}{
+		{"clean", "", ""},
+		{"socket fallback", "node1:7846:7846 [0] NCCL INFO NET/IB : No device found.", ReasonNoDevice},
+		{"refused", "node1:7846:7900 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<43117> failed : Connection refused", ReasonConnectRefused},
+		{"refused then retried", "node1:7846:7900 [0] NCCL INFO Call to connect returned Connection refused, retrying", ""},
+		{"wrong gid", "node1:76786:77145 [3] transport/net_ib.cc:918 NCCL WARN Call to ibv_modify_qp failed with 22 Invalid argument, on dev mlx5_3:1, curr state INIT, next state RTR, local GID index 1, local GID ::ffff:10.0.0.1, remote GID ::ffff:10.0.0.2", ReasonGIDIndex},
+		{"modify qp, other errno", "72bf:76786:77145 [3] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error No such device", ""},
+		{"retry, 2.21 form", "kp-ddp-worker-0:3468:3905 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer 10.216.210.236<54862> with status=12 opcode=0 len=0 vendor err 129 (Recv)", ReasonRetryExceeded},
+		{"retry, <= 2.18 form", "h:1:1 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<33397> with error 12, opcode 0, len 0, vendor err 129", ReasonRetryExceeded},
+		{"retry, HEAD form", "h:1:1 [0] transport/net_ib.cc:2244 NCCL WARN NET/IB: Got completion from peer 10.0.0.2<53908> with status=transport retry counter exceeded(12) opcode=RDMA_WRITE(1) vendor_err=129 hca mlx5_1", ReasonRetryExceeded},
+		{"flush is not retry", "h:1:1 [0] transport/net_ib.cc:2244 NCCL WARN NET/IB: Got completion from peer 10.0.0.2<53908> with status=5 opcode=32552 len=32549 vendor err 249 (Recv)", ""},
+		{"status 120 is not retry", "h:1:1 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1> with status=120 opcode=0", ""},
+		{"test timeout", "gpu1: Test timeout (30s) common.cu:1167", ReasonTimeout},
+		{"nccl failure", "fengyun: Test NCCL failure common.cu:959 'internal error - please report this issue to the NCCL developers / '", ReasonExecError},
+		{"cuda failure", "nginx-with-gpu-wflt5: Test CUDA failure common.cu:941 'system not yet initialized'", ReasonExecError},
+		{"error line", "# error: remote process exited or there was a network error", ReasonExecError},
+		{"min bw missed", "# Avg bus bandwidth    : 3.02663 FAILED", ReasonBelowThreshold},
+		{"out of bounds", "# Out of bounds values : 50 FAILED", ReasonWrongResults},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := ParseNCCL(strings.NewReader(good + tt.text + "\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Reason != tt.want {
+				t.Errorf("reason = %q, want %q", res.Reason, tt.want)
+			}
+		})
+	}
+}
+
+func TestNCCLExitReason(t *testing.T) {
+	tests := map[int]string{
+		0: "", 1: ReasonExecError, 2: ReasonExecError, 3: ReasonExecError, 4: ReasonTimeout,
+		5: ReasonExecError, 6: ReasonExecError, 7: ReasonWrongResults, 137: ReasonExecError, -1: ReasonExecError,
+	}
+	for code, want := range tests {
+		if got := NCCLExitReason(code); got != want {
+			t.Errorf("NCCLExitReason(%d) = %q, want %q", code, got, want)
+		}
+	}
+}
+
+func TestNCCLFailureReason(t *testing.T) {
+	belowOnly := &NCCLResult{AvgBusBandwidthFailed: true}
+	wrong := &NCCLResult{Reason: ReasonWrongResults, AvgBusBandwidthFailed: true}
+	generic := &NCCLResult{Reason: ReasonExecError}
+	retry := &NCCLResult{Reason: ReasonRetryExceeded}
+	tests := []struct {
+		name string
+		code int
+		res  *NCCLResult
+		want string
+	}{
+		{"clean", 0, &NCCLResult{}, ""},
+		{"no output, exit 3", 3, nil, ReasonExecError},
+		{"no output, exit 7", 7, nil, ReasonWrongResults},
+		{"exit 7 for min bw only", 7, belowOnly, ReasonBelowThreshold},
+		{"exit 7 with wrong data", 7, wrong, ReasonWrongResults},
+		{"generic text, timeout exit", 4, generic, ReasonTimeout},
+		{"specific text wins over exit 1", 1, retry, ReasonRetryExceeded},
+		{"clean text but failing exit", 2, &NCCLResult{}, ReasonExecError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := NCCLFailureReason(tt.code, tt.res); got != tt.want {
+				t.Errorf("NCCLFailureReason = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNCCLVersionString(t *testing.T) {
+	for code, want := range map[int]string{22703: "2.27.3", 23004: "2.30.4", 2408: "2.4.8", 0: "", -5: ""} {
+		if got := ncclVersionString(code); got != want {
+			t.Errorf("ncclVersionString(%d) = %q, want %q", code, got, want)
+		}
+	}
+}
+
+func TestParseNCCLIgnoresBadAverage(t *testing.T) {
+	row := "           8             2     float     sum      -1    21.33    0.00    0.00      0    20.55    0.00    0.00      0\n"
+	for _, avg := range []string{"-nan", "nan", "-3.5", "inf"} {
+		res, err := ParseNCCL(strings.NewReader(row + "# Avg bus bandwidth    : " + avg + " \n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.AvgBusBandwidthBytesPerSecond != 0 {
+			t.Errorf("average %q read as %v", avg, res.AvgBusBandwidthBytesPerSecond)
+		}
+	}
+}

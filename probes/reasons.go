@@ -1,0 +1,44 @@
+// Package probes runs and interprets active network probes: pairwise RDMA
+// bandwidth (perftest), NCCL collectives (nccl-tests) and the schedule that
+// decides which nodes test each other.
+package probes
+
+import "errors"
+
+// Failure reasons. They become the `reason` label of
+// roce_probe_failure_info, so they are part of the metrics contract: add new
+// ones, never rename.
+const (
+	ReasonConnectRefused = "connect_refused"
+	ReasonTimeout        = "timeout"
+	ReasonNoDevice       = "no_device"
+	ReasonGIDIndex       = "gid_index"
+	ReasonRetryExceeded  = "retry_exceeded"
+	ReasonWrongResults   = "wrong_results"
+	ReasonBelowThreshold = "below_threshold"
+	ReasonRegression     = "regression"
+	ReasonExecError      = "exec_error"
+)
+
+// ErrNoResults is returned (wrapped) by the parsers when the output holds no
+// measurement row. The parsers still return a result carrying the classified
+// Reason, so a caller can report why the probe failed.
+var ErrNoResults = errors.New("no result rows in probe output")
+
+var hints = map[string]string{
+	ReasonConnectRefused: "The peer did not accept the test connection: check that the peer's responder (ib_write_bw server) is running, that both sides use the same TCP port, and that no firewall blocks it on the management network.",
+	ReasonTimeout:        "The test did not finish in time: check that the peer is up and reachable, that the link is not flapping, and that PFC/ECN are configured the same on both ends.",
+	ReasonNoDevice:       "No usable RDMA device was found: check `ibv_devices` / `rdma link` on the node, that the driver (mlx5_ib) is loaded, and that the device names in the plan match the node.",
+	ReasonGIDIndex:       "The queue pair could not connect, which on RoCE almost always means a wrong GID index: run `show_gids` (or `roce_gid_info`) on both nodes, pick the RoCE v2 entry with the IPv4 address (often index 3), and set it as the GID index in the plan.",
+	ReasonRetryExceeded:  "Packets to the peer were lost until the retry limit ran out: check the cable and switch port (link errors, flaps), MTU on both ends, and that PFC is enabled on the RoCE priority along the whole path.",
+	ReasonWrongResults:   "The collective returned wrong data: this points to a faulty GPU, NIC or PCIe path, or mismatched NCCL/driver versions; run the test on each node alone to find the bad one.",
+	ReasonBelowThreshold: "Bandwidth was below the expected minimum: check the link speed and width (`ethtool`, `ibstat`), PCIe link status, PFC pause counters, and that nothing else was using the link.",
+	ReasonRegression:     "Bandwidth dropped compared with this link's own history: look for new link errors, a changed cable or switch port, firmware or driver changes, or congestion on the path.",
+	ReasonExecError:      "The test program failed to run or printed no result: run the same command by hand on the node and read its error output (missing binary, wrong flags, CUDA or MPI problems).",
+}
+
+// Hint returns a one-line, beginner-friendly next step for a failure reason,
+// or "" for an unknown reason or for success.
+func Hint(reason string) string {
+	return hints[reason]
+}

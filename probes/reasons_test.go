@@ -1,0 +1,27 @@
+package probes
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestHintForEveryReason(t *testing.T) {
+	for reason := range validReasons {
+		hint := Hint(reason)
+		if reason == "" {
+			if hint != "" {
+				t.Errorf("success must have no hint, got %q", hint)
+			}
+			continue
+		}
+		if hint == "" || strings.Contains(hint, "\n") {
+			t.Errorf("Hint(%q) = %q, want one non-empty line", reason, hint)
+		}
+	}
+	if Hint("no_such_reason") != "" {
+		t.Error("unknown reasons must have no hint")
+	}
+	if h := Hint(ReasonGIDIndex); !strings.Contains(h, "show_gids") || !strings.Contains(h, "RoCE v2") {
+		t.Errorf("gid_index hint must point at show_gids and the RoCE v2 GID: %q", h)
+	}
+}

@@ -1,0 +1,255 @@
+package probes
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+var scheduleSizes = []int{2, 3, 4, 5, 7, 8, 16, 17, 64, 255, 256, 1000, 1001, 4096}
+
+func nodeNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("gpu-%05d", i)
+	}
+	return names
+}
+
+// checkMatching asserts that a round is a matching of the index space
+// [0,n): every node at most once, and all but the bye exactly once.
+func checkMatching(t *testing.T, names []string, round int, pairs []Pair, index map[string]int, bye string, hasBye bool) []int {
+	t.Helper()
+	n := len(names)
+	seen := make([]bool, n)
+	ids := make([]int, 0, 2*len(pairs))
+	for _, p := range pairs {
+		for _, name := range []string{p.Client, p.Server} {
+			i, ok := index[name]
+			if !ok {
+				t.Fatalf("n=%d round %d: unknown node %q", n, round, name)
+			}
+			if seen[i] {
+				t.Fatalf("n=%d round %d: %q appears twice", n, round, name)
+			}
+			seen[i] = true
+			ids = append(ids, i)
+		}
+	}
+	missing := 0
+	for i, s := range seen {
+		if !s {
+			missing++
+			if !hasBye || names[i] != bye {
+				t.Fatalf("n=%d round %d: node %d has no peer (bye %q, %v)", n, round, i, bye, hasBye)
+			}
+		}
+	}
+	if want := n % 2; missing != want {
+		t.Fatalf("n=%d round %d: %d nodes without a peer, want %d", n, round, missing, want)
+	}
+	return ids
+}
+
+func TestScheduleIsAPerfectRoundRobin(t *testing.T) {
+	for _, n := range scheduleSizes {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			names := nodeNames(n)
+			index := make(map[string]int, n)
+			for i, s := range names {
+				index[s] = i
+			}
+			shuffled := slices.Clone(names)
+			rand.New(rand.NewPCG(uint64(n), 1)).Shuffle(n, func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+			s := NewSchedule(shuffled)
+
+			k := s.RoundsPerCycle()
+			if want := n - 1 + n%2; k != want {
+				t.Fatalf("RoundsPerCycle = %d, want %d", k, want)
+			}
+			// met[a*n+b] counts unordered pairs in the first cycle; the
+			// ordered pairs over two cycles must cover both directions.
+			met := make([]uint8, n*n)
+			checkDirections := n <= 1001
+			var directed []bool
+			if checkDirections {
+				directed = make([]bool, n*n)
+			}
+			for r := 0; r < 2*k; r++ {
+				if r >= k && !checkDirections {
+					break
+				}
+				pairs := s.Round(r)
+				bye, hasBye := s.Bye(r)
+				ids := checkMatching(t, names, r, pairs, index, bye, hasBye)
+				for j := 0; j < len(ids); j += 2 {
+					c, v := ids[j], ids[j+1]
+					if r < k {
+						a, b := min(c, v), max(c, v)
+						met[a*n+b]++
+					}
+					if checkDirections {
+						if directed[c*n+v] {
+							t.Fatalf("round %d repeats %d→%d within two cycles", r, c, v)
+						}
+						directed[c*n+v] = true
+					}
+				}
+			}
+			for a := 0; a < n; a++ {
+				for b := a + 1; b < n; b++ {
+					if met[a*n+b] != 1 {
+						t.Fatalf("pair (%d,%d) met %d times in one cycle", a, b, met[a*n+b])
+					}
+					if checkDirections && !(directed[a*n+b] && directed[b*n+a]) {
+						t.Fatalf("pair (%d,%d) not tested in both directions over two cycles", a, b)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestScheduleIgnoresInputOrderAndDuplicates(t *testing.T) {
+	sorted := []string{"a", "b", "c", "d", "e"}
+	messy := []string{"e", "c", "a", "", "d", "b", "c"}
+	for r := -3; r < 12; r++ {
+		if got, want := Round(messy, r), Round(sorted, r); !slices.Equal(got, want) {
+			t.Errorf("round %d: %v != %v", r, got, want)
+		}
+	}
+	if got := NewSchedule(messy).Nodes(); !slices.Equal(got, sorted) {
+		t.Errorf("Nodes() = %v", got)
+	}
+}
+
+func TestScheduleRolesAlternateAcrossCycles(t *testing.T) {
+	s := NewSchedule(nodeNames(6))
+	k := s.RoundsPerCycle()
+	for r := range k {
+		first, second := s.Round(r), s.Round(r+k)
+		if len(first) != len(second) {
+			t.Fatalf("round %d: %d vs %d pairs", r, len(first), len(second))
+		}
+		for i := range first {
+			if first[i].Client != second[i].Server || first[i].Server != second[i].Client {
+				t.Errorf("round %d: %v is not the reverse of %v", r, second[i], first[i])
+			}
+		}
+		// A third cycle repeats the first.
+		if !slices.Equal(first, s.Round(r+2*k)) {
+			t.Errorf("round %d: schedule is not periodic over two cycles", r)
+		}
+	}
+}
+
+func TestScheduleTinySets(t *testing.T) {
+	if pairs := Round(nil, 0); pairs != nil {
+		t.Errorf("no nodes: %v", pairs)
+	}
+	one := NewSchedule([]string{"solo"})
+	if one.RoundsPerCycle() != 0 || one.Round(5) != nil {
+		t.Error("a single node has nothing to test")
+	}
+	if bye, ok := one.Bye(0); !ok || bye != "solo" {
+		t.Errorf("Bye = %q %v", bye, ok)
+	}
+	two := Round([]string{"b", "a"}, 0)
+	if len(two) != 1 || (two[0] != Pair{Client: "a", Server: "b"}) {
+		t.Errorf("two nodes = %v", two)
+	}
+	if _, ok := NewSchedule([]string{"a", "b"}).Bye(0); ok {
+		t.Error("an even set has no bye")
+	}
+}
+
+func TestRoundAt(t *testing.T) {
+	nodes := nodeNames(5) // 5 rounds per cycle, period 10
+	const interval = 10 * time.Minute
+	tests := []struct {
+		at   time.Time
+		want int
+	}{
+		{time.Unix(0, 0), 0},
+		{time.Unix(599, 0), 0},
+		{time.Unix(600, 0), 1},
+		{time.Unix(7*600+1, 0), 7},
+		{time.Unix(13*600, 0), 3},
+		// Before the epoch: floor division, not truncation toward zero.
+		{time.Unix(-1, 0), 9},
+		{time.Unix(-600, 0), 9},
+		{time.Unix(-601, 0), 8},
+	}
+	for _, tt := range tests {
+		round, pairs := RoundAt(tt.at, interval, nodes)
+		if round != tt.want {
+			t.Errorf("RoundAt(%d) = %d, want %d", tt.at.Unix(), round, tt.want)
+		}
+		if !slices.Equal(pairs, Round(nodes, tt.want)) {
+			t.Errorf("RoundAt(%d) pairs differ from Round(%d)", tt.at.Unix(), tt.want)
+		}
+	}
+	// Two nodes reading the same clock in different time zones agree.
+	at := time.Date(2026, 7, 1, 12, 34, 56, 0, time.UTC)
+	r1, _ := RoundAt(at, interval, nodes)
+	r2, _ := RoundAt(at.In(time.FixedZone("X", 5*3600)), interval, nodes)
+	if r1 != r2 {
+		t.Errorf("time zone changed the round: %d vs %d", r1, r2)
+	}
+	if r, p := RoundAt(at, 0, nodes); r != -1 || p != nil {
+		t.Errorf("zero interval = %d %v", r, p)
+	}
+	if r, p := RoundAt(at, interval, []string{"solo"}); r != -1 || p != nil {
+		t.Errorf("one node = %d %v", r, p)
+	}
+}
+
+func TestPeerFor(t *testing.T) {
+	pairs := []Pair{{Client: "a", Server: "b"}, {Client: "d", Server: "c"}}
+	tests := []struct {
+		node     string
+		peer     string
+		isClient bool
+		ok       bool
+	}{
+		{"a", "b", true, true},
+		{"b", "a", false, true},
+		{"c", "d", false, true},
+		{"d", "c", true, true},
+		{"e", "", false, false},
+	}
+	for _, tt := range tests {
+		peer, isClient, ok := PeerFor(tt.node, pairs)
+		if peer != tt.peer || isClient != tt.isClient || ok != tt.ok {
+			t.Errorf("PeerFor(%q) = %q %v %v", tt.node, peer, isClient, ok)
+		}
+	}
+}
+
+func TestRailPairs(t *testing.T) {
+	tests := []struct {
+		local, peer []string
+		want        [][2]string
+	}{
+		{[]string{"mlx5_0", "mlx5_1"}, []string{"mlx5_0", "mlx5_1"}, [][2]string{{"mlx5_0", "mlx5_0"}, {"mlx5_1", "mlx5_1"}}},
+		// Pairing is by position in the plan, not by name.
+		{[]string{"mlx5_0", "mlx5_3"}, []string{"mlx5_2", "mlx5_5"}, [][2]string{{"mlx5_0", "mlx5_2"}, {"mlx5_3", "mlx5_5"}}},
+		// Mismatched counts: the common prefix.
+		{[]string{"mlx5_0", "mlx5_1", "mlx5_2"}, []string{"mlx5_0"}, [][2]string{{"mlx5_0", "mlx5_0"}}},
+		{nil, []string{"mlx5_0"}, [][2]string{}},
+	}
+	for _, tt := range tests {
+		if got := RailPairs(tt.local, tt.peer); !slices.Equal(got, tt.want) {
+			t.Errorf("RailPairs(%v, %v) = %v, want %v", tt.local, tt.peer, got, tt.want)
+		}
+	}
+}
+
+func BenchmarkScheduleRound4096(b *testing.B) {
+	s := NewSchedule(nodeNames(4096))
+	for i := 0; b.Loop(); i++ {
+		_ = s.Round(i)
+	}
+}

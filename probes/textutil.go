@@ -1,0 +1,64 @@
+package probes
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// maxProbeOutput bounds how much of a probe's output is read. Real runs
+// print a few hundred kilobytes at most (NCCL_DEBUG=INFO on many ranks); a
+// runaway child must not make the exporter allocate without limit.
+const maxProbeOutput = 32 << 20
+
+// maxMessages bounds the warnings and errors kept per result: a repeated
+// warning per iteration would otherwise grow a result to the size of the log.
+const maxMessages = 64
+
+// maxMessageLen keeps a single kept line short enough for a log or a label.
+const maxMessageLen = 512
+
+func readLimited(r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxProbeOutput+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading probe output: %w", err)
+	}
+	if len(data) > maxProbeOutput {
+		return nil, fmt.Errorf("probe output larger than %d bytes", maxProbeOutput)
+	}
+	return data, nil
+}
+
+// splitLines accepts \n, \r\n and the lone \r that some terminals and
+// progress printers leave in captured output.
+func splitLines(s string) []string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	return strings.Split(s, "\n")
+}
+
+// messageList collects distinct lines, in first-seen order, up to maxMessages.
+type messageList struct {
+	items []string
+	seen  map[string]bool
+}
+
+func (m *messageList) add(line string) {
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return
+	}
+	if len(line) > maxMessageLen {
+		line = strings.ToValidUTF8(line[:maxMessageLen], "")
+	}
+	if m.seen == nil {
+		m.seen = make(map[string]bool)
+	}
+	if m.seen[line] || len(m.items) >= maxMessages {
+		return
+	}
+	m.seen[line] = true
+	m.items = append(m.items, line)
+}
+
+func (m *messageList) list() []string { return m.items }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/roce-exporter/roce_exporter/probes"
 )
 
 // Config holds everything the collectors need, filled from flags or by tests.
@@ -36,6 +38,10 @@ type Config struct {
 
 	// Health is filled by the caller that loaded the cluster plan.
 	Health HealthConfig
+
+	// Probes is the result store of the probe scheduler; nil when the
+	// plan does not enable probes.
+	Probes *probes.Store
 
 	fs fsys
 }

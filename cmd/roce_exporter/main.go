@@ -58,7 +58,7 @@ func (a *app) collectorConfig(plan *config.Plan) (*collector.Config, error) {
 		return nil, err
 	}
 	cfg.Health.NodeName = config.SelfName(*a.nodeName)
-	_ = plan
+	cfg.Health.Plan = plan
 	return cfg, nil
 }
 
@@ -69,6 +69,8 @@ func main() {
 func run(args []string) int {
 	a := newApp()
 	serve := newServeCommand(a)
+	probe := newProbeCommand(a)
+	serve.probe = probe
 
 	cmd, err := a.kp.Parse(args)
 	if err != nil {
@@ -77,6 +79,10 @@ func run(args []string) int {
 	}
 	a.logger = promslog.New(a.logConfig)
 	switch cmd {
+	case probe.runCmd.FullCommand():
+		return probe.runNow()
+	case probe.parseCmd.FullCommand():
+		return probe.parse()
 	default:
 		return serve.run()
 	}

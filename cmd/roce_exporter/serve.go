@@ -22,10 +22,12 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/probes"
 )
 
 type serveCommand struct {
 	a              *app
+	probe          *probeCommand
 	cmd            *kingpin.CmdClause
 	webFlags       *web.FlagConfig
 	telemetryPath  *string
@@ -66,6 +68,30 @@ func (s *serveCommand) run() int {
 		logger.Warn("--web.timeout is not longer than --collector.timeout: a stuck collector may turn scrapes into 503s",
 			"web.timeout", *s.webTimeout, "collector.timeout", cfg.Timeout)
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	// Probes (and their responders) run only when the plan enables them.
+	var sched *probes.Scheduler
+	probesDone := make(chan struct{})
+	if plan != nil && plan.Probes.Enabled {
+		sched, err = probes.New(probes.Options{
+			Plan: plan, Self: cfg.Health.NodeName, Node: probes.SysfsNode{Root: cfg.SysPath},
+			StateDir: s.probe.stateDirFor(plan), Logger: logger.With("component", "probes"),
+		})
+		if err != nil {
+			logger.Error("cannot start probes", "err", err)
+			return 2
+		}
+		cfg.Probes = sched.Store()
+		go func() { defer close(probesDone); sched.Run(ctx) }()
+		logger.Info("Probes enabled", "node", cfg.Health.NodeName)
+	} else {
+		close(probesDone)
+	}
+	// Wait for the probe children to be killed before exiting.
+	defer func() { stop(); <-probesDone }()
+
 	exporter, err := collector.NewExporter(cfg, logger)
 	if err != nil {
 		logger.Error("cannot set up collectors", "err", err)
@@ -79,8 +105,6 @@ func (s *serveCommand) run() int {
 		logger.Error("cannot build HTTP handler", "err", err)
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	server := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- web.ListenAndServe(server, s.webFlags, logger) }()
@@ -119,22 +143,69 @@ func (s *serveCommand) handler(exporter *collector.Exporter, cfg *collector.Conf
 	mux := http.NewServeMux()
 	mux.Handle(*s.telemetryPath, metrics)
 	if *s.telemetryPath != "/" {
-		landing, err := web.NewLandingPage(web.LandingConfig{
-			Name:        "roce_exporter",
-			Description: "RoCE v2 / InfiniBand fabric health for GPU clusters",
-			Version:     version.Info(),
-			Profiling:   "false",
-			Links: []web.LandingLinks{
-				{Address: *s.telemetryPath, Text: "Metrics"},
-			},
-			ExtraHTML: collectorTable(exporter, cfg),
-		})
-		if err != nil {
+		landingConfig := func() web.LandingConfig {
+			return web.LandingConfig{
+				Name:        "roce_exporter",
+				Description: "RoCE v2 / InfiniBand fabric health for GPU clusters",
+				Version:     version.Info(),
+				Profiling:   "false",
+				Links: []web.LandingLinks{
+					{Address: *s.telemetryPath, Text: "Metrics"},
+				},
+				ExtraHTML: collectorTable(exporter, cfg) + probeTable(cfg.Probes),
+			}
+		}
+		if _, err := web.NewLandingPage(landingConfig()); err != nil {
 			return nil, err
 		}
-		mux.Handle("/", landing)
+		// Rendered per request: the recent probe results change.
+		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+			page, err := web.NewLandingPage(landingConfig())
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			page.ServeHTTP(w, r)
+		})
 	}
 	return mux, nil
+}
+
+// probeTable shows the recent probe runs with their diagnosis, newest
+// first. Everything is escaped: stderr of a child is untrusted text.
+func probeTable(store *probes.Store) string {
+	if store == nil {
+		return "<h2>Probes</h2><p>Probes are off (enable them in the cluster plan: probes.enabled).</p>"
+	}
+	var b strings.Builder
+	b.WriteString("<h2>Recent probes</h2><table><tr><th>start</th><th>probe</th><th>peer</th><th>device</th><th>result</th><th>bandwidth</th><th>diagnosis</th></tr>")
+	recent := store.Recent(30)
+	if len(recent) == 0 {
+		b.WriteString("<tr><td colspan=7>no probe has run yet</td></tr>")
+	}
+	for _, r := range recent {
+		result := "ok"
+		diag := ""
+		switch {
+		case r.Skipped:
+			result, diag = "skipped", r.SkipReason
+		case !r.Success:
+			result, diag = "FAILED: "+r.Reason, r.Hint
+		}
+		bw := ""
+		if r.BandwidthBytesPerSecond > 0 {
+			bw = fmt.Sprintf("%.1f Gb/s", r.BandwidthBytesPerSecond*8/1e9)
+		}
+		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s",
+			r.Start.UTC().Format(time.RFC3339), html.EscapeString(r.Probe), html.EscapeString(r.Peer), html.EscapeString(r.Device),
+			html.EscapeString(result), bw, html.EscapeString(diag))
+		if tail := strings.TrimSpace(r.StderrTail); tail != "" && !r.Success {
+			fmt.Fprintf(&b, "<details><summary>stderr</summary><pre>%s</pre></details>", html.EscapeString(tail))
+		}
+		b.WriteString("</td></tr>")
+	}
+	b.WriteString("</table>")
+	return b.String()
 }
 
 func collectorTable(exporter *collector.Exporter, cfg *collector.Config) string {

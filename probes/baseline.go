@@ -1,0 +1,168 @@
+package probes
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+)
+
+// baselineWindow is how many good runs a link's baseline is the median of:
+// enough to ride out one odd run, short enough to follow a deliberate
+// hardware change within a day of hourly probes.
+const baselineWindow = 9
+
+// minBaselineSamples is how many good runs a link needs before regressions
+// are judged against its baseline.
+const minBaselineSamples = 3
+
+// RegressionFactor: a run below this share of the link's baseline is a
+// regression.
+const RegressionFactor = 0.8
+
+const baselineFile = "baselines.json"
+
+// Baselines holds the recent good results per link, persisted in the state
+// directory so that a restart does not forget what "normal" is.
+type Baselines struct {
+	mu     sync.Mutex
+	path   string
+	logger *slog.Logger
+	links  map[string][]float64
+}
+
+type baselineDoc struct {
+	Version int                  `json:"version"`
+	Saved   time.Time            `json:"saved"`
+	Links   map[string][]float64 `json:"links"`
+}
+
+// LoadBaselines reads dir/baselines.json. A missing file is an empty
+// store; a corrupt or truncated one is renamed aside and logged, never
+// fatal: losing baselines costs a few runs, refusing to start costs the
+// whole exporter.
+func LoadBaselines(dir string, logger *slog.Logger) (*Baselines, error) {
+	b := &Baselines{logger: logger, links: map[string][]float64{}}
+	if dir == "" {
+		return b, nil
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("probe state directory: %w", err)
+	}
+	b.path = filepath.Join(dir, baselineFile)
+	data, err := os.ReadFile(b.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return b, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", b.path, err)
+	}
+	var doc baselineDoc
+	if err := json.Unmarshal(data, &doc); err != nil || doc.Version != 1 || !validLinks(doc.Links) {
+		aside := fmt.Sprintf("%s.corrupt-%d", b.path, time.Now().Unix())
+		if rerr := os.Rename(b.path, aside); rerr != nil {
+			return nil, fmt.Errorf("%s is corrupt and cannot be moved aside: %w", b.path, rerr)
+		}
+		logger.Warn("probe baseline file was corrupt; moved aside, starting with empty baselines", "file", b.path, "moved_to", aside, "err", err)
+		return b, nil
+	}
+	for k, v := range doc.Links {
+		b.links[k] = v
+	}
+	return b, nil
+}
+
+func validLinks(links map[string][]float64) bool {
+	for k, v := range links {
+		if k == "" || len(v) > baselineWindow*4 {
+			return false
+		}
+		for _, x := range v {
+			if x <= 0 || x != x || x > 1e15 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Baseline returns the median of the link's recent good runs, and whether
+// there are enough of them to judge a regression.
+func (b *Baselines) Baseline(key string) (float64, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v := b.links[key]
+	if len(v) == 0 {
+		return 0, false
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	var m float64
+	if len(s)%2 == 1 {
+		m = s[len(s)/2]
+	} else {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return m, len(s) >= minBaselineSamples
+}
+
+// Record adds a good run and persists the store.
+func (b *Baselines) Record(key string, value float64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v := append(b.links[key], value)
+	if len(v) > baselineWindow {
+		v = v[len(v)-baselineWindow:]
+	}
+	b.links[key] = v
+	return b.saveLocked()
+}
+
+// saveLocked writes atomically: a temporary file in the same directory,
+// fsync, rename over the old file, fsync the directory. A kill -9 at any
+// point leaves either the old or the new file, never a torn one.
+func (b *Baselines) saveLocked() error {
+	if b.path == "" {
+		return nil
+	}
+	data, err := json.MarshalIndent(baselineDoc{Version: 1, Saved: time.Now().UTC(), Links: b.links}, "", " ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(b.path, data)
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,154 @@
+package probes
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/config"
+)
+
+// ncclRunner launches all_reduce_perf across the plan's nodes with mpirun
+// from the leader, the way operators do it by hand, with the NCCL network
+// selection pinned from the plan so a silent fallback to TCP or the wrong
+// GID shows up as a failure rather than a slow success.
+type ncclRunner struct {
+	plan   *config.Plan
+	self   *config.Node
+	node   NodeInfo
+	base   *Baselines
+	logger *slog.Logger
+}
+
+func (r *ncclRunner) cfg() config.NCCL { return r.plan.Probes.NCCL }
+
+// env returns the NCCL variables derived from the plan. Values from the
+// plan's env map win, so an operator can override the derivation.
+func (r *ncclRunner) env() map[string]string {
+	var ifnames, hcas []string
+	gids := map[int]bool{}
+	for _, i := range r.self.Interfaces {
+		ifnames = append(ifnames, i.Netdev)
+		if i.RDMADevice != "" {
+			hcas = append(hcas, i.RDMADevice+":1")
+			if ip := i.IP(); ip.IsValid() {
+				if g, ok := r.node.GIDIndex(i.RDMADevice, ip); ok {
+					gids[g] = true
+				}
+			}
+		}
+	}
+	env := map[string]string{}
+	if len(ifnames) > 0 {
+		env["NCCL_SOCKET_IFNAME"] = "=" + strings.Join(ifnames, ",")
+	}
+	if len(hcas) > 0 {
+		env["NCCL_IB_HCA"] = "=" + strings.Join(hcas, ",")
+	}
+	switch gi := r.plan.Probes.IBWriteBW.GIDIndex; {
+	case gi != nil:
+		env["NCCL_IB_GID_INDEX"] = strconv.Itoa(*gi)
+	case len(gids) == 1:
+		for g := range gids {
+			env["NCCL_IB_GID_INDEX"] = strconv.Itoa(g)
+		}
+	}
+	for k, v := range r.cfg().Env {
+		env[k] = v
+	}
+	return env
+}
+
+// argv builds the mpirun command line: one rank per GPU, one GPU per rank.
+func (r *ncclRunner) argv(env map[string]string) []string {
+	c := r.cfg()
+	var hosts []string
+	for _, name := range r.plan.NodeNames() {
+		n, _ := r.plan.Node(name)
+		hosts = append(hosts, fmt.Sprintf("%s:%d", n.ManagementIP, c.GPUsPerNode))
+	}
+	argv := []string{c.MPIRun, "-np", strconv.Itoa(c.GPUsPerNode * len(hosts)), "-H", strings.Join(hosts, ",")}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		// "-x NAME" exports the variable from mpirun's own environment,
+		// which we set; the value never passes through a shell.
+		argv = append(argv, "-x", k)
+	}
+	argv = append(argv, c.ExtraMPIRunArgs...)
+	return append(argv, c.Command, "-b", strconv.FormatInt(int64(c.MinBytes), 10), "-e", strconv.FormatInt(int64(c.MaxBytes), 10), "-f", "2", "-g", "1")
+}
+
+func (r *ncclRunner) run(ctx context.Context) *Result {
+	res := &Result{Probe: KindNCCL, Start: time.Now()}
+	env := r.env()
+	res.Command = r.argv(env)
+	procEnv := os.Environ()
+	for k, v := range env {
+		procEnv = append(procEnv, k+"="+v)
+	}
+	out := runCommand(ctx, r.cfg().Timeout, res.Command, procEnv, nil)
+	res.Duration = time.Since(res.Start)
+	res.ExitCode, res.StderrTail = out.ExitCode, out.Stderr
+	fail := func(reason string) { res.Success, res.Reason, res.Hint = false, reason, Hint(reason) }
+	switch {
+	case out.Err != nil:
+		res.StderrTail = strings.TrimSpace(res.StderrTail + "\n" + out.Err.Error())
+		fail(ReasonExecError)
+		return res
+	case out.TimedOut:
+		fail(ReasonTimeout)
+		return res
+	}
+	parsed, err := ParseNCCL(bytes.NewReader(combined(out)))
+	if parsed != nil {
+		res.Warnings = parsed.Warnings
+		res.WrongResults = parsed.OutOfBoundsCount
+		res.BusBandwidth = map[uint64]float64{}
+		for _, row := range parsed.Rows {
+			res.BusBandwidth[row.SizeBytes] = row.InPlace.BusBWBytesPerSecond
+			if row.InPlace.Wrong > 0 {
+				res.WrongResults += row.InPlace.Wrong
+			}
+			if row.OutOfPlace.Wrong > 0 {
+				res.WrongResults += row.OutOfPlace.Wrong
+			}
+		}
+		res.BandwidthBytesPerSecond = parsed.AvgBusBandwidthBytesPerSecond
+	}
+	if reason := NCCLFailureReason(out.ExitCode, parsed); reason != "" {
+		fail(reason)
+		return res
+	}
+	if err != nil || parsed == nil || len(parsed.Rows) == 0 {
+		fail(ReasonExecError)
+		return res
+	}
+	if floor := r.cfg().MinBusBandwidthGBps * 1e9; floor > 0 {
+		res.ExpectedBytesPerSecond = floor
+	}
+	base, judged := r.base.Baseline(res.Key())
+	res.BaselineBytesPerSecond = base
+	switch {
+	case res.ExpectedBytesPerSecond > 0 && res.BandwidthBytesPerSecond < res.ExpectedBytesPerSecond:
+		fail(ReasonBelowThreshold)
+	case judged && res.BandwidthBytesPerSecond < RegressionFactor*base:
+		fail(ReasonRegression)
+	default:
+		res.Success = true
+		if err := r.base.Record(res.Key(), res.BandwidthBytesPerSecond); err != nil {
+			r.logger.Warn("cannot persist probe baseline", "err", err)
+		}
+		res.BaselineBytesPerSecond, _ = r.base.Baseline(res.Key())
+	}
+	return res
+}

@@ -1,0 +1,342 @@
+package probes
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/config"
+)
+
+// Link is one rail-matched pair: a local device and the peer's device on
+// the same rail.
+type Link struct {
+	Rail       int
+	Device     string // local RDMA device
+	LocalIP    string
+	Peer       string // peer node name
+	PeerDevice string
+	PeerIP     string
+}
+
+// perftestRunner runs ib_write_bw / ib_write_lat clients and responders.
+type perftestRunner struct {
+	kind     string
+	cfg      config.Perftest
+	fraction float64 // minimum share of the port rate
+	node     NodeInfo
+	base     *Baselines
+	logger   *slog.Logger
+}
+
+func (r *perftestRunner) latency() bool { return r.kind == KindIBWriteLat }
+
+// args builds the perftest argv. Server and client must get identical
+// options (perftest's own rule); the client adds the server address.
+func (r *perftestRunner) args(l Link, gid int, haveGID bool, server bool) []string {
+	argv := []string{r.cfg.Command, "-d", l.Device, "-i", "1", "-p", strconv.Itoa(int(r.cfg.PortRange.First) + l.Rail), "-F"}
+	if haveGID {
+		argv = append(argv, "-x", strconv.Itoa(gid))
+	}
+	if r.cfg.MessageSize > 0 {
+		argv = append(argv, "-s", strconv.FormatInt(int64(r.cfg.MessageSize), 10))
+	}
+	if !r.latency() {
+		argv = append(argv, "--report_gbits")
+		if r.cfg.QueuePairs > 0 {
+			argv = append(argv, "-q", strconv.Itoa(r.cfg.QueuePairs))
+		}
+	}
+	if r.cfg.Duration > 0 {
+		argv = append(argv, "-D", strconv.Itoa(int(r.cfg.Duration.Round(time.Second)/time.Second)))
+	}
+	argv = append(argv, r.cfg.ExtraArgs...)
+	if !server {
+		argv = append(argv, l.PeerIP)
+	}
+	return argv
+}
+
+func (r *perftestRunner) gid(l Link) (int, bool) {
+	if r.cfg.GIDIndex != nil {
+		return *r.cfg.GIDIndex, true
+	}
+	ip, err := parseAddr(l.LocalIP)
+	if err != nil {
+		return 0, false
+	}
+	return r.node.GIDIndex(l.Device, ip)
+}
+
+// connectRetries: a responder restarts after every test, so a client can
+// arrive during the gap; only that failure is retried.
+const connectRetries = 3
+
+// runClient measures one link. The whole run, retries included, is bounded
+// by the configured timeout.
+func (r *perftestRunner) runClient(ctx context.Context, l Link) *Result {
+	res := &Result{Probe: r.kind, Peer: l.Peer, Device: l.Device, PeerDevice: l.PeerDevice, Start: time.Now()}
+	gid, haveGID := r.gid(l)
+	argv := r.args(l, gid, haveGID, false)
+	res.Command = argv
+	deadline := time.Now().Add(r.cfg.Timeout)
+	var out execResult
+	for attempt := 0; ; attempt++ {
+		remaining := time.Until(deadline)
+		if remaining <= 0 {
+			out.TimedOut = true
+			break
+		}
+		out = runCommand(ctx, remaining, argv, nil, nil)
+		if out.TimedOut || out.Err != nil || ctx.Err() != nil || attempt+1 >= connectRetries {
+			break
+		}
+		if perftestOutcome(out) != ReasonConnectRefused {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+		}
+	}
+	res.Duration = time.Since(res.Start)
+	res.ExitCode, res.StderrTail = out.ExitCode, out.Stderr
+	r.evaluate(res, out)
+	return res
+}
+
+func perftestOutcome(out execResult) string {
+	parsed, err := ParsePerftest(bytes.NewReader(combined(out)))
+	switch {
+	case parsed != nil && parsed.Reason != "":
+		return parsed.Reason
+	case err != nil:
+		return ReasonExecError
+	}
+	return ""
+}
+
+// combined joins stdout and stderr: perftest prints results on stdout and
+// most errors on stderr, and the parser classifies line by line.
+func combined(out execResult) []byte {
+	b := make([]byte, 0, len(out.Stdout)+len(out.Stderr)+1)
+	b = append(b, out.Stdout...)
+	b = append(b, '\n')
+	return append(b, out.Stderr...)
+}
+
+func (r *perftestRunner) evaluate(res *Result, out execResult) {
+	fail := func(reason string) {
+		res.Success, res.Reason, res.Hint = false, reason, Hint(reason)
+	}
+	switch {
+	case out.Err != nil:
+		res.StderrTail = strings.TrimSpace(res.StderrTail + "\n" + out.Err.Error())
+		fail(ReasonExecError)
+		return
+	case out.TimedOut:
+		fail(ReasonTimeout)
+		return
+	}
+	parsed, err := ParsePerftest(bytes.NewReader(combined(out)))
+	if parsed != nil {
+		res.Warnings = parsed.Warnings
+	}
+	if parsed != nil && parsed.Reason != "" {
+		fail(parsed.Reason)
+		return
+	}
+	if err != nil || parsed == nil {
+		fail(ReasonExecError)
+		return
+	}
+	if out.ExitCode != 0 {
+		fail(ReasonExecError)
+		return
+	}
+	if r.latency() {
+		if len(parsed.LatencyRows) == 0 {
+			fail(ReasonExecError)
+			return
+		}
+		row := parsed.LatencyRows[len(parsed.LatencyRows)-1]
+		res.LatencySeconds = map[string]float64{"avg": row.Avg, "min": row.Min, "max": row.Max}
+		if row.P99 > 0 {
+			res.LatencySeconds["p99"] = row.P99
+		}
+		res.Success = true
+		return
+	}
+	res.BandwidthBytesPerSecond = parsed.BandwidthBytesPerSecond
+	if rate, ok := r.node.PortRateBitsPerSecond(res.Device); ok {
+		res.ExpectedBytesPerSecond = r.fraction * rate / 8
+	}
+	base, judged := r.base.Baseline(res.Key())
+	res.BaselineBytesPerSecond = base
+	switch {
+	case res.ExpectedBytesPerSecond > 0 && res.BandwidthBytesPerSecond < res.ExpectedBytesPerSecond:
+		fail(ReasonBelowThreshold)
+	case judged && res.BandwidthBytesPerSecond < RegressionFactor*base:
+		fail(ReasonRegression)
+	default:
+		res.Success = true
+		if err := r.base.Record(res.Key(), res.BandwidthBytesPerSecond); err != nil {
+			r.logger.Warn("cannot persist probe baseline", "err", err)
+		}
+		res.BaselineBytesPerSecond, _ = r.base.Baseline(res.Key())
+	}
+}
+
+// responder keeps one perftest server listening for a local device.
+// perftest servers have no accept timeout and exit after one test, so the
+// responder restarts the server after every test and kills one that nobody
+// connected to within the idle timeout (a hung server would otherwise
+// hold the port forever).
+type responder struct {
+	runner *perftestRunner
+	link   Link
+	locks  *deviceLocks
+	logger *slog.Logger
+	// Served counts tests a client ran against this responder.
+	served  int
+	servedM sync.Mutex
+}
+
+// connectedMarker: perftest prints the queue pair addresses once a client
+// has connected and the out-of-band exchange is done.
+var connectedMarker = []byte("remote address")
+
+func (rs *responder) run(ctx context.Context) {
+	backoff := time.Second
+	for ctx.Err() == nil {
+		gid, haveGID := rs.runner.gid(rs.link)
+		argv := rs.runner.args(rs.link, gid, haveGID, true)
+		connected := make(chan struct{})
+		var once sync.Once
+		var seen []byte
+		p, err := startCommand(argv, nil, func(b []byte) {
+			seen = append(seen, b...)
+			if bytes.Contains(seen, connectedMarker) {
+				once.Do(func() { close(connected) })
+			}
+			if len(seen) > 64<<10 {
+				seen = seen[len(seen)-4096:]
+			}
+		})
+		if err != nil {
+			rs.logger.Warn("probe responder cannot start", "device", rs.link.Device, "err", err)
+			if !sleepCtx(ctx, backoff) {
+				return
+			}
+			backoff = min(backoff*2, 60*time.Second)
+			continue
+		}
+		idle := time.NewTimer(rs.runner.cfg.Timeout)
+		locked := false
+		finished := false
+		for !finished {
+			select {
+			case <-p.done:
+				finished = true
+			case <-ctx.Done():
+				p.kill()
+				<-p.done
+				finished = true
+			case <-idle.C:
+				// Nobody connected (or a test overran): restart it.
+				p.kill()
+				<-p.done
+				finished = true
+			case <-connected:
+				connected = nil
+				locked = rs.locks.tryLock(rs.link.Device)
+				idle.Reset(rs.runner.cfg.Duration + 30*time.Second)
+				rs.servedM.Lock()
+				rs.served++
+				rs.servedM.Unlock()
+			}
+		}
+		idle.Stop()
+		if locked {
+			rs.locks.unlock(rs.link.Device)
+		}
+		out := p.result()
+		if out.ExitCode != 0 && !p.killed.Load() && time.Since(p.begin) < 2*time.Second {
+			// Failing at once (no device, port in use): back off instead
+			// of spinning.
+			rs.logger.Debug("probe responder exited early", "device", rs.link.Device, "exit", out.ExitCode, "stderr", lastLine(out.Stderr))
+			if !sleepCtx(ctx, backoff) {
+				return
+			}
+			backoff = min(backoff*2, 60*time.Second)
+			continue
+		}
+		backoff = time.Second
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// deviceLocks makes sure two locally started probes never share a device.
+type deviceLocks struct {
+	mu   sync.Mutex
+	busy map[string]bool
+}
+
+func newDeviceLocks() *deviceLocks { return &deviceLocks{busy: map[string]bool{}} }
+
+func (d *deviceLocks) tryLock(devices ...string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, dev := range devices {
+		if d.busy[dev] {
+			return false
+		}
+	}
+	for _, dev := range devices {
+		d.busy[dev] = true
+	}
+	return true
+}
+
+// lock waits up to wait for every device to be free.
+func (d *deviceLocks) lock(ctx context.Context, wait time.Duration, devices ...string) bool {
+	deadline := time.Now().Add(wait)
+	for {
+		if d.tryLock(devices...) {
+			return true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		sleepCtx(ctx, 50*time.Millisecond)
+	}
+}
+
+func (d *deviceLocks) unlock(devices ...string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, dev := range devices {
+		delete(d.busy, dev)
+	}
+}
+

@@ -1,0 +1,179 @@
+package probes
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// maxStdout bounds what a probe may print; perftest and nccl-tests print a
+// few KiB, a runaway child must not grow the exporter without bound.
+const maxStdout = 4 << 20
+
+// stderrTail is how much of stderr a result keeps for the landing page.
+const stderrTail = 2048
+
+// execResult is the outcome of one child process.
+type execResult struct {
+	Stdout   []byte
+	Stderr   string // tail
+	ExitCode int    // -1 when the process did not exit normally
+	TimedOut bool
+	Err      error // start failure or wait error other than a non-zero exit
+	Duration time.Duration
+}
+
+// limitedBuffer keeps the first n bytes written to it.
+type limitedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	n   int
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := b.n - b.buf.Len(); room > 0 {
+		if len(p) > room {
+			b.buf.Write(p[:room])
+		} else {
+			b.buf.Write(p)
+		}
+	}
+	return len(p), nil
+}
+
+func (b *limitedBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]byte(nil), b.buf.Bytes()...)
+}
+
+// tailBuffer keeps the last n bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	n   int
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > b.n {
+		b.buf = append(b.buf[:0:0], b.buf[len(b.buf)-b.n:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
+
+// process is a child running in its own process group: mpirun and
+// perftest fork helpers that must not outlive the probe, so every kill
+// targets the whole group.
+type process struct {
+	cmd    *exec.Cmd
+	stdout *limitedBuffer
+	stderr *tailBuffer
+	begin  time.Time
+	done   chan struct{}
+	err    error
+	killed atomic.Bool
+}
+
+// startCommand starts argv (never through a shell). onStdout, when set,
+// sees every chunk of output as it arrives.
+func startCommand(argv []string, env []string, onStdout func([]byte)) (*process, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("empty command")
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if env != nil {
+		cmd.Env = env
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Grandchildren holding the pipes open must not keep Wait blocked.
+	cmd.WaitDelay = 2 * time.Second
+	p := &process{cmd: cmd, stdout: &limitedBuffer{n: maxStdout}, stderr: &tailBuffer{n: stderrTail}, done: make(chan struct{})}
+	if onStdout != nil {
+		cmd.Stdout = &notifyWriter{w: p.stdout, fn: onStdout}
+	} else {
+		cmd.Stdout = p.stdout
+	}
+	cmd.Stderr = p.stderr
+	p.begin = time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: %w", argv[0], err)
+	}
+	go func() {
+		p.err = cmd.Wait()
+		// Reap anything left in the group even after a normal exit.
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// kill ends the whole process group.
+func (p *process) kill() {
+	p.killed.Store(true)
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// result waits for the process and reports it.
+func (p *process) result() execResult {
+	<-p.done
+	res := execResult{Stdout: p.stdout.Bytes(), Stderr: p.stderr.String(), ExitCode: -1, Duration: time.Since(p.begin)}
+	if p.cmd.ProcessState != nil {
+		res.ExitCode = p.cmd.ProcessState.ExitCode()
+	}
+	if p.err != nil && !errors.As(p.err, new(*exec.ExitError)) && !p.killed.Load() {
+		res.Err = p.err
+	}
+	return res
+}
+
+// runCommand runs argv to completion, killing its process group when ctx
+// ends or timeout passes.
+func runCommand(ctx context.Context, timeout time.Duration, argv []string, env []string, onStdout func([]byte)) execResult {
+	p, err := startCommand(argv, env, onStdout)
+	if err != nil {
+		return execResult{ExitCode: -1, Err: err}
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	timedOut := false
+	select {
+	case <-p.done:
+	case <-timer.C:
+		timedOut = true
+		p.kill()
+	case <-ctx.Done():
+		p.kill()
+	}
+	res := p.result()
+	res.TimedOut = timedOut
+	return res
+}
+
+// notifyWriter passes output through and reports each chunk, so a
+// responder can tell when a client connected.
+type notifyWriter struct {
+	w  *limitedBuffer
+	fn func([]byte)
+}
+
+func (n *notifyWriter) Write(p []byte) (int, error) {
+	n.fn(p)
+	return n.w.Write(p)
+}

@@ -1,0 +1,470 @@
+package probes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/config"
+)
+
+// fakeNode answers NodeInfo without sysfs.
+type fakeNode struct {
+	rate float64
+	gid  int
+	util float64
+}
+
+func (f fakeNode) GIDIndex(string, netip.Addr) (int, bool)        { return f.gid, f.gid >= 0 }
+func (f fakeNode) PortRateBitsPerSecond(string) (float64, bool) { return f.rate, f.rate > 0 }
+func (f fakeNode) PortUtilization(context.Context, string, time.Duration) (float64, error) {
+	return f.util, nil
+}
+
+func standin(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("testdata", "standin", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// testPlan is a two-node, two-rail plan whose probe commands are the
+// stand-ins; extra is YAML appended under probes.
+func testPlan(t *testing.T, fraction string, extra string) *config.Plan {
+	t.Helper()
+	doc := fmt.Sprintf(`
+networks:
+  management: 10.0.0.0/24
+  compute: [192.168.100.0/24, 192.168.101.0/24]
+expectations:
+  mtu: 9000
+  pfc_priority: 3
+  min_bandwidth_fraction: %s
+nodes:
+  - name: node01
+    management_ip: 10.0.0.11
+    interfaces:
+      - {netdev: ens1f0np0, rdma_device: mlx5_0, ip: 192.168.100.11/24}
+      - {netdev: ens2f0np0, rdma_device: mlx5_1, ip: 192.168.101.11/24}
+  - name: node02
+    management_ip: 10.0.0.12
+    interfaces:
+      - {netdev: ens1f0np0, rdma_device: mlx5_0, ip: 192.168.100.12/24}
+      - {netdev: ens2f0np0, rdma_device: mlx5_1, ip: 192.168.101.12/24}
+probes:
+  enabled: true
+  ib_write_bw:
+    command: %s
+    interval: 1h
+    timeout: 5s
+    duration: 1s
+  ib_write_lat:
+    enabled: true
+    command: %s
+    interval: 1h
+    timeout: 5s
+  nccl:
+    enabled: true
+    leader: node01
+    mpirun: %s
+    command: /opt/nccl-tests/build/all_reduce_perf
+    gpus_per_node: 8
+    timeout: 5s
+%s`, fraction, standin(t, "perftest"), standin(t, "perftest"), standin(t, "mpirun"), extra)
+	plan, err := config.Parse("test.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
+func newTestScheduler(t *testing.T, plan *config.Plan, node NodeInfo) *Scheduler {
+	t.Helper()
+	s, err := New(Options{Plan: plan, Self: "node01", Node: node, StateDir: t.TempDir(),
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), LoadWindow: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// standinEnv points the stand-ins at a scratch directory and a behaviour.
+func standinEnv(t *testing.T, mode string) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("STANDIN_DIR", dir)
+	t.Setenv("STANDIN_MODE", mode)
+	return dir
+}
+
+func calls(t *testing.T, dir string) []string {
+	t.Helper()
+	b, _ := os.ReadFile(filepath.Join(dir, "calls"))
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+var link0 = Link{Rail: 0, Device: "mlx5_0", LocalIP: "192.168.100.11", Peer: "node02", PeerDevice: "mlx5_0", PeerIP: "192.168.100.12"}
+
+func TestPerftestClientSuccess(t *testing.T) {
+	dir := standinEnv(t, "bw_ok")
+	s := newTestScheduler(t, testPlan(t, "0.9", ""), fakeNode{rate: 400e9, gid: 3})
+	res := s.bw.runClient(context.Background(), link0)
+	if !res.Success || res.Reason != "" {
+		t.Fatalf("want success, got %+v", res)
+	}
+	if want := 392.34e9 / 8; res.BandwidthBytesPerSecond != want {
+		t.Errorf("bandwidth = %v, want %v", res.BandwidthBytesPerSecond, want)
+	}
+	if want := 0.9 * 400e9 / 8; res.ExpectedBytesPerSecond != want {
+		t.Errorf("expected = %v, want %v", res.ExpectedBytesPerSecond, want)
+	}
+	got := calls(t, dir)[0]
+	for _, arg := range []string{"-d mlx5_0", "-x 3", "-p 18515", "--report_gbits", "-D 1", "-F", "-s 1048576", "-q 4"} {
+		if !strings.Contains(got, arg) {
+			t.Errorf("client argv %q lacks %q", got, arg)
+		}
+	}
+	if !strings.HasSuffix(got, " 192.168.100.12") {
+		t.Errorf("client argv %q must end with the peer's compute IP", got)
+	}
+	// Rail 1 uses the next port of the range.
+	l1 := link0
+	l1.Rail, l1.Device, l1.PeerIP = 1, "mlx5_1", "192.168.101.12"
+	s.bw.runClient(context.Background(), l1)
+	if got := calls(t, dir)[1]; !strings.Contains(got, "-p 18516") || !strings.Contains(got, "-d mlx5_1") {
+		t.Errorf("rail 1 argv %q", got)
+	}
+}
+
+func TestPerftestFailuresAreClassified(t *testing.T) {
+	for _, tc := range []struct {
+		mode, reason string
+	}{
+		{"bw_slow", ReasonBelowThreshold},
+		{"connect_refused", ReasonConnectRefused},
+		{"gid_index", ReasonGIDIndex},
+		{"retry_exceeded", ReasonRetryExceeded},
+		{"no_device", ReasonNoDevice},
+		{"garbage", ReasonExecError},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			dir := standinEnv(t, tc.mode)
+			s := newTestScheduler(t, testPlan(t, "0.9", ""), fakeNode{rate: 400e9, gid: 3})
+			res := s.bw.runClient(context.Background(), link0)
+			if res.Success || res.Reason != tc.reason {
+				t.Fatalf("reason = %q (success %v), want %q; stderr %q", res.Reason, res.Success, tc.reason, res.StderrTail)
+			}
+			if res.Hint == "" {
+				t.Error("failure without a hint")
+			}
+			n := len(calls(t, dir))
+			if tc.reason == ReasonConnectRefused && n != connectRetries {
+				t.Errorf("connect refused tried %d times, want %d", n, connectRetries)
+			}
+			if tc.reason != ReasonConnectRefused && n != 1 {
+				t.Errorf("%s retried (%d calls): only connect-refused is retried", tc.reason, n)
+			}
+		})
+	}
+}
+
+func TestPerftestConnectRefusedIsRetried(t *testing.T) {
+	dir := standinEnv(t, "refused_once")
+	s := newTestScheduler(t, testPlan(t, "0.9", ""), fakeNode{rate: 400e9, gid: 3})
+	res := s.bw.runClient(context.Background(), link0)
+	if !res.Success {
+		t.Fatalf("second attempt should succeed: %+v", res)
+	}
+	if n := len(calls(t, dir)); n != 2 {
+		t.Errorf("%d calls, want 2", n)
+	}
+}
+
+func processGone(pidFile string) bool {
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		return false
+	}
+	var pid int
+	fmt.Sscan(strings.TrimSpace(string(b)), &pid)
+	err = syscall.Kill(pid, 0)
+	return errors.Is(err, syscall.ESRCH)
+}
+
+func TestHungClientIsKilledWithItsProcessGroup(t *testing.T) {
+	dir := standinEnv(t, "hang")
+	plan := testPlan(t, "0.9", "")
+	plan.Probes.IBWriteBW.Timeout = 1 * time.Second
+	s := newTestScheduler(t, plan, fakeNode{rate: 400e9, gid: 3})
+	begin := time.Now()
+	res := s.bw.runClient(context.Background(), link0)
+	if took := time.Since(begin); took > 4*time.Second {
+		t.Errorf("hung probe took %v; timeout is 1s", took)
+	}
+	if res.Reason != ReasonTimeout {
+		t.Errorf("reason = %q, want timeout", res.Reason)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for !(processGone(filepath.Join(dir, "child.pid")) && processGone(filepath.Join(dir, "parent.pid"))) {
+		if time.Now().After(deadline) {
+			t.Fatal("the stand-in or its child survived the timeout: the process group was not killed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestLatencyProbe(t *testing.T) {
+	dir := standinEnv(t, "lat_ok")
+	s := newTestScheduler(t, testPlan(t, "0.9", ""), fakeNode{rate: 400e9, gid: 3})
+	res := s.lat.runClient(context.Background(), link0)
+	if !res.Success {
+		t.Fatalf("%+v", res)
+	}
+	if got := res.LatencySeconds["avg"]; got != 1.12e-6 {
+		t.Errorf("avg latency = %v, want 1.12µs", got)
+	}
+	if c := calls(t, dir)[0]; strings.Contains(c, "--report_gbits") || strings.Contains(c, "-q ") {
+		t.Errorf("latency argv %q carries bandwidth-only flags", c)
+	}
+}
+
+func TestRegressionAgainstBaseline(t *testing.T) {
+	standinEnv(t, "bw_ok")
+	// A tiny floor isolates the regression rule from the plan threshold.
+	plan := testPlan(t, "0.001", "")
+	s := newTestScheduler(t, plan, fakeNode{rate: 400e9, gid: 3})
+	for i := 0; i < minBaselineSamples; i++ {
+		if res := s.bw.runClient(context.Background(), link0); !res.Success {
+			t.Fatalf("baseline run %d failed: %+v", i, res)
+		}
+	}
+	t.Setenv("STANDIN_MODE", "bw_slow") // 0.48 Gb/s
+	res := s.bw.runClient(context.Background(), link0)
+	if res.Reason != ReasonRegression {
+		t.Fatalf("reason = %q, want regression (bw %v, baseline %v)", res.Reason, res.BandwidthBytesPerSecond, res.BaselineBytesPerSecond)
+	}
+	if res.BaselineBytesPerSecond != 392.34e9/8 {
+		t.Errorf("baseline = %v", res.BaselineBytesPerSecond)
+	}
+	// A regressed run does not drag the baseline down.
+	if b, _ := s.base.Baseline(res.Key()); b != 392.34e9/8 {
+		t.Errorf("baseline after regression = %v", b)
+	}
+}
+
+func TestBaselinesSurviveRestartAndCorruption(t *testing.T) {
+	dir := t.TempDir()
+	logger := slog.New(slog.DiscardHandler)
+	b, err := LoadBaselines(dir, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []float64{10, 30, 20} {
+		if err := b.Record("ib_write_bw|node02|mlx5_0", v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b2, err := LoadBaselines(dir, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := b2.Baseline("ib_write_bw|node02|mlx5_0"); m != 20 || !ok {
+		t.Errorf("after restart: median %v judged %v, want 20 true", m, ok)
+	}
+	for name, content := range map[string]string{
+		"truncated": `{"version":1,"links":{"a":[1,2`,
+		"garbage":   "\x00\x01not json",
+		"negative":  `{"version":1,"links":{"a":[-5]}}`,
+		"version":   `{"version":99,"links":{}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := t.TempDir()
+			os.WriteFile(filepath.Join(d, baselineFile), []byte(content), 0o600)
+			b, err := LoadBaselines(d, logger)
+			if err != nil {
+				t.Fatalf("a corrupt baseline file must not be fatal: %v", err)
+			}
+			if _, ok := b.Baseline("a"); ok {
+				t.Error("corrupt data was used")
+			}
+			matches, _ := filepath.Glob(filepath.Join(d, baselineFile+".corrupt-*"))
+			if len(matches) != 1 {
+				t.Errorf("corrupt file not set aside: %v", matches)
+			}
+			if err := b.Record("a", 1); err != nil {
+				t.Errorf("cannot write after recovery: %v", err)
+			}
+		})
+	}
+}
+
+func TestResponderRestartsAfterEachTestAndWhenIdle(t *testing.T) {
+	for _, tc := range []struct {
+		server  string
+		timeout time.Duration
+		minRuns int
+		served  bool
+	}{
+		{"serve", 5 * time.Second, 3, true},       // perftest servers exit after one test
+		{"idle", 400 * time.Millisecond, 3, false}, // nobody connects: killed and restarted
+	} {
+		t.Run(tc.server, func(t *testing.T) {
+			dir := standinEnv(t, "bw_ok")
+			t.Setenv("STANDIN_SERVER", tc.server)
+			plan := testPlan(t, "0.9", "")
+			plan.Probes.IBWriteBW.Timeout = tc.timeout
+			s := newTestScheduler(t, plan, fakeNode{rate: 400e9, gid: 3})
+			rs := &responder{runner: s.bw, link: s.localLinks()[0], locks: s.locks, logger: s.logger}
+			ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
+			defer cancel()
+			rs.run(ctx)
+			runs := calls(t, dir)
+			if len(runs) < tc.minRuns {
+				t.Errorf("responder started %d times in 2.5s, want >= %d", len(runs), tc.minRuns)
+			}
+			if strings.Contains(runs[0], "192.168.") {
+				t.Errorf("server argv %q must not name a peer", runs[0])
+			}
+			if tc.served != (rs.served > 0) {
+				t.Errorf("served = %d", rs.served)
+			}
+		})
+	}
+}
+
+func TestNCCLRunner(t *testing.T) {
+	dir := standinEnv(t, "nccl_ok")
+	s := newTestScheduler(t, testPlan(t, "0.9", ""), fakeNode{rate: 400e9, gid: 3})
+	res := s.runNCCL(context.Background())
+	if !res.Success {
+		t.Fatalf("%+v", res)
+	}
+	if got := res.BusBandwidth[134217728]; got != 107.63e9 {
+		t.Errorf("busbw at 128 MiB = %v", got)
+	}
+	if res.BandwidthBytesPerSecond != 17.8617e9 {
+		t.Errorf("avg busbw = %v", res.BandwidthBytesPerSecond)
+	}
+	argv := calls(t, dir)[0]
+	for _, want := range []string{"-np 16", "-H 10.0.0.11:8,10.0.0.12:8", "-x NCCL_IB_GID_INDEX", "-x NCCL_IB_HCA", "-x NCCL_SOCKET_IFNAME",
+		"/opt/nccl-tests/build/all_reduce_perf -b 8 -e 8589934592 -f 2 -g 1"} {
+		if !strings.Contains(argv, want) {
+			t.Errorf("mpirun argv %q lacks %q", argv, want)
+		}
+	}
+	env, _ := os.ReadFile(filepath.Join(dir, "env"))
+	for _, want := range []string{"NCCL_IB_GID_INDEX=3", "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1", "NCCL_SOCKET_IFNAME==ens1f0np0,ens2f0np0"} {
+		if !strings.Contains(string(env), want) {
+			t.Errorf("NCCL env lacks %q:\n%s", want, env)
+		}
+	}
+}
+
+func TestNCCLFailures(t *testing.T) {
+	for mode, reason := range map[string]string{
+		"nccl_wrong":      ReasonWrongResults,
+		"cuda_error":      ReasonExecError,
+		"nccl_error":      ReasonRetryExceeded,
+		"nccl_timeout":    ReasonTimeout,
+		"nccl_duplicated": ReasonExecError,
+		"hang":            ReasonTimeout,
+	} {
+		t.Run(mode, func(t *testing.T) {
+			standinEnv(t, mode)
+			plan := testPlan(t, "0.9", "")
+			plan.Probes.NCCL.Timeout = time.Second
+			s := newTestScheduler(t, plan, fakeNode{rate: 400e9, gid: 3})
+			res := s.runNCCL(context.Background())
+			if res.Success || res.Reason != reason {
+				t.Errorf("reason = %q, want %q (exit %d, stderr %q)", res.Reason, reason, res.ExitCode, res.StderrTail)
+			}
+		})
+	}
+}
+
+func TestBusyPortIsSkippedAndCounted(t *testing.T) {
+	standinEnv(t, "bw_ok")
+	s := newTestScheduler(t, testPlan(t, "0.9", ""), fakeNode{rate: 400e9, gid: 3, util: 0.6})
+	peer, _ := s.opts.Plan.Node("node02")
+	for _, r := range s.runPerftest(context.Background(), s.bw, peer) {
+		if !r.Skipped || !strings.Contains(r.SkipReason, "60%") {
+			t.Errorf("busy port not skipped: %+v", r)
+		}
+	}
+	runs := s.Store().Runs()
+	if len(runs) != 1 || runs[0].Result != "skipped" || runs[0].Count != 2 {
+		t.Errorf("runs = %+v, want 2 skipped", runs)
+	}
+	if len(s.Store().Latest()) != 0 {
+		t.Error("a skipped run replaced a measurement")
+	}
+}
+
+func TestProbesNeverOverlapOnADevice(t *testing.T) {
+	standinEnv(t, "bw_ok")
+	s := newTestScheduler(t, testPlan(t, "0.9", ""), fakeNode{rate: 400e9, gid: 3})
+	if !s.locks.tryLock("mlx5_0") {
+		t.Fatal("lock")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	res := s.guarded(ctx, KindIBWriteBW, link0, func() *Result { t.Error("ran on a busy device"); return nil }, "mlx5_0")
+	if res == nil || !res.Skipped {
+		t.Errorf("want skipped while another probe holds the device, got %+v", res)
+	}
+}
+
+func TestPingLoopback(t *testing.T) {
+	p := &pingRunner{count: 3, timeout: 2 * time.Second, interval: 50 * time.Millisecond}
+	res := p.run(context.Background(), Link{Device: "lo", LocalIP: "127.0.0.1", Peer: "self", PeerIP: "127.0.0.1"})
+	if res.Reason == ReasonExecError && strings.Contains(res.StderrTail, "ICMP socket") {
+		t.Skipf("no ICMP socket allowed here: %s", res.StderrTail)
+	}
+	if !res.Success || res.LossRatio == nil || *res.LossRatio != 0 {
+		t.Fatalf("loopback ping: %+v", res)
+	}
+	if res.LatencySeconds["avg"] <= 0 || res.LatencySeconds["avg"] > 0.5 {
+		t.Errorf("rtt = %v", res.LatencySeconds)
+	}
+}
+
+func TestSchedulerRunsOnItsOwnAndStopsCleanly(t *testing.T) {
+	standinEnv(t, "bw_ok")
+	t.Setenv("STANDIN_SERVER", "idle")
+	plan := testPlan(t, "0.9", "")
+	plan.Probes.IBWriteBW.Interval, plan.Probes.IBWriteBW.Timeout, plan.Probes.IBWriteBW.Jitter = time.Second, 800*time.Millisecond, 0
+	plan.Probes.IBWriteLat.Enabled = false
+	plan.Probes.NCCL.Enabled = false
+	plan.Probes.Ping.Enabled = false
+	s := newTestScheduler(t, plan, fakeNode{rate: 400e9, gid: 3})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	time.Sleep(4500 * time.Millisecond)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("scheduler did not stop after cancel")
+	}
+	// With two nodes, node01 is the client in every other round.
+	latest := s.Store().Latest()
+	if len(latest) != 2 {
+		t.Fatalf("want results for both rails, got %d: %+v", len(latest), latest)
+	}
+	for _, r := range latest {
+		if !r.Success || r.Peer != "node02" {
+			t.Errorf("%+v", r)
+		}
+	}
+}

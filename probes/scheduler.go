@@ -1,0 +1,340 @@
+package probes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/config"
+)
+
+// Options configures a Scheduler.
+type Options struct {
+	Plan *config.Plan
+	// Self is this node's name in the plan.
+	Self string
+	// Node answers GID, rate and load questions about local devices.
+	Node NodeInfo
+	// StateDir holds the persisted baselines ("" keeps them in memory).
+	StateDir string
+	Logger   *slog.Logger
+	// Now is the wall clock (tests replace it).
+	Now func() time.Time
+	// LoadWindow is how long the port load is sampled before a probe.
+	LoadWindow time.Duration
+}
+
+// Scheduler runs the plan's probes on their intervals: rail-matched
+// perftest pairs from the round-robin schedule, NCCL from the leader, and
+// ping to every peer. Results go to a Store the exporter reads at scrape
+// time.
+type Scheduler struct {
+	opts   Options
+	self   *config.Node
+	store  *Store
+	base   *Baselines
+	locks  *deviceLocks
+	bw     *perftestRunner
+	lat    *perftestRunner
+	nccl   *ncclRunner
+	ping   *pingRunner
+	logger *slog.Logger
+}
+
+// New validates that the node is in the plan and loads the baselines.
+func New(opts Options) (*Scheduler, error) {
+	if opts.Plan == nil {
+		return nil, errors.New("probes need a cluster plan (--config.file)")
+	}
+	self, ok := opts.Plan.Node(opts.Self)
+	if !ok {
+		return nil, fmt.Errorf("node %q is not in the cluster plan; set --node.name", opts.Self)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.LoadWindow <= 0 {
+		opts.LoadWindow = time.Second
+	}
+	base, err := LoadBaselines(opts.StateDir, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	p := opts.Plan.Probes
+	fraction := opts.Plan.Expectations.MinBandwidthFraction
+	s := &Scheduler{
+		opts: opts, self: self, store: NewStore(), base: base, locks: newDeviceLocks(), logger: opts.Logger,
+		bw:   &perftestRunner{kind: KindIBWriteBW, cfg: p.IBWriteBW, fraction: fraction, node: opts.Node, base: base, logger: opts.Logger},
+		lat:  &perftestRunner{kind: KindIBWriteLat, cfg: p.IBWriteLat, fraction: fraction, node: opts.Node, base: base, logger: opts.Logger},
+		nccl: &ncclRunner{plan: opts.Plan, self: self, node: opts.Node, base: base, logger: opts.Logger},
+		ping: &pingRunner{count: p.Ping.Count, timeout: p.Ping.Timeout, interval: 200 * time.Millisecond},
+	}
+	return s, nil
+}
+
+// Store is where results are kept.
+func (s *Scheduler) Store() *Store { return s.store }
+
+// Run starts the responders and probe loops and blocks until ctx ends;
+// it then kills every child process group and returns.
+func (s *Scheduler) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	p := s.opts.Plan.Probes
+	for _, r := range []*perftestRunner{s.bw, s.lat} {
+		if !r.cfg.Enabled {
+			continue
+		}
+		for _, l := range s.localLinks() {
+			rs := &responder{runner: r, link: l, locks: s.locks, logger: s.logger}
+			wg.Add(1)
+			go func() { defer wg.Done(); rs.run(ctx) }()
+		}
+		wg.Add(1)
+		go func(r *perftestRunner) { defer wg.Done(); s.loop(ctx, r.kind, r.cfg.Schedule, func(round int64) { s.pairRound(ctx, r, round) }) }(r)
+	}
+	if p.NCCL.Enabled && p.NCCL.Leader == s.self.Name {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.loop(ctx, KindNCCL, p.NCCL.Schedule, func(int64) { s.runNCCL(ctx) })
+		}()
+	}
+	if p.Ping.Enabled {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.loop(ctx, KindPing, p.Ping.Schedule, func(int64) { s.pingPeers(ctx, "") })
+		}()
+	}
+	wg.Wait()
+}
+
+// loop runs fn once per interval, at a wall-clock-aligned time plus a
+// jitter every node derives from the round number, so paired nodes agree
+// on timing without talking to each other.
+func (s *Scheduler) loop(ctx context.Context, kind string, sch config.Schedule, fn func(round int64)) {
+	interval := sch.Interval
+	if interval <= 0 {
+		return
+	}
+	for {
+		now := s.opts.Now()
+		round := now.UnixNano()/int64(interval) + 1
+		at := time.Unix(0, round*int64(interval)).Add(jitterFor(kind, round, sch.Jitter))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(at.Sub(now)):
+		}
+		fn(round)
+	}
+}
+
+func jitterFor(kind string, round int64, jitter time.Duration) time.Duration {
+	if jitter <= 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d", kind, round)
+	return time.Duration(h.Sum64() % uint64(jitter))
+}
+
+// localLinks are this node's rails with an RDMA device.
+func (s *Scheduler) localLinks() []Link {
+	var out []Link
+	for idx, i := range s.self.Interfaces {
+		if i.RDMADevice == "" {
+			continue
+		}
+		out = append(out, Link{Rail: idx, Device: i.RDMADevice, LocalIP: addrString(i)})
+	}
+	return out
+}
+
+func addrString(i *config.Interface) string {
+	if !i.Address.IsValid() {
+		return ""
+	}
+	return i.IP().String()
+}
+
+// links pairs rail i of this node with rail i of the peer.
+func (s *Scheduler) links(peer *config.Node) []Link {
+	var out []Link
+	for idx := 0; idx < len(s.self.Interfaces) && idx < len(peer.Interfaces); idx++ {
+		li, pi := s.self.Interfaces[idx], peer.Interfaces[idx]
+		dev := li.RDMADevice
+		if dev == "" {
+			dev = li.Netdev
+		}
+		out = append(out, Link{Rail: idx, Device: dev, LocalIP: addrString(li), Peer: peer.Name, PeerDevice: pi.RDMADevice, PeerIP: addrString(pi)})
+	}
+	return out
+}
+
+// inNCCLWindow reports whether the cluster-wide NCCL run is due: pair
+// probes stand aside so they neither disturb nor are disturbed by it.
+func (s *Scheduler) inNCCLWindow(now time.Time) bool {
+	n := s.opts.Plan.Probes.NCCL
+	if !n.Enabled || n.Interval <= 0 {
+		return false
+	}
+	round := now.UnixNano() / int64(n.Interval)
+	start := time.Unix(0, round*int64(n.Interval)).Add(jitterFor(KindNCCL, round, n.Jitter))
+	return !now.Before(start) && now.Before(start.Add(n.Timeout))
+}
+
+// pairRound runs this node's side of one round of the pair schedule.
+func (s *Scheduler) pairRound(ctx context.Context, r *perftestRunner, round int64) {
+	names := s.opts.Plan.NodeNames()
+	sched := NewSchedule(names)
+	pairs := sched.Round(int(round % int64(2*sched.RoundsPerCycle())))
+	peerName, isClient, ok := PeerFor(s.self.Name, pairs)
+	if !ok || !isClient {
+		return // bye, or our responders serve the peer
+	}
+	peer, _ := s.opts.Plan.Node(peerName)
+	s.runPerftest(ctx, r, peer)
+}
+
+// runPerftest measures every rail to one peer, rails in parallel.
+func (s *Scheduler) runPerftest(ctx context.Context, r *perftestRunner, peer *config.Node) []*Result {
+	links := s.links(peer)
+	results := make([]*Result, len(links))
+	var wg sync.WaitGroup
+	for i, l := range links {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = s.guarded(ctx, r.kind, l, func() *Result { return r.runClient(ctx, l) }, l.Device)
+		}()
+	}
+	wg.Wait()
+	for _, res := range results {
+		if res != nil {
+			s.store.Add(res)
+		}
+	}
+	return results
+}
+
+// guarded applies the rules every probe obeys: never overlap another probe
+// on the same device, stand aside during the NCCL window, and skip while
+// the port already carries real traffic (a probe would disturb training
+// and report a false regression).
+func (s *Scheduler) guarded(ctx context.Context, kind string, l Link, run func() *Result, devices ...string) *Result {
+	skip := func(reason string) *Result {
+		return &Result{Probe: kind, Peer: l.Peer, Device: l.Device, PeerDevice: l.PeerDevice, Start: s.opts.Now(), Skipped: true, SkipReason: reason}
+	}
+	if kind != KindNCCL && s.inNCCLWindow(s.opts.Now()) {
+		return skip("the cluster-wide NCCL probe is running")
+	}
+	if !s.locks.lock(ctx, 30*time.Second, devices...) {
+		return skip("another probe is using the device")
+	}
+	defer s.locks.unlock(devices...)
+	if limit := s.opts.Plan.Probes.MaxPortUtilization; limit > 0 && s.opts.Node != nil {
+		for _, dev := range devices {
+			u, err := s.opts.Node.PortUtilization(ctx, dev, s.opts.LoadWindow)
+			if err == nil && u > limit {
+				return skip(fmt.Sprintf("%s already carries %.0f%% of its rate (limit %.0f%%)", dev, u*100, limit*100))
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	res := run()
+	if ctx.Err() != nil {
+		return nil // shut down mid-run: not a measurement
+	}
+	return res
+}
+
+func (s *Scheduler) runNCCL(ctx context.Context) *Result {
+	var devs []string
+	for _, l := range s.localLinks() {
+		devs = append(devs, l.Device)
+	}
+	res := s.guarded(ctx, KindNCCL, Link{}, func() *Result { return s.nccl.run(ctx) }, devs...)
+	if res != nil {
+		s.store.Add(res)
+	}
+	return res
+}
+
+// pingPeers pings every rail of every peer (or of one peer).
+func (s *Scheduler) pingPeers(ctx context.Context, only string) []*Result {
+	var out []*Result
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for _, peer := range s.opts.Plan.Peers(s.self.Name) {
+		if only != "" && peer.Name != only {
+			continue
+		}
+		for _, l := range s.links(peer) {
+			if _, err := netip.ParseAddr(l.PeerIP); err != nil {
+				continue
+			}
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				res := s.ping.run(ctx, l)
+				if ctx.Err() != nil {
+					return
+				}
+				mu.Lock()
+				out = append(out, res)
+				mu.Unlock()
+				s.store.Add(res)
+			}()
+		}
+	}
+	wg.Wait()
+	return out
+}
+
+// RunOnce runs one probe now and returns its results (roce_exporter probe
+// run). For perftest the peer's exporter must be serving its responders.
+func (s *Scheduler) RunOnce(ctx context.Context, kind, peer string) ([]*Result, error) {
+	if peer != "" {
+		if _, ok := s.opts.Plan.Node(peer); !ok {
+			return nil, fmt.Errorf("peer %q is not in the cluster plan", peer)
+		}
+	}
+	switch kind {
+	case KindIBWriteBW, KindIBWriteLat:
+		r := s.bw
+		if kind == KindIBWriteLat {
+			r = s.lat
+		}
+		var out []*Result
+		for _, p := range s.opts.Plan.Peers(s.self.Name) {
+			if peer == "" || p.Name == peer {
+				out = append(out, s.runPerftest(ctx, r, p)...)
+			}
+		}
+		return out, nil
+	case KindNCCL:
+		if res := s.runNCCL(ctx); res != nil {
+			return []*Result{res}, nil
+		}
+		return nil, ctx.Err()
+	case KindPing:
+		return s.pingPeers(ctx, peer), nil
+	}
+	return nil, fmt.Errorf("unknown probe %q (want %s, %s, %s or %s)", kind, KindIBWriteBW, KindIBWriteLat, KindNCCL, KindPing)
+}
+
+func parseAddr(s string) (netip.Addr, error) { return netip.ParseAddr(s) }

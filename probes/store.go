@@ -1,0 +1,134 @@
+package probes
+
+import (
+	"sort"
+	"sync"
+	"time"
+)
+
+// Probe kinds.
+const (
+	KindIBWriteBW  = "ib_write_bw"
+	KindIBWriteLat = "ib_write_lat"
+	KindNCCL       = "nccl"
+	KindPing       = "ping"
+)
+
+// Result is one probe run, as exported and shown on the landing page.
+type Result struct {
+	Probe  string `json:"probe"`
+	Peer   string `json:"peer"`
+	Device string `json:"device"`
+	// PeerDevice is the rail-matched device on the peer.
+	PeerDevice string        `json:"peer_device,omitempty"`
+	Start      time.Time     `json:"start"`
+	Duration   time.Duration `json:"duration_ns"`
+
+	Success    bool   `json:"success"`
+	Skipped    bool   `json:"skipped,omitempty"`
+	SkipReason string `json:"skip_reason,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	Hint       string `json:"hint,omitempty"`
+
+	BandwidthBytesPerSecond float64            `json:"bandwidth_bytes_per_second,omitempty"`
+	ExpectedBytesPerSecond  float64            `json:"expected_bandwidth_bytes_per_second,omitempty"`
+	BaselineBytesPerSecond  float64            `json:"baseline_bandwidth_bytes_per_second,omitempty"`
+	LatencySeconds          map[string]float64 `json:"latency_seconds,omitempty"`
+	LossRatio               *float64           `json:"loss_ratio,omitempty"`
+	// BusBandwidth is NCCL's busbw per message size (bytes/s, in-place).
+	BusBandwidth map[uint64]float64 `json:"bus_bandwidth_bytes_per_second,omitempty"`
+	WrongResults int64              `json:"wrong_results,omitempty"`
+
+	Command    []string `json:"command,omitempty"`
+	ExitCode   int      `json:"exit_code"`
+	StderrTail string   `json:"stderr_tail,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
+}
+
+// Key identifies the link (or run) a result belongs to.
+func (r *Result) Key() string { return r.Probe + "|" + r.Peer + "|" + r.Device }
+
+// historyLimit bounds the results kept for the landing page.
+const historyLimit = 100
+
+// Store keeps the latest result per link, run counters and a short
+// history. It is what the probe collector exports at scrape time.
+type Store struct {
+	mu      sync.Mutex
+	latest  map[string]*Result
+	runs    map[[2]string]uint64 // {probe, result} -> count
+	history []*Result
+}
+
+// NewStore returns an empty store.
+func NewStore() *Store {
+	return &Store{latest: map[string]*Result{}, runs: map[[2]string]uint64{}}
+}
+
+// Add records a finished run. A skipped run is counted but does not
+// replace the last real measurement of the link.
+func (s *Store) Add(r *Result) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	outcome := "failure"
+	switch {
+	case r.Skipped:
+		outcome = "skipped"
+	case r.Success:
+		outcome = "success"
+	}
+	s.runs[[2]string{r.Probe, outcome}]++
+	if !r.Skipped {
+		s.latest[r.Key()] = r
+	}
+	s.history = append(s.history, r)
+	if len(s.history) > historyLimit {
+		s.history = append(s.history[:0:0], s.history[len(s.history)-historyLimit:]...)
+	}
+}
+
+// Latest returns the last non-skipped result of every link, sorted.
+func (s *Store) Latest() []*Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Result, 0, len(s.latest))
+	for _, r := range s.latest {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
+	return out
+}
+
+// Recent returns up to n results, newest first.
+func (s *Store) Recent(n int) []*Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*Result
+	for i := len(s.history) - 1; i >= 0 && len(out) < n; i-- {
+		out = append(out, s.history[i])
+	}
+	return out
+}
+
+// RunCount is one roce_probe_runs_total series.
+type RunCount struct {
+	Probe, Result string
+	Count         uint64
+}
+
+// Runs returns the run counters, sorted.
+func (s *Store) Runs() []RunCount {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]RunCount, 0, len(s.runs))
+	for k, v := range s.runs {
+		out = append(out, RunCount{Probe: k[0], Result: k[1], Count: v})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Probe != out[j].Probe {
+			return out[i].Probe < out[j].Probe
+		}
+		return out[i].Result < out[j].Result
+	})
+	return out
+}

@@ -339,4 +339,3 @@ func (d *deviceLocks) unlock(devices ...string) {
 		delete(d.busy, dev)
 	}
 }
-

@@ -23,7 +23,7 @@ type fakeNode struct {
 	util float64
 }
 
-func (f fakeNode) GIDIndex(string, netip.Addr) (int, bool)        { return f.gid, f.gid >= 0 }
+func (f fakeNode) GIDIndex(string, netip.Addr) (int, bool)      { return f.gid, f.gid >= 0 }
 func (f fakeNode) PortRateBitsPerSecond(string) (float64, bool) { return f.rate, f.rate > 0 }
 func (f fakeNode) PortUtilization(context.Context, string, time.Duration) (float64, error) {
 	return f.util, nil
@@ -315,7 +315,7 @@ func TestResponderRestartsAfterEachTestAndWhenIdle(t *testing.T) {
 		minRuns int
 		served  bool
 	}{
-		{"serve", 5 * time.Second, 3, true},       // perftest servers exit after one test
+		{"serve", 5 * time.Second, 3, true},        // perftest servers exit after one test
 		{"idle", 400 * time.Millisecond, 3, false}, // nobody connects: killed and restarted
 	} {
 		t.Run(tc.server, func(t *testing.T) {

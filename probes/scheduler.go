@@ -98,7 +98,10 @@ func (s *Scheduler) Run(ctx context.Context) {
 			go func() { defer wg.Done(); rs.run(ctx) }()
 		}
 		wg.Add(1)
-		go func(r *perftestRunner) { defer wg.Done(); s.loop(ctx, r.kind, r.cfg.Schedule, func(round int64) { s.pairRound(ctx, r, round) }) }(r)
+		go func(r *perftestRunner) {
+			defer wg.Done()
+			s.loop(ctx, r.kind, r.cfg.Schedule, func(round int64) { s.pairRound(ctx, r, round) })
+		}(r)
 	}
 	if p.NCCL.Enabled && p.NCCL.Leader == s.self.Name {
 		wg.Add(1)

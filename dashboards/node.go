@@ -1,0 +1,135 @@
+package dashboards
+
+import (
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+)
+
+// NodeDetail drills into the RDMA devices of one or more nodes: traffic,
+// PFC and congestion per priority, retransmissions, drops, PHY and PCIe
+// health, link state and the probe history of the node.
+func NodeDetail() *dashboard.DashboardBuilder {
+	d := newDashboard(UIDNodeDetail, "RoCE / Node detail",
+		"Per node, RDMA device and priority: throughput, PFC pause, ECN/CNP, retransmissions, drops, PHY errors, "+
+			"PCIe link, link state and probe history. Pick the node and devices at the top.",
+		"now-1h")
+	b := newBoard(d)
+
+	b.row("Devices and link state")
+	b.add(b.table("RDMA devices", "Adapters of the selected nodes with firmware, PCI address and node GUID.",
+		"short", 12, 6, []string{"instance", "device", "hca_type", "board_id", "firmware_version", "pci_address", "node_guid", "driver", "Value"},
+		qt(sel("roce_device_info", dev))).
+		OverrideByName("Value", []dashboard.DynamicConfigValue{{Id: "custom.hidden", Value: true}}))
+	b.add(b.table("Ports and interfaces", "RDMA ports with their link layer and network interface.",
+		"short", 12, 6, []string{"instance", "device", "port", "link_layer", "interface", "Value"},
+		qt(sel("roce_port_info", dev))).
+		OverrideByName("Value", []dashboard.DynamicConfigValue{{Id: "custom.hidden", Value: true}}))
+	b.add(b.states("Port state", "Logical port state (4 = ACTIVE is the only state that carries traffic).", 12, 6,
+		valueText("1", "DOWN", "red", "2", "INIT", "orange", "3", "ARMED", "orange", "4", "ACTIVE", "green", "5", "ACTIVE_DEFER", "yellow"),
+		thresholds("red", 4.0, "green", 5.0, "yellow"),
+		q(sel("roce_port_state_id", dev), "{{instance}} {{device}}/{{port}}")))
+	b.add(b.states("Physical link state", "Physical port state (5 = LinkUp). Polling means no link partner: check the cable and the switch port.", 12, 6,
+		valueText("1", "Sleep", "orange", "2", "Polling", "red", "3", "Disabled", "red", "4", "Training", "orange", "5", "LinkUp", "green",
+			"6", "ErrorRecovery", "orange", "7", "PhyTest", "orange"),
+		thresholds("red", 5.0, "green", 6.0, "orange"),
+		q(sel("roce_port_physical_state_id", dev), "{{instance}} {{device}}/{{port}}")))
+	b.add(b.timeseries("Port rate", "Negotiated link rate of each RDMA port.", "Bps", 8, 6,
+		q(sel("roce_port_rate_bytes_per_second", dev), "{{instance}} {{device}}/{{port}}")))
+	b.add(b.timeseries("MTU", "Netdev MTU and the RoCE active path MTU derived from it.", "bytes", 8, 6,
+		q(byDevice(sel("roce_interface_mtu_bytes")), "{{instance}} {{device}} netdev"),
+		q(sel("roce_port_active_mtu_bytes", dev), "{{instance}} {{device}} active RoCE")))
+	b.add(b.bars("Link flaps", "Link down events and carrier changes per interval.", "short", 8, 6,
+		q(increase("roce_port_link_downed_total", dev), "{{instance}} {{device}} link downed"),
+		q(byDevice(increase("roce_phy_link_down_events_total")), "{{instance}} {{device}} PHY link down"),
+		q(byDevice(increase("roce_interface_carrier_changes_total")), "{{instance}} {{device}} carrier changes")))
+
+	b.row("Throughput")
+	b.add(b.timeseries("RDMA port throughput", "Bytes received and sent per second on each RDMA port (all traffic classes).", "Bps", 12, 8,
+		q(rate("roce_port_rcv_data_bytes_total", dev), "{{instance}} {{device}} rx"),
+		q(rate("roce_port_xmit_data_bytes_total", dev), "{{instance}} {{device}} tx")))
+	b.add(b.timeseries("Port utilization", "Throughput as a share of the port rate.", "percentunit", 12, 8,
+		q(rate("roce_port_rcv_data_bytes_total", dev)+` / on(instance, device, port) `+sel("roce_port_rate_bytes_per_second", dev), "{{instance}} {{device}} rx"),
+		q(rate("roce_port_xmit_data_bytes_total", dev)+` / on(instance, device, port) `+sel("roce_port_rate_bytes_per_second", dev), "{{instance}} {{device}} tx")))
+	b.add(b.timeseries("Throughput per priority", "Bytes per second per 802.1p priority and direction (ethtool per-priority counters). "+
+		"RoCE traffic should sit on the PFC priority of the plan.", "Bps", 24, 8,
+		q(byDevice(rate("roce_priority_bytes_total")), "{{instance}} {{device}} {{direction}} prio {{priority}}")))
+
+	b.row("PFC and congestion")
+	b.add(b.timeseries("PFC pause share per priority and direction",
+		"Share of time the port was paused (rx: the switch paused this NIC) or pausing its peer (tx: this NIC's buffers were full). "+
+			"A few percent under load is normal; sustained high values or a storm mean a stuck receiver.",
+		"percentunit", 12, 8,
+		q(byDevice(rate("roce_pfc_pause_duration_seconds_total")), "{{instance}} {{device}} {{direction}} prio {{priority}}")))
+	b.add(b.timeseries("PFC pause frames", "Per-priority PFC pause frames, and global (802.3x) pause frames which should be off on a RoCE fabric.",
+		"pps", 12, 8,
+		q(byDevice(rate("roce_pfc_pause_frames_total")), "{{instance}} {{device}} {{direction}} prio {{priority}}"),
+		q(byDevice(rate("roce_global_pause_frames_total")), "{{instance}} {{device}} {{direction}} global")))
+	b.add(b.timeseries("ECN marks and CNPs",
+		"DCQCN: ECN-marked RoCE packets received and CNPs sent back (this NIC as notification point), CNPs handled (this NIC as sender slowed down).",
+		"pps", 12, 8,
+		q(rate("roce_hw_np_ecn_marked_roce_packets_total", dev), "{{instance}} {{device}} ECN-marked rx"),
+		q(rate("roce_hw_np_cnp_sent_total", dev), "{{instance}} {{device}} CNP sent"),
+		q(rate("roce_hw_rp_cnp_handled_total", dev), "{{instance}} {{device}} CNP handled")))
+	b.add(b.bars("PFC storm events", "PFC storm-prevention watchdog events per interval (severity=error: the NIC stopped sending pause frames).",
+		"short", 12, 8,
+		q(byDevice(increase("roce_pfc_pause_storm_events_total")), "{{instance}} {{device}} {{severity}}")))
+
+	b.row("Retransmissions and transport errors")
+	b.add(b.timeseries("Retransmissions", "Packets received out of sequence, NAK-triggered retransmits and ACK timeouts. "+
+		"Non-zero on a lossless fabric means packets are being dropped somewhere.",
+		"cps", 12, 8,
+		q(rate("roce_hw_out_of_sequence_total", dev), "{{instance}} {{device}} out_of_sequence"),
+		q(rate("roce_hw_packet_seq_err_total", dev), "{{instance}} {{device}} packet_seq_err"),
+		q(rate("roce_hw_local_ack_timeout_err_total", dev), "{{instance}} {{device}} local_ack_timeout_err"),
+		q(rate("roce_hw_implied_nak_seq_err_total", dev), "{{instance}} {{device}} implied_nak_seq_err")))
+	b.add(b.timeseries("Retries exceeded", "Queue pairs that gave up: transport or RNR retries exhausted. Each one is an application-visible error.",
+		"cps", 12, 8,
+		q(rate("roce_hw_req_transport_retries_exceeded_total", dev), "{{instance}} {{device}} transport retries exceeded"),
+		q(rate("roce_hw_req_rnr_retries_exceeded_total", dev), "{{instance}} {{device}} RNR retries exceeded"),
+		q(rate("roce_hw_rnr_nak_retry_err_total", dev), "{{instance}} {{device}} rnr_nak_retry_err")))
+
+	b.row("Drops")
+	b.add(b.timeseries("RDMA drops", "out_of_buffer: packets dropped for lack of receive WQEs; port xmit discards and receive errors from the port counters.",
+		"cps", 8, 8,
+		q(rate("roce_hw_out_of_buffer_total", dev), "{{instance}} {{device}} out_of_buffer"),
+		q(rate("roce_port_xmit_discards_total", dev), "{{instance}} {{device}} xmit discards"),
+		q(rate("roce_port_rcv_errors_total", dev), "{{instance}} {{device}} rcv errors")))
+	b.add(b.timeseries("PHY discards", "Packets the port dropped at the physical layer, per direction.", "pps", 8, 8,
+		q(byDevice(rate("roce_phy_discards_total")), "{{instance}} {{device}} {{direction}}")))
+	b.add(b.timeseries("Priority discards", "Packets dropped per priority, direction and reason (e.g. buffer full on a lossy priority).", "pps", 8, 8,
+		q(byDevice(rate("roce_priority_discards_total")), "{{instance}} {{device}} {{direction}} prio {{priority}} {{reason}}")))
+
+	b.row("Physical layer")
+	b.add(b.timeseries("Pre-FEC bit error ratio", "Bits corrected by FEC per bit on the wire. Healthy optics stay well below 1e-6; "+
+		"a rising ratio predicts uncorrectable errors.", "sci", 8, 8,
+		q(byDevice(rate("roce_phy_corrected_bits_total"))+` / on(instance, interface) group_left() (`+sel("roce_interface_speed_bytes_per_second")+` * 8)`,
+			"{{instance}} {{device}}")))
+	b.add(b.timeseries("FEC corrected bits", "Bits corrected by forward error correction per second.", "cps", 8, 8,
+		q(byDevice(rate("roce_phy_corrected_bits_total")), "{{instance}} {{device}}")))
+	b.add(b.timeseries("Uncorrected errors", "Symbol errors FEC could not correct, CRC errors and IB symbol errors. "+
+		"Any of them costs retransmissions: reseat or replace the cable or transceiver.", "cps", 8, 8,
+		q(byDevice(rate("roce_phy_uncorrected_symbol_errors_total")), "{{instance}} {{device}} uncorrected symbols"),
+		q(byDevice(rate("roce_phy_crc_errors_total")), "{{instance}} {{device}} CRC errors"),
+		q(rate("roce_port_symbol_error_total", dev), "{{instance}} {{device}} symbol errors")))
+
+	b.row("PCIe")
+	b.add(b.timeseries("PCIe link width", "Negotiated (current) and maximum PCIe lanes. Current below max halves the NIC's host bandwidth.", "short", 6, 8,
+		q(sel("roce_pcie_link_width_lanes", dev), "{{instance}} {{device}} {{kind}}")))
+	b.add(b.timeseries("PCIe link speed", "Negotiated (current) and maximum PCIe transfer rate per lane (32 GT/s is Gen5).", "short", 6, 8,
+		q(sel("roce_pcie_link_speed_transfers_per_second", dev), "{{instance}} {{device}} {{kind}}")))
+	b.add(b.timeseries("PCIe bandwidth vs port rate", "Usable PCIe bandwidth (after encoding) of the NIC's slot against the RDMA port rate: "+
+		"a slot slower than the port caps the link.", "Bps", 6, 8,
+		q(sel("roce_pcie_bandwidth_bytes_per_second", dev), "{{instance}} {{device}} PCIe {{kind}}"),
+		q(sel("roce_port_rate_bytes_per_second", dev), "{{instance}} {{device}} port rate")))
+	b.add(b.timeseries("PCIe AER errors", "PCIe Advanced Error Reporting events per second by severity.", "cps", 6, 8,
+		q(rate("roce_pcie_aer_errors_total", dev), "{{instance}} {{device}} {{severity}}")))
+
+	b.row("Probes from this node")
+	b.add(b.timeseries("Probe bandwidth", "RDMA write bandwidth measured from the selected nodes to each peer, with the expected bandwidth.", "Bps", 12, 8,
+		q(sel("roce_probe_bandwidth_bytes_per_second", dev, `probe="ib_write_bw"`), "{{instance}} {{device}} → {{peer}}"),
+		q(sel("roce_probe_expected_bandwidth_bytes_per_second", dev, `probe="ib_write_bw"`), "{{instance}} {{device}} → {{peer}} expected")))
+	b.add(b.states("Probe results", "Success (1) or failure (0) of the latest run of each probe.", 12, 8,
+		valueText("0", "failed", "red", "1", "ok", "green"),
+		thresholds("red", 1.0, "green"),
+		q(sel("roce_probe_success"), "{{instance}} {{probe}} {{device}} → {{peer}}")))
+	return d
+}

@@ -1,0 +1,114 @@
+package dashboards
+
+import (
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+)
+
+// ClusterOverview is the fleet view: what is broken, where the fabric is
+// congested, and whether every node is set up alike.
+func ClusterOverview() *dashboard.DashboardBuilder {
+	d := newDashboard(UIDClusterOverview, "RoCE / Cluster overview",
+		"Fleet view of the RoCE / InfiniBand compute network: failing health checks, node × peer probe bandwidth, "+
+			"the most paused and most congested ports, ports down, and MTU / firmware consistency across nodes.",
+		"now-3h")
+	b := newBoard(d)
+
+	okRedAbove := func(limit float64) *dashboard.ThresholdsConfigBuilder { return thresholds("green", limit, "red") }
+
+	b.row("Fleet status")
+	b.add(b.stat("Nodes reporting", "Nodes with at least one RDMA device in the selection.", "short", 4, 4,
+		thresholds("blue"),
+		qi(`count(count by (instance) (`+sel("roce_device_info", dev)+`))`, "nodes")))
+	b.add(b.stat("Ports up", "RDMA ports in the ACTIVE state.", "short", 4, 4,
+		thresholds("green"),
+		qi(countOrZero(sel("roce_port_up", dev)+` == 1`), "up")))
+	b.add(b.stat("Ports down", "RDMA ports not in the ACTIVE state. See the Ports down table below.", "short", 4, 4,
+		okRedAbove(1),
+		qi(countOrZero(sel("roce_port_up", dev)+` == 0`), "down")))
+	b.add(b.stat("Failing health checks", "Checks of the nodes (local and against the cluster plan) that fail or warn now (roce_health_check_ok == 0).", "short", 4, 4,
+		okRedAbove(1),
+		qi(countOrZero(sel("roce_health_check_ok")+` == 0`), "failing")))
+	b.add(b.stat("Failing probe links", "Probe links (probe, node, peer, device) whose last run failed.", "short", 4, 4,
+		okRedAbove(1),
+		qi(countOrZero(sel("roce_probe_success")+` == 0`), "failing")))
+	b.add(b.stat("Collectors failing", "Exporter collectors that failed on their last scrape (roce_scrape_collector_success == 0).", "short", 4, 4,
+		thresholds("green", 1.0, "orange"),
+		qi(countOrZero(sel("roce_scrape_collector_success")+` == 0`), "failing")))
+
+	b.row("Health checks")
+	b.add(b.table("Failing health checks",
+		"Every check of a node that is not ok, with its severity (critical = failed, warning = warned) and how to fix it. "+
+			"`roce_exporter doctor` on the node prints the same findings.",
+		"short", 24, 8, []string{"instance", "severity", "check", "subject", "hint", "Value"},
+		qt(sel("roce_health_check_info"))).
+		OverrideByName("Value", []dashboard.DynamicConfigValue{{Id: "custom.hidden", Value: true}}))
+
+	b.row("Probe bandwidth (node × peer)")
+	b.add(b.matrix("RDMA write bandwidth, worst rail",
+		"Latest ib_write_bw result per node (rows) and peer (columns): the slowest rail (device) of the pair.",
+		"Bps", 12, 10, "instance", "peer", thresholds("blue"),
+		qt(`min by (instance, peer) (`+sel("roce_probe_bandwidth_bytes_per_second", dev, `probe="ib_write_bw"`)+`)`)))
+	b.add(b.matrix("RDMA write bandwidth vs expected, worst rail",
+		"Latest ib_write_bw result as a share of the expected bandwidth (port rate × min_bandwidth_fraction of the plan), "+
+			"worst rail per node (rows) and peer (columns). Below 100% the probe fails.",
+		"percentunit", 12, 10, "instance", "peer", thresholds("red", 0.9, "orange", 1.0, "green"),
+		qt(`min by (instance, peer) (`+sel("roce_probe_bandwidth_bytes_per_second", dev, `probe="ib_write_bw"`)+
+			` / on(instance, probe, peer, device) `+sel("roce_probe_expected_bandwidth_bytes_per_second", dev, `probe="ib_write_bw"`)+`)`)))
+
+	b.row("Congestion")
+	b.add(b.timeseries("Top paused ports (share of time paused)",
+		"The 10 port/direction/priority combinations that spent the largest share of time in PFC pause. "+
+			"rx: the switch paused this NIC; tx: this NIC paused the switch (its receive buffers were full).",
+		"percentunit", 12, 8,
+		q(`topk(10, `+byDevice(rate("roce_pfc_pause_duration_seconds_total"))+`)`,
+			"{{instance}} {{device}} {{direction}} prio {{priority}}")))
+	b.add(b.timeseries("Top congested ports (CNPs sent)",
+		"The 10 ports sending the most congestion notification packets (DCQCN notification point): they receive ECN-marked traffic.",
+		"pps", 12, 8,
+		q(`topk(10, `+rate("roce_hw_np_cnp_sent_total", dev)+`)`, "{{instance}} {{device}}")))
+	b.add(b.timeseries("Top ECN-marked ports",
+		"The 10 ports receiving the most ECN-marked RoCE packets: switches on their path are congested.",
+		"pps", 12, 8,
+		q(`topk(10, `+rate("roce_hw_np_ecn_marked_roce_packets_total", dev)+`)`, "{{instance}} {{device}}")))
+	b.add(b.timeseries("Top throttled senders (CNPs handled)",
+		"The 10 ports that slowed down most often in reaction to CNPs (DCQCN reaction point).",
+		"pps", 12, 8,
+		q(`topk(10, `+rate("roce_hw_rp_cnp_handled_total", dev)+`)`, "{{instance}} {{device}}")))
+	b.add(b.bars("PFC storm events",
+		"PFC storm-prevention watchdog events per interval: the NIC could not drain its receive queue and stopped sending pause frames "+
+			"(severity=error) to keep the fabric from locking up. A stuck or overloaded host is the usual cause.",
+		"short", 24, 7,
+		q(`sum by (instance, device, interface, severity) (`+byDevice(increase("roce_pfc_pause_storm_events_total"))+`)`,
+			"{{instance}} {{device}} {{severity}}")))
+
+	b.row("Links")
+	b.add(b.table("Ports down", "RDMA ports that are not ACTIVE now, with their network interface.",
+		"short", 12, 8, []string{"instance", "device", "port", "interface", "link_layer", "Value"},
+		qt(`(`+sel("roce_port_up", dev)+` == 0) * on(instance, device, port) group_left(interface, link_layer) `+
+			`group by (instance, device, port, interface, link_layer) (`+sel("roce_port_info", dev)+`)`)).
+		OverrideByName("Value", []dashboard.DynamicConfigValue{{Id: "custom.hidden", Value: true}}))
+	b.add(b.bars("Link down events", "Times a port's link went down, per interval (netdev carrier changes count both down and up).",
+		"short", 12, 8,
+		q(`sum by (instance, device) (`+increase("roce_port_link_downed_total", dev)+`)`, "{{instance}} {{device}} link downed"),
+		q(`sum by (instance, device) (`+byDevice(increase("roce_interface_carrier_changes_total"))+`)`, "{{instance}} {{device}} carrier changes")))
+
+	b.row("Fleet consistency")
+	b.add(b.bargauge("Netdev MTU (ports per value)",
+		"Compute interfaces per configured MTU. One bar means every node agrees; RoCE needs at least 4192 (9000 is usual).",
+		"short", 6, 8,
+		qi(`count_values("mtu", `+byDevice(sel("roce_interface_mtu_bytes"))+`)`, "MTU {{mtu}}")))
+	b.add(b.bargauge("Active RoCE MTU (ports per value)",
+		"RDMA ports per active path MTU (the largest IB MTU that fits the netdev MTU).",
+		"short", 6, 8,
+		qi(`count_values("active_mtu", `+sel("roce_port_active_mtu_bytes", dev)+`)`, "{{active_mtu}} bytes")))
+	b.add(b.bargauge("Firmware versions (devices per value)",
+		"RDMA devices per adapter type and firmware version. NICs of one model should run one version.",
+		"short", 6, 8,
+		qi(`count by (hca_type, firmware_version) (`+sel("roce_device_info", dev)+`)`, "{{hca_type}} {{firmware_version}}")))
+	b.add(b.bargauge("DCB trust mode (ports per value)",
+		"Compute interfaces per DCB trust mode (dscp is usual for RoCE v2).",
+		"short", 6, 8,
+		qi(`count by (trust) (`+byDevice(sel("roce_dcb_trust_info"))+`)`, "{{trust}}")))
+
+	return d
+}

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 const namespace = "roce"
@@ -74,28 +72,33 @@ func Names() []string {
 func Help(name string) string { return registry[name].help }
 
 var (
-	scrapeDurationDesc = prometheus.NewDesc(namespace+"_scrape_collector_duration_seconds",
-		"Time the collector took in the last scrape.", []string{"collector"}, nil)
-	scrapeSuccessDesc = prometheus.NewDesc(namespace+"_scrape_collector_success",
+	scrapeDurationDesc = newGaugeDesc(namespace+"_scrape_collector_duration_seconds",
+		"Time the collector took in the last scrape.", "collector")
+	scrapeSuccessDesc = newGaugeDesc(namespace+"_scrape_collector_success",
 		"1 if the collector read its source without error in the last scrape, 0 if the source is absent, failed or timed out.",
-		[]string{"collector"}, nil)
+		"collector")
+	readErrorsDesc = newCounterDesc(namespace+"_scrape_read_errors_total",
+		"Files the collector skipped because they could not be read or parsed (EINVAL, EIO, EOPNOTSUPP, non-numeric, \"N/A (no PMA)\").",
+		"collector")
 )
 
 type runningCollector struct {
-	name    string
-	phase   phase
-	c       Collector
-	busy    atomic.Bool // an earlier Update is still running (stuck read)
-	lastErr atomic.Value
+	name       string
+	phase      phase
+	c          Collector
+	busy       atomic.Bool // an earlier Update is still running (stuck read)
+	lastErr    atomic.Value
+	sink       Sink // reused; owned by the goroutine while busy
+	readErrors atomic.Uint64
 }
 
-// Exporter runs the enabled collectors concurrently per scrape and
-// implements prometheus.Collector.
+// Exporter runs the enabled collectors concurrently per scrape and renders
+// the result in the Prometheus text format.
 type Exporter struct {
 	cfg        *Config
 	logger     *slog.Logger
 	collectors []*runningCollector
-	readErrors *prometheus.CounterVec
+	byName     map[string]*runningCollector
 	topology   *topologyCache
 
 	warnMu sync.Mutex
@@ -105,12 +108,19 @@ type Exporter struct {
 	inflight *collection
 	previous *Snapshot
 	latest   *Snapshot
+
+	// Buffers reused by consecutive collections (which never overlap).
+	all      Sink
+	order    []int32
+	lastSize int
 }
 
+// collection is one run of every collector; concurrent scrapes share it.
 type collection struct {
-	done    chan struct{}
-	metrics []prometheus.Metric
-	snap    *Snapshot
+	done   chan struct{}
+	text   []byte
+	series int
+	snap   *Snapshot
 }
 
 // NewExporter builds the enabled collectors. A collector whose factory
@@ -119,15 +129,7 @@ func NewExporter(cfg *Config, logger *slog.Logger) (*Exporter, error) {
 	if err := cfg.finish(); err != nil {
 		return nil, err
 	}
-	e := &Exporter{
-		cfg:    cfg,
-		logger: logger,
-		readErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "scrape_read_errors_total",
-			Help: "Files the collector skipped because they could not be read or parsed (EINVAL, EIO, EOPNOTSUPP, non-numeric, \"N/A (no PMA)\").",
-		}, []string{"collector"}),
-		topology: newTopologyCache(cfg),
-	}
+	e := &Exporter{cfg: cfg, logger: logger, topology: newTopologyCache(cfg), byName: map[string]*runningCollector{}}
 	for _, name := range cfg.Enabled {
 		reg, ok := registry[name]
 		if !ok {
@@ -138,8 +140,9 @@ func NewExporter(cfg *Config, logger *slog.Logger) (*Exporter, error) {
 			logger.Error("collector disabled: setup failed", "collector", name, "err", err)
 			continue
 		}
-		e.collectors = append(e.collectors, &runningCollector{name: name, phase: reg.phase, c: c})
-		e.readErrors.WithLabelValues(name)
+		rc := &runningCollector{name: name, phase: reg.phase, c: c}
+		e.collectors = append(e.collectors, rc)
+		e.byName[name] = rc
 	}
 	return e, nil
 }
@@ -153,21 +156,13 @@ func (e *Exporter) Collectors() []string {
 	return out
 }
 
-// Describe sends nothing: the exporter is an unchecked collector because
-// the set of series (counters, priorities) changes with the hardware.
-func (e *Exporter) Describe(chan<- *prometheus.Desc) {}
-
-// Collect runs one collection, or joins the one already in flight so that a
-// burst of concurrent scrapes costs one read of the hardware.
-func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
-	c := e.collect()
-	for _, m := range c.metrics {
-		ch <- m
-	}
-}
-
 // Snapshot runs one collection and returns the typed view of the node.
 func (e *Exporter) Snapshot() *Snapshot { return e.collect().snap }
+
+// Text runs one collection (or joins the one in flight, so that a burst
+// of concurrent scrapes costs one read of the hardware) and returns the
+// rendered exposition. The slice must not be modified.
+func (e *Exporter) Text() []byte { return e.collect().text }
 
 func (e *Exporter) collect() *collection {
 	e.mu.Lock()
@@ -181,7 +176,12 @@ func (e *Exporter) collect() *collection {
 	prev := e.latest
 	e.mu.Unlock()
 
-	c.metrics, c.snap = e.run(prev)
+	c.snap = e.run(prev)
+	// A fresh buffer per collection: waiters of this collection may still
+	// be writing it out while the next one renders.
+	c.text, e.order = e.all.render(make([]byte, 0, e.lastSize+e.lastSize/8), e.order)
+	c.series = len(e.all.samples)
+	e.lastSize = len(c.text)
 
 	e.mu.Lock()
 	e.inflight = nil
@@ -193,25 +193,26 @@ func (e *Exporter) collect() *collection {
 
 type result struct {
 	rc       *runningCollector
-	sink     *Sink
 	err      error
 	duration time.Duration
 }
 
-func (e *Exporter) run(prev *Snapshot) ([]prometheus.Metric, *Snapshot) {
+func (e *Exporter) run(prev *Snapshot) *Snapshot {
 	s := newScrape(e, prev)
-	var out []prometheus.Metric
+	e.all.reset()
 	for _, p := range []phase{phaseSource, phaseDerived} {
-		out = e.runPhase(s, p, out)
+		e.runPhase(s, p)
 		if p == phaseSource {
 			s.seal()
 		}
 	}
-	out = append(out, collectCounterVec(e.readErrors)...)
-	return out, s.snap
+	for _, rc := range e.collectors {
+		e.all.emit(readErrorsDesc, float64(rc.readErrors.Load()), rc.name)
+	}
+	return s.snap
 }
 
-func (e *Exporter) runPhase(s *Scrape, p phase, out []prometheus.Metric) []prometheus.Metric {
+func (e *Exporter) runPhase(s *Scrape, p phase) {
 	var started []*runningCollector
 	results := make(chan result, len(e.collectors))
 	for _, rc := range e.collectors {
@@ -222,19 +223,20 @@ func (e *Exporter) runPhase(s *Scrape, p phase, out []prometheus.Metric) []prome
 			// The previous run is blocked in a read that cannot be
 			// cancelled; starting another would pile up goroutines.
 			e.logger.Debug("collector still stuck in an earlier scrape, skipped", "collector", rc.name)
-			out = append(out, prometheus.MustNewConstMetric(scrapeSuccessDesc, prometheus.GaugeValue, 0, rc.name))
+			e.all.emit(scrapeSuccessDesc, 0, rc.name)
 			continue
 		}
 		started = append(started, rc)
 		go func(rc *runningCollector) {
-			sink := &Sink{}
+			rc.sink.reset()
 			begin := time.Now()
-			err := safeUpdate(rc, s, sink)
+			err := safeUpdate(rc, s, &rc.sink)
+			d := time.Since(begin)
 			// Clear busy before reporting, or the next scrape could start
 			// before this goroutine gets to run again and skip the
 			// collector as stuck.
 			rc.busy.Store(false)
-			results <- result{rc: rc, sink: sink, err: err, duration: time.Since(begin)}
+			results <- result{rc: rc, err: err, duration: d}
 		}(rc)
 	}
 	timer := time.NewTimer(e.cfg.Timeout)
@@ -247,7 +249,7 @@ func (e *Exporter) runPhase(s *Scrape, p phase, out []prometheus.Metric) []prome
 		select {
 		case r := <-results:
 			delete(pending, r.rc)
-			out = append(out, e.finish(r)...)
+			e.finish(r)
 			if p == phaseSource {
 				ok := r.err == nil
 				s.update(func(sn *Snapshot) { sn.Sources[r.rc.name] = ok })
@@ -255,14 +257,12 @@ func (e *Exporter) runPhase(s *Scrape, p phase, out []prometheus.Metric) []prome
 		case <-timer.C:
 			for rc := range pending {
 				e.logger.Warn("collector timed out; its source is not answering", "collector", rc.name, "timeout", e.cfg.Timeout)
-				out = append(out,
-					prometheus.MustNewConstMetric(scrapeDurationDesc, prometheus.GaugeValue, e.cfg.Timeout.Seconds(), rc.name),
-					prometheus.MustNewConstMetric(scrapeSuccessDesc, prometheus.GaugeValue, 0, rc.name))
+				e.all.emit(scrapeDurationDesc, e.cfg.Timeout.Seconds(), rc.name)
+				e.all.emit(scrapeSuccessDesc, 0, rc.name)
 			}
-			return out
+			return
 		}
 	}
-	return out
 }
 
 // safeUpdate turns a panic in a collector (a parser bug on garbage input)
@@ -271,13 +271,13 @@ func safeUpdate(rc *runningCollector, s *Scrape, sink *Sink) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic in collector: %v", r)
-			sink.metrics = nil
+			sink.reset()
 		}
 	}()
 	return rc.c.Update(s, sink)
 }
 
-func (e *Exporter) finish(r result) []prometheus.Metric {
+func (e *Exporter) finish(r result) {
 	success := 1.0
 	if r.err != nil {
 		success = 0
@@ -294,9 +294,9 @@ func (e *Exporter) finish(r result) []prometheus.Metric {
 	} else {
 		r.rc.lastErr.Store("")
 	}
-	return append(r.sink.metrics,
-		prometheus.MustNewConstMetric(scrapeDurationDesc, prometheus.GaugeValue, r.duration.Seconds(), r.rc.name),
-		prometheus.MustNewConstMetric(scrapeSuccessDesc, prometheus.GaugeValue, success, r.rc.name))
+	e.all.appendSink(&r.rc.sink)
+	e.all.emit(scrapeDurationDesc, r.duration.Seconds(), r.rc.name)
+	e.all.emit(scrapeSuccessDesc, success, r.rc.name)
 }
 
 // maxWarnedPaths bounds the memory spent remembering which unreadable
@@ -335,27 +335,3 @@ func (e *Exporter) Close() error {
 	}
 	return errors.Join(errs...)
 }
-
-func collectCounterVec(v *prometheus.CounterVec) []prometheus.Metric {
-	ch := make(chan prometheus.Metric, 16)
-	go func() { v.Collect(ch); close(ch) }()
-	var out []prometheus.Metric
-	for m := range ch {
-		out = append(out, m)
-	}
-	return out
-}
-
-// Sink collects one collector's metrics for one scrape.
-type Sink struct{ metrics []prometheus.Metric }
-
-func (s *Sink) gauge(d *prometheus.Desc, v float64, labels ...string) {
-	s.metrics = append(s.metrics, prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...))
-}
-
-func (s *Sink) counter(d *prometheus.Desc, v float64, labels ...string) {
-	s.metrics = append(s.metrics, prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...))
-}
-
-// Len reports how many metrics were emitted.
-func (s *Sink) Len() int { return len(s.metrics) }

@@ -7,11 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/roce-exporter/roce_exporter/internal/dcbnl"
 )
@@ -22,15 +19,15 @@ func init() {
 }
 
 var (
-	pfcEnabledDesc = prometheus.NewDesc(namespace+"_pfc_enabled",
+	pfcEnabledDesc = newGaugeDesc(namespace+"_pfc_enabled",
 		"1 if priority flow control is enabled on the priority (IEEE 802.1Qbb bitmap from DCB netlink).",
-		[]string{"interface", "priority"}, nil)
-	trustDesc = prometheus.NewDesc(namespace+"_dcb_trust_info",
+		"interface", "priority")
+	trustDesc = newGaugeDesc(namespace+"_dcb_trust_info",
 		"QoS trust mode: dscp when the DCB app table maps DSCP values, else pcp; value is always 1.",
-		[]string{"interface", "trust"}, nil)
-	ecnEnabledDesc = prometheus.NewDesc(namespace+"_ecn_enabled",
+		"interface", "trust")
+	ecnEnabledDesc = newGaugeDesc(namespace+"_ecn_enabled",
 		"1 if DCQCN/ECN is enabled for the priority in that role (np = notification point, rp = reaction point). Only where the driver exposes it (MLNX_OFED).",
-		[]string{"interface", "priority", "role"}, nil)
+		"interface", "priority", "role")
 )
 
 var priorityLabels = [8]string{"0", "1", "2", "3", "4", "5", "6", "7"}
@@ -42,16 +39,17 @@ type dcbSource interface {
 }
 
 type dcbCollector struct {
-	cfg    *Config
-	logger *slog.Logger
-	src    dcbSource
-	attrs  *attrCache
+	cfg     *Config
+	logger  *slog.Logger
+	src     dcbSource
+	attrs   *attrCache
+	ecnDirs map[string][2]string
 }
 
 func newDCBCollector(cfg *Config, logger *slog.Logger) (Collector, error) {
-	c := &dcbCollector{cfg: cfg, logger: logger, attrs: newAttrCache(cfg.fs)}
+	c := &dcbCollector{cfg: cfg, logger: logger, attrs: newAttrCache(cfg.fs), ecnDirs: map[string][2]string{}}
 	if cfg.Ethtool.ReplayDir != "" {
-		c.src = replayDCB{dir: cfg.Ethtool.ReplayDir}
+		c.src = &replayDCB{dir: cfg.Ethtool.ReplayDir}
 	} else {
 		c.src = &liveDCB{timeout: cfg.Timeout}
 	}
@@ -82,11 +80,11 @@ func (c *dcbCollector) Update(s *Scrape, out *Sink) error {
 				st.PFCCap = int(ieee.PFC.Cap)
 				st.PFCEnabled = ieee.PFC.Enabled
 				for p := 0; p < 8; p++ {
-					out.gauge(pfcEnabledDesc, boolFloat(ieee.PFC.Enabled[p]), iface, priorityLabels[p])
+					out.emit(pfcEnabledDesc, boolFloat(ieee.PFC.Enabled[p]), iface, priorityLabels[p])
 				}
 			}
 			st.Trust = ieee.Trust()
-			out.gauge(trustDesc, 1, iface, st.Trust)
+			out.emit(trustDesc, 1, iface, st.Trust)
 		case errors.Is(err, dcbnl.ErrNotSupported), errors.Is(err, fs.ErrNotExist), errors.Is(err, dcbnl.ErrNoDevice):
 			// veth, VFs/SFs (mlx5 registers dcbnl on PFs only), or no capture.
 			c.logger.Debug("no DCB state", "interface", iface, "err", err)
@@ -112,22 +110,28 @@ func (c *dcbCollector) Update(s *Scrape, out *Sink) error {
 // Upstream mlx5 has no such files; then ECN is inferred from counters by
 // the health checks.
 func (c *dcbCollector) readECN(s *Scrape, iface string, out *Sink) map[string]*[8]bool {
+	dirs, ok := c.ecnDirs[iface]
+	if !ok {
+		for i, role := range ecnRoles {
+			dirs[i] = c.cfg.sys("class", "net", iface, "ecn", "roce_"+role, "enable")
+		}
+		c.ecnDirs[iface] = dirs
+	}
 	var result map[string]*[8]bool
-	for _, role := range []string{"np", "rp"} {
+	for i, role := range ecnRoles {
 		var enabled [8]bool
 		found := false
 		for p := 0; p < 8; p++ {
-			path := c.cfg.sys("class", "net", iface, "ecn", "roce_"+role, "enable", strconv.Itoa(p))
-			v, err := c.attrs.readUint(path)
+			v, err := c.attrs.readUint(dirs[i], priorityLabels[p])
 			if err != nil {
 				if !isVanished(err) {
-					s.readError("dcb", path, err)
+					s.readError("dcb", joinPath(dirs[i], priorityLabels[p]), err)
 				}
 				continue
 			}
 			found = true
 			enabled[p] = v != 0
-			out.gauge(ecnEnabledDesc, boolFloat(v != 0), iface, priorityLabels[p], role)
+			out.emit(ecnEnabledDesc, boolFloat(v != 0), iface, priorityLabels[p], role)
 		}
 		if found {
 			if result == nil {
@@ -139,6 +143,8 @@ func (c *dcbCollector) readECN(s *Scrape, iface string, out *Sink) map[string]*[
 	}
 	return result
 }
+
+var ecnRoles = [2]string{"np", "rp"}
 
 // liveDCB queries the kernel over one long-lived netlink socket.
 type liveDCB struct {
@@ -172,19 +178,23 @@ func (l *liveDCB) close() error {
 }
 
 // replayDCB reads `dcb pfc/app show` or `mlnx_qos` captures.
-type replayDCB struct{ dir string }
+type replayDCB struct {
+	dir   string
+	cache replayCache
+}
 
-func (r replayDCB) ieee(iface string) (*dcbnl.IEEE, error) {
-	f, err := os.Open(filepath.Join(r.dir, iface+".dcb.txt"))
+func (r *replayDCB) ieee(iface string) (*dcbnl.IEEE, error) {
+	v, err := r.cache.load(filepath.Join(r.dir, iface+".dcb.txt"), func(f *os.File) (any, error) {
+		ieee, err := dcbnl.ParseRecorded(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name(), err)
+		}
+		return ieee, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	ieee, err := dcbnl.ParseRecorded(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Name(), err)
-	}
-	return ieee, nil
+	return v.(*dcbnl.IEEE), nil
 }
 
-func (replayDCB) close() error { return nil }
+func (*replayDCB) close() error { return nil }

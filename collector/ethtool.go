@@ -11,7 +11,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/safchain/ethtool"
 
 	"github.com/roce-exporter/roce_exporter/internal/nicstats"
@@ -23,9 +22,9 @@ func init() {
 }
 
 var (
-	globalPauseEnabledDesc = prometheus.NewDesc(namespace+"_global_pause_enabled",
+	globalPauseEnabledDesc = newGaugeDesc(namespace+"_global_pause_enabled",
 		"1 if 802.3x link-level pause is enabled in that direction. It should be off on a PFC port: it pauses all traffic.",
-		[]string{"interface", "direction"}, nil)
+		"interface", "direction")
 )
 
 // ethtoolSource yields one interface's statistics and pause settings,
@@ -41,8 +40,8 @@ type ethtoolCollector struct {
 	logger   *slog.Logger
 	src      ethtoolSource
 	mappings map[string]*ifaceMapping
-	descs    map[nicstats.Family]*prometheus.Desc
-	rawDescs map[string]*prometheus.Desc
+	descs    map[nicstats.Family]*Desc
+	rawDescs map[string]*Desc
 }
 
 // ifaceMapping caches the classification of an interface's string table;
@@ -55,15 +54,15 @@ type ifaceMapping struct {
 
 type rawStat struct {
 	index int
-	desc  *prometheus.Desc
+	desc  *Desc
 }
 
 func newEthtoolCollector(cfg *Config, logger *slog.Logger) (Collector, error) {
 	c := &ethtoolCollector{
 		cfg: cfg, logger: logger,
 		mappings: map[string]*ifaceMapping{},
-		descs:    map[nicstats.Family]*prometheus.Desc{},
-		rawDescs: map[string]*prometheus.Desc{},
+		descs:    map[nicstats.Family]*Desc{},
+		rawDescs: map[string]*Desc{},
 	}
 	if cfg.Ethtool.ReplayDir != "" {
 		c.src = &replayEthtool{dir: cfg.Ethtool.ReplayDir}
@@ -75,10 +74,10 @@ func newEthtoolCollector(cfg *Config, logger *slog.Logger) (Collector, error) {
 
 func (c *ethtoolCollector) Close() error { return c.src.close() }
 
-func (c *ethtoolCollector) familyDesc(f nicstats.Family) *prometheus.Desc {
+func (c *ethtoolCollector) familyDesc(f nicstats.Family) *Desc {
 	d, ok := c.descs[f]
 	if !ok {
-		d = prometheus.NewDesc(f.MetricName(), f.Help(), append([]string{"interface"}, f.LabelNames()...), nil)
+		d = newCounterDesc(f.MetricName(), f.Help(), append([]string{"interface"}, f.LabelNames()...)...)
 		c.descs[f] = d
 	}
 	return d
@@ -92,13 +91,14 @@ func ethernetInterfaces(s *Scrape) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var candidates []string
+	var out []string
 	seen := map[string]bool{}
 	for _, d := range topo.Devices {
 		for _, p := range d.Ports {
-			if p.Netdev != "" && !seen[p.Netdev] {
+			// ARPHRD_INFINIBAND (32): an IPoIB netdev.
+			if p.Netdev != "" && !seen[p.Netdev] && p.NetdevType != "32" {
 				seen[p.Netdev] = true
-				candidates = append(candidates, p.Netdev)
+				out = append(out, p.Netdev)
 			}
 		}
 	}
@@ -109,19 +109,15 @@ func ethernetInterfaces(s *Scrape) ([]string, error) {
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			if !seen[n] && s.cfg.NetdevInclude.MatchString(n) {
-				seen[n] = true
-				candidates = append(candidates, n)
+			if seen[n] || !s.cfg.NetdevInclude.MatchString(n) {
+				continue
 			}
+			seen[n] = true
+			if t, err := readSysfsFile(s.cfg.fs, s.cfg.sys("class", "net", n, "type")); err == nil && t == "32" {
+				continue
+			}
+			out = append(out, n)
 		}
-	}
-	out := candidates[:0]
-	for _, n := range candidates {
-		// ARPHRD_INFINIBAND (32): an IPoIB netdev.
-		if t, err := readSysfsFile(s.cfg.fs, s.cfg.sys("class", "net", n, "type")); err == nil && t == "32" {
-			continue
-		}
-		out = append(out, n)
 	}
 	return out, nil
 }
@@ -176,7 +172,7 @@ func (c *ethtoolCollector) updateInterface(s *Scrape, iface string, out *Sink) *
 	err = im.m.Each(st.Values, func(e nicstats.Entry, v uint64) {
 		labels = append(labels[:0], iface)
 		labels = append(labels, e.LabelValues...)
-		out.counter(c.familyDesc(e.Family), float64(v)*e.Family.Scale(), labels...)
+		out.emit(c.familyDesc(e.Family), float64(v)*e.Family.Scale(), labels...)
 		label := e.Reason
 		if e.Severity != "" {
 			label = e.Severity
@@ -188,12 +184,12 @@ func (c *ethtoolCollector) updateInterface(s *Scrape, iface string, out *Sink) *
 		return nil
 	}
 	for _, r := range im.raw {
-		out.metrics = append(out.metrics, prometheus.MustNewConstMetric(r.desc, prometheus.UntypedValue, float64(st.Values[r.index]), iface))
+		out.emit(r.desc, float64(st.Values[r.index]), iface)
 	}
 	if p, err := c.src.pause(iface); err == nil {
 		result.GlobalPause = p
-		out.gauge(globalPauseEnabledDesc, boolFloat(p.RX), iface, "rx")
-		out.gauge(globalPauseEnabledDesc, boolFloat(p.TX), iface, "tx")
+		out.emit(globalPauseEnabledDesc, boolFloat(p.RX), iface, "rx")
+		out.emit(globalPauseEnabledDesc, boolFloat(p.TX), iface, "tx")
 	} else if !errors.Is(err, syscall.EOPNOTSUPP) && !errors.Is(err, fs.ErrNotExist) {
 		s.readError("ethtool", iface+" pause", err)
 	}
@@ -220,7 +216,7 @@ func (c *ethtoolCollector) buildMapping(names []string) *ifaceMapping {
 		taken[metric] = true
 		d, ok := c.rawDescs[metric]
 		if !ok {
-			d = prometheus.NewDesc(metric, "Raw ethtool statistic (selected by --collector.ethtool.raw-include).", []string{"interface"}, nil)
+			d = newDesc(metric, "Raw ethtool statistic (selected by --collector.ethtool.raw-include).", typeUntyped, "interface")
 			c.rawDescs[metric] = d
 		}
 		im.raw = append(im.raw, rawStat{index: i, desc: d})
@@ -291,32 +287,37 @@ func (l *liveEthtool) close() error {
 }
 
 // replayEthtool reads `ethtool -S` and `ethtool -a` captures.
-type replayEthtool struct{ dir string }
+type replayEthtool struct {
+	dir   string
+	cache replayCache
+}
 
 func (r *replayEthtool) stats(iface string) (nicstats.Stats, error) {
-	f, err := os.Open(filepath.Join(r.dir, iface+".txt"))
+	v, err := r.cache.load(filepath.Join(r.dir, iface+".txt"), func(f *os.File) (any, error) {
+		st, err := nicstats.ParseStatistics(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name(), err)
+		}
+		return st, nil
+	})
 	if err != nil {
 		return nicstats.Stats{}, err
 	}
-	defer f.Close()
-	st, err := nicstats.ParseStatistics(f)
-	if err != nil {
-		return nicstats.Stats{}, fmt.Errorf("%s: %w", f.Name(), err)
-	}
-	return st, nil
+	return v.(nicstats.Stats), nil
 }
 
 func (r *replayEthtool) pause(iface string) (*GlobalPause, error) {
-	f, err := os.Open(filepath.Join(r.dir, iface+".pause.txt"))
+	v, err := r.cache.load(filepath.Join(r.dir, iface+".pause.txt"), func(f *os.File) (any, error) {
+		p, err := nicstats.ParsePause(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name(), err)
+		}
+		return &GlobalPause{Autoneg: p.Autoneg, RX: p.RX, TX: p.TX}, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	p, err := nicstats.ParsePause(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Name(), err)
-	}
-	return &GlobalPause{Autoneg: p.Autoneg, RX: p.RX, TX: p.TX}, nil
+	return v.(*GlobalPause), nil
 }
 
 func (r *replayEthtool) close() error { return nil }

@@ -12,9 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/common/expfmt"
-
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
 )
 
@@ -186,25 +183,10 @@ func newTestExporter(t testing.TB, cfg *Config) (*Exporter, *logBuffer) {
 	return e, logs
 }
 
-// scrape gathers the exporter into exposition text, sorted by family.
+// scrape collects once and returns the exposition text.
 func scrape(t testing.TB, e *Exporter) string {
 	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	if err := reg.Register(e); err != nil {
-		t.Fatal(err)
-	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatalf("gather: %v", err)
-	}
-	var b bytes.Buffer
-	enc := expfmt.NewEncoder(&b, expfmt.NewFormat(expfmt.TypeTextPlain))
-	for _, mf := range mfs {
-		if err := enc.Encode(mf); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return b.String()
+	return string(e.Text())
 }
 
 // series returns the value lines of the exposition that start with name

@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"syscall"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 func init() {
@@ -21,17 +19,17 @@ func init() {
 }
 
 var (
-	interfaceInfoDesc = prometheus.NewDesc(namespace+"_interface_info",
+	interfaceInfoDesc = newGaugeDesc(namespace+"_interface_info",
 		"Network interface metadata; value is always 1. device/port name the RDMA port it backs.",
-		[]string{"interface", "device", "port", "driver", "firmware_version", "bus_info"}, nil)
-	interfaceMTUDesc = prometheus.NewDesc(namespace+"_interface_mtu_bytes",
-		"Interface MTU.", []string{"interface"}, nil)
-	interfaceUpDesc = prometheus.NewDesc(namespace+"_interface_up",
-		"1 if the interface operstate is up, else 0.", []string{"interface"}, nil)
-	interfaceCarrierChangesDesc = prometheus.NewDesc(namespace+"_interface_carrier_changes_total",
-		"Times the link carrier went up or down (link flaps).", []string{"interface"}, nil)
-	interfaceSpeedDesc = prometheus.NewDesc(namespace+"_interface_speed_bytes_per_second",
-		"Link speed. Absent while the link is down.", []string{"interface"}, nil)
+		"interface", "device", "port", "driver", "firmware_version", "bus_info")
+	interfaceMTUDesc = newGaugeDesc(namespace+"_interface_mtu_bytes",
+		"Interface MTU.", "interface")
+	interfaceUpDesc = newGaugeDesc(namespace+"_interface_up",
+		"1 if the interface operstate is up, else 0.", "interface")
+	interfaceCarrierChangesDesc = newCounterDesc(namespace+"_interface_carrier_changes_total",
+		"Times the link carrier went up or down (link flaps).", "interface")
+	interfaceSpeedDesc = newGaugeDesc(namespace+"_interface_speed_bytes_per_second",
+		"Link speed. Absent while the link is down.", "interface")
 )
 
 type netdevCollector struct {
@@ -45,6 +43,7 @@ type netdevCollector struct {
 // netdevMeta is the slow-changing part of an interface, refreshed with the
 // topology rather than read every scrape.
 type netdevMeta struct {
+	dir                       string
 	driver, firmware, busInfo string
 	addresses                 []netip.Prefix
 	addressesKnown            bool
@@ -68,6 +67,7 @@ func (c *netdevCollector) Close() error {
 type netdevTarget struct {
 	name, device string
 	port         int
+	portLabel    string
 }
 
 func (c *netdevCollector) targets(s *Scrape) ([]netdevTarget, error) {
@@ -81,7 +81,7 @@ func (c *netdevCollector) targets(s *Scrape) ([]netdevTarget, error) {
 		for _, p := range d.Ports {
 			if p.Netdev != "" && !seen[p.Netdev] {
 				seen[p.Netdev] = true
-				out = append(out, netdevTarget{name: p.Netdev, device: d.Name, port: p.Number})
+				out = append(out, netdevTarget{name: p.Netdev, device: d.Name, port: p.Number, portLabel: p.Label})
 			}
 		}
 	}
@@ -130,10 +130,16 @@ func (c *netdevCollector) Update(s *Scrape, out *Sink) error {
 }
 
 func (c *netdevCollector) updateInterface(s *Scrape, t netdevTarget, out *Sink) *Interface {
-	dir := c.cfg.sys("class", "net", t.name)
+	m := c.meta[t.name]
+	dir := ""
+	if m != nil {
+		dir = m.dir
+	} else {
+		dir = c.cfg.sys("class", "net", t.name)
+	}
 	iface := &Interface{Name: t.name, RDMADevice: t.device, Port: t.port, SpeedMbps: -1}
 
-	if v, err := c.attrs.readString(joinPath(dir, "operstate")); err == nil {
+	if v, err := c.attrs.readString(dir, "operstate"); err == nil {
 		iface.OperState = sanitizeLabel(v)
 	} else if isVanished(err) {
 		return nil // interface removed mid-scrape
@@ -141,43 +147,38 @@ func (c *netdevCollector) updateInterface(s *Scrape, t netdevTarget, out *Sink) 
 		s.readError("netdev", joinPath(dir, "operstate"), err)
 	}
 
-	m := c.meta[t.name]
 	if m == nil || s.Time.Sub(m.at) >= c.cfg.GIDRefresh {
 		m = c.readMeta(t.name, dir, s.Time)
 		c.meta[t.name] = m
 	}
 	iface.Driver, iface.FirmwareVersion, iface.BusInfo = m.driver, m.firmware, m.busInfo
 	iface.Addresses, iface.AddressesKnown = m.addresses, m.addressesKnown
-	port := ""
-	if t.device != "" {
-		port = strconv.Itoa(t.port)
-	}
-	out.gauge(interfaceInfoDesc, 1, t.name, t.device, port, m.driver, m.firmware, m.busInfo)
+	out.emit(interfaceInfoDesc, 1, t.name, t.device, t.portLabel, m.driver, m.firmware, m.busInfo)
 
 	if iface.OperState != "" {
 		up := 0.0
 		if iface.Up() {
 			up = 1
 		}
-		out.gauge(interfaceUpDesc, up, t.name)
+		out.emit(interfaceUpDesc, up, t.name)
 	}
-	if v, err := c.attrs.readUint(joinPath(dir, "mtu")); err == nil {
+	if v, err := c.attrs.readUint(dir, "mtu"); err == nil {
 		iface.MTU = int(v)
-		out.gauge(interfaceMTUDesc, float64(v), t.name)
+		out.emit(interfaceMTUDesc, float64(v), t.name)
 	} else if !isVanished(err) {
 		s.readError("netdev", joinPath(dir, "mtu"), err)
 	}
-	if v, err := c.attrs.readUint(joinPath(dir, "carrier_changes")); err == nil {
+	if v, err := c.attrs.readUint(dir, "carrier_changes"); err == nil {
 		iface.CarrierChanges = v
-		out.counter(interfaceCarrierChangesDesc, float64(v), t.name)
+		out.emit(interfaceCarrierChangesDesc, float64(v), t.name)
 	} else if !isVanished(err) {
 		s.readError("netdev", joinPath(dir, "carrier_changes"), err)
 	}
-	if v, err := c.attrs.readString(joinPath(dir, "speed")); err == nil {
+	if v, err := c.attrs.readString(dir, "speed"); err == nil {
 		// -1 (SPEED_UNKNOWN) and huge values mean "no link", not a speed.
 		if mbps, perr := strconv.Atoi(v); perr == nil && mbps > 0 && mbps < 100_000_000 {
 			iface.SpeedMbps = mbps
-			out.gauge(interfaceSpeedDesc, float64(mbps)*125000, t.name)
+			out.emit(interfaceSpeedDesc, float64(mbps)*125000, t.name)
 		} else if perr != nil {
 			s.readError("netdev", joinPath(dir, "speed"), perr)
 		}
@@ -189,7 +190,7 @@ func (c *netdevCollector) updateInterface(s *Scrape, t netdevTarget, out *Sink) 
 }
 
 func (c *netdevCollector) readMeta(name, dir string, now time.Time) *netdevMeta {
-	m := &netdevMeta{at: now}
+	m := &netdevMeta{at: now, dir: dir}
 	if drv, err := c.cfg.fs.readlink(joinPath(dir, "device", "driver")); err == nil {
 		m.driver = filepath.Base(drv)
 	}

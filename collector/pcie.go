@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 func init() {
@@ -21,16 +18,16 @@ func init() {
 }
 
 var (
-	pcieSpeedDesc = prometheus.NewDesc(namespace+"_pcie_link_speed_transfers_per_second",
-		"PCIe link speed per lane (kind=current|max).", []string{"device", "pci_address", "kind"}, nil)
-	pcieWidthDesc = prometheus.NewDesc(namespace+"_pcie_link_width_lanes",
-		"PCIe link width (kind=current|max).", []string{"device", "pci_address", "kind"}, nil)
-	pcieBandwidthDesc = prometheus.NewDesc(namespace+"_pcie_bandwidth_bytes_per_second",
+	pcieSpeedDesc = newGaugeDesc(namespace+"_pcie_link_speed_transfers_per_second",
+		"PCIe link speed per lane (kind=current|max).", "device", "pci_address", "kind")
+	pcieWidthDesc = newGaugeDesc(namespace+"_pcie_link_width_lanes",
+		"PCIe link width (kind=current|max).", "device", "pci_address", "kind")
+	pcieBandwidthDesc = newGaugeDesc(namespace+"_pcie_bandwidth_bytes_per_second",
 		"Usable PCIe bandwidth after line encoding (kind=current|max for this link, available for the slowest link up to the root port).",
-		[]string{"device", "pci_address", "kind"}, nil)
-	pcieAERDesc = prometheus.NewDesc(namespace+"_pcie_aer_errors_total",
+		"device", "pci_address", "kind")
+	pcieAERDesc = newCounterDesc(namespace+"_pcie_aer_errors_total",
 		"PCIe Advanced Error Reporting totals of the function (severity=correctable|nonfatal|fatal).",
-		[]string{"device", "pci_address", "severity"}, nil)
+		"device", "pci_address", "severity")
 )
 
 // pcieLaneMbps is the usable Mb/s per lane after line encoding, as the
@@ -135,7 +132,7 @@ func (c *pcieCollector) Update(s *Scrape, out *Sink) error {
 
 func (c *pcieCollector) readFunction(s *Scrape, dir string, f *PCIFunction) bool {
 	readSpeed := func(file string) float64 {
-		v, err := c.attrs.readString(joinPath(dir, file))
+		v, err := c.attrs.readString(dir, file)
 		if err != nil {
 			if !isVanished(err) {
 				s.readError("pcie", joinPath(dir, file), err)
@@ -153,7 +150,7 @@ func (c *pcieCollector) readFunction(s *Scrape, dir string, f *PCIFunction) bool
 		return gt
 	}
 	readWidth := func(file string) int {
-		v, err := c.attrs.readUint(joinPath(dir, file))
+		v, err := c.attrs.readUint(dir, file)
 		if err != nil {
 			if !isVanished(err) {
 				s.readError("pcie", joinPath(dir, file), err)
@@ -190,18 +187,17 @@ func (c *pcieCollector) readFunction(s *Scrape, dir string, f *PCIFunction) bool
 	}
 
 	f.AER = map[string]uint64{}
-	for _, sev := range []string{"correctable", "nonfatal", "fatal"} {
-		path := joinPath(dir, "aer_dev_"+sev)
-		b, err := c.attrs.read(path)
+	for i, sev := range aerSeverities {
+		text, err := c.attrs.readString(dir, aerFiles[i])
 		if err != nil {
 			if !isVanished(err) {
-				s.readError("pcie", path, err)
+				s.readError("pcie", joinPath(dir, aerFiles[i]), err)
 			}
 			continue
 		}
-		total, ok, err := parseAERTotal(string(b))
+		total, ok, err := parseAERTotal(text)
 		if err != nil {
-			s.readError("pcie", path, err)
+			s.readError("pcie", joinPath(dir, aerFiles[i]), err)
 			continue
 		}
 		if ok {
@@ -242,11 +238,17 @@ func (c *pcieCollector) readChain(dir string, f *PCIFunction, now time.Time) *pc
 	return ch
 }
 
+var (
+	aerSeverities = []string{"correctable", "nonfatal", "fatal"}
+	aerFiles      = []string{"aer_dev_correctable", "aer_dev_nonfatal", "aer_dev_fatal"}
+)
+
 // parseAERTotal finds the TOTAL_ERR_* line of an aer_dev_* file.
 func parseAERTotal(text string) (uint64, bool, error) {
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for sc.Scan() {
-		name, val, ok := strings.Cut(strings.TrimSpace(sc.Text()), " ")
+	for len(text) > 0 {
+		var line string
+		line, text, _ = strings.Cut(text, "\n")
+		name, val, ok := strings.Cut(strings.TrimSpace(line), " ")
 		if !ok || !strings.HasPrefix(name, "TOTAL_ERR_") {
 			continue
 		}
@@ -262,29 +264,29 @@ func parseAERTotal(text string) (uint64, bool, error) {
 func (c *pcieCollector) emit(f *PCIFunction, dev string, out *Sink) {
 	a := f.Address
 	if f.CurrentSpeedGTs > 0 {
-		out.gauge(pcieSpeedDesc, f.CurrentSpeedGTs*1e9, dev, a, "current")
+		out.emit(pcieSpeedDesc, f.CurrentSpeedGTs*1e9, dev, a, "current")
 	}
 	if f.MaxSpeedGTs > 0 {
-		out.gauge(pcieSpeedDesc, f.MaxSpeedGTs*1e9, dev, a, "max")
+		out.emit(pcieSpeedDesc, f.MaxSpeedGTs*1e9, dev, a, "max")
 	}
 	if f.CurrentWidth > 0 {
-		out.gauge(pcieWidthDesc, float64(f.CurrentWidth), dev, a, "current")
+		out.emit(pcieWidthDesc, float64(f.CurrentWidth), dev, a, "current")
 	}
 	if f.MaxWidth > 0 {
-		out.gauge(pcieWidthDesc, float64(f.MaxWidth), dev, a, "max")
+		out.emit(pcieWidthDesc, float64(f.MaxWidth), dev, a, "max")
 	}
 	if f.CurrentBandwidth > 0 {
-		out.gauge(pcieBandwidthDesc, f.CurrentBandwidth, dev, a, "current")
+		out.emit(pcieBandwidthDesc, f.CurrentBandwidth, dev, a, "current")
 	}
 	if f.MaxBandwidth > 0 {
-		out.gauge(pcieBandwidthDesc, f.MaxBandwidth, dev, a, "max")
+		out.emit(pcieBandwidthDesc, f.MaxBandwidth, dev, a, "max")
 	}
 	if f.AvailableBandwidth > 0 {
-		out.gauge(pcieBandwidthDesc, f.AvailableBandwidth, dev, a, "available")
+		out.emit(pcieBandwidthDesc, f.AvailableBandwidth, dev, a, "available")
 	}
 	for _, sev := range []string{"correctable", "nonfatal", "fatal"} {
 		if v, ok := f.AER[sev]; ok {
-			out.counter(pcieAERDesc, float64(v), dev, a, sev)
+			out.emit(pcieAERDesc, float64(v), dev, a, sev)
 		}
 	}
 }

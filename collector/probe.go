@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/roce-exporter/roce_exporter/probes"
 )
 
@@ -18,18 +16,18 @@ func init() {
 
 var (
 	probeLabels       = []string{"probe", "peer", "device"}
-	probeSuccessDesc  = prometheus.NewDesc(namespace+"_probe_success", "1 if the last run of the probe on this link passed, 0 if it failed (see roce_probe_failure_info). Updated by the probe schedule, not at scrape time.", probeLabels, nil)
-	probeBandwidth    = prometheus.NewDesc(namespace+"_probe_bandwidth_bytes_per_second", "Bandwidth measured by the last run (perftest BW average; NCCL average bus bandwidth).", probeLabels, nil)
-	probeExpected     = prometheus.NewDesc(namespace+"_probe_expected_bandwidth_bytes_per_second", "Bandwidth the link must reach: the plan's min_bandwidth_fraction times the port rate (NCCL: the plan's floor).", probeLabels, nil)
-	probeBaseline     = prometheus.NewDesc(namespace+"_probe_baseline_bandwidth_bytes_per_second", "Median bandwidth of the link's recent good runs (persisted across restarts).", probeLabels, nil)
-	probeLatency      = prometheus.NewDesc(namespace+"_probe_latency_seconds", "Latency measured by the last run (perftest latency test or ping round trip), by statistic.", append(probeLabels, "stat"), nil)
-	probeLoss         = prometheus.NewDesc(namespace+"_probe_loss_ratio", "Share of pings without a reply in the last run.", probeLabels, nil)
-	probeBusBW        = prometheus.NewDesc(namespace+"_probe_nccl_bus_bandwidth_bytes_per_second", "NCCL all_reduce bus bandwidth (in-place) by message size in the last run.", append(probeLabels, "size"), nil)
-	probeWrong        = prometheus.NewDesc(namespace+"_probe_nccl_wrong_results", "Wrong or out-of-bounds results reported by nccl-tests in the last run.", probeLabels, nil)
-	probeDuration     = prometheus.NewDesc(namespace+"_probe_duration_seconds", "How long the last run took.", probeLabels, nil)
-	probeLastRun      = prometheus.NewDesc(namespace+"_probe_last_run_timestamp_seconds", "When the last run started (Unix time).", probeLabels, nil)
-	probeRuns         = prometheus.NewDesc(namespace+"_probe_runs_total", "Probe runs by result: success, failure, or skipped (port busy, device in use, NCCL window).", []string{"probe", "result"}, nil)
-	probeFailureInfo  = prometheus.NewDesc(namespace+"_probe_failure_info", "Why the last run of the probe failed; value is always 1.", append(probeLabels, "reason"), nil)
+	probeSuccessDesc  = newGaugeDesc(namespace+"_probe_success", "1 if the last run of the probe on this link passed, 0 if it failed (see roce_probe_failure_info). Updated by the probe schedule, not at scrape time.", probeLabels...)
+	probeBandwidth    = newGaugeDesc(namespace+"_probe_bandwidth_bytes_per_second", "Bandwidth measured by the last run (perftest BW average; NCCL average bus bandwidth).", probeLabels...)
+	probeExpected     = newGaugeDesc(namespace+"_probe_expected_bandwidth_bytes_per_second", "Bandwidth the link must reach: the plan's min_bandwidth_fraction times the port rate (NCCL: the plan's floor).", probeLabels...)
+	probeBaseline     = newGaugeDesc(namespace+"_probe_baseline_bandwidth_bytes_per_second", "Median bandwidth of the link's recent good runs (persisted across restarts).", probeLabels...)
+	probeLatency      = newGaugeDesc(namespace+"_probe_latency_seconds", "Latency measured by the last run (perftest latency test or ping round trip), by statistic.", append(probeLabels[:len(probeLabels):len(probeLabels)], "stat")...)
+	probeLoss         = newGaugeDesc(namespace+"_probe_loss_ratio", "Share of pings without a reply in the last run.", probeLabels...)
+	probeBusBW        = newGaugeDesc(namespace+"_probe_nccl_bus_bandwidth_bytes_per_second", "NCCL all_reduce bus bandwidth (in-place) by message size in the last run.", append(probeLabels[:len(probeLabels):len(probeLabels)], "size")...)
+	probeWrong        = newGaugeDesc(namespace+"_probe_nccl_wrong_results", "Wrong or out-of-bounds results reported by nccl-tests in the last run.", probeLabels...)
+	probeDuration     = newGaugeDesc(namespace+"_probe_duration_seconds", "How long the last run took.", probeLabels...)
+	probeLastRun      = newGaugeDesc(namespace+"_probe_last_run_timestamp_seconds", "When the last run started (Unix time).", probeLabels...)
+	probeRuns         = newCounterDesc(namespace+"_probe_runs_total", "Probe runs by result: success, failure, or skipped (port busy, device in use, NCCL window).", "probe", "result")
+	probeFailureInfo  = newGaugeDesc(namespace+"_probe_failure_info", "Why the last run of the probe failed; value is always 1.", append(probeLabels[:len(probeLabels):len(probeLabels)], "reason")...)
 	probeStatOrdering = []string{"avg", "min", "max", "p99"}
 )
 
@@ -49,25 +47,25 @@ func (c *probeCollector) Update(s *Scrape, out *Sink) error {
 	}
 	for _, r := range store.Latest() {
 		l := []string{r.Probe, r.Peer, r.Device}
-		out.gauge(probeSuccessDesc, boolFloat(r.Success), l...)
-		out.gauge(probeDuration, r.Duration.Seconds(), l...)
-		out.gauge(probeLastRun, float64(r.Start.UnixNano())/1e9, l...)
+		out.emit(probeSuccessDesc, boolFloat(r.Success), l...)
+		out.emit(probeDuration, r.Duration.Seconds(), l...)
+		out.emit(probeLastRun, float64(r.Start.UnixNano())/1e9, l...)
 		if r.BandwidthBytesPerSecond > 0 {
-			out.gauge(probeBandwidth, r.BandwidthBytesPerSecond, l...)
+			out.emit(probeBandwidth, r.BandwidthBytesPerSecond, l...)
 		}
 		if r.ExpectedBytesPerSecond > 0 {
-			out.gauge(probeExpected, r.ExpectedBytesPerSecond, l...)
+			out.emit(probeExpected, r.ExpectedBytesPerSecond, l...)
 		}
 		if r.BaselineBytesPerSecond > 0 {
-			out.gauge(probeBaseline, r.BaselineBytesPerSecond, l...)
+			out.emit(probeBaseline, r.BaselineBytesPerSecond, l...)
 		}
 		for _, stat := range probeStatOrdering {
 			if v, ok := r.LatencySeconds[stat]; ok {
-				out.gauge(probeLatency, v, r.Probe, r.Peer, r.Device, stat)
+				out.emit(probeLatency, v, r.Probe, r.Peer, r.Device, stat)
 			}
 		}
 		if r.LossRatio != nil {
-			out.gauge(probeLoss, *r.LossRatio, l...)
+			out.emit(probeLoss, *r.LossRatio, l...)
 		}
 		sizes := make([]uint64, 0, len(r.BusBandwidth))
 		for size := range r.BusBandwidth {
@@ -75,17 +73,17 @@ func (c *probeCollector) Update(s *Scrape, out *Sink) error {
 		}
 		sort.Slice(sizes, func(i, j int) bool { return sizes[i] < sizes[j] })
 		for _, size := range sizes {
-			out.gauge(probeBusBW, r.BusBandwidth[size], r.Probe, r.Peer, r.Device, strconv.FormatUint(size, 10))
+			out.emit(probeBusBW, r.BusBandwidth[size], r.Probe, r.Peer, r.Device, strconv.FormatUint(size, 10))
 		}
 		if r.Probe == probes.KindNCCL {
-			out.gauge(probeWrong, float64(r.WrongResults), l...)
+			out.emit(probeWrong, float64(r.WrongResults), l...)
 		}
 		if !r.Success && r.Reason != "" {
-			out.gauge(probeFailureInfo, 1, r.Probe, r.Peer, r.Device, r.Reason)
+			out.emit(probeFailureInfo, 1, r.Probe, r.Peer, r.Device, r.Reason)
 		}
 	}
 	for _, rc := range store.Runs() {
-		out.counter(probeRuns, float64(rc.Count), rc.Probe, rc.Result)
+		out.emit(probeRuns, float64(rc.Count), rc.Probe, rc.Result)
 	}
 	return nil
 }

@@ -2,17 +2,19 @@ package collector
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/Mellanox/rdmamap"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 func init() {
@@ -21,30 +23,30 @@ func init() {
 }
 
 var (
-	deviceInfoDesc = prometheus.NewDesc(namespace+"_device_info",
+	deviceInfoDesc = newGaugeDesc(namespace+"_device_info",
 		"RDMA device metadata; value is always 1.",
-		[]string{"device", "driver", "hca_type", "board_id", "firmware_version", "node_guid", "pci_address"}, nil)
-	portInfoDesc = prometheus.NewDesc(namespace+"_port_info",
-		"RDMA port metadata; value is always 1.", []string{"device", "port", "link_layer", "interface"}, nil)
-	portStateDesc = prometheus.NewDesc(namespace+"_port_state_id",
-		"Logical port state: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.", []string{"device", "port"}, nil)
-	portPhysStateDesc = prometheus.NewDesc(namespace+"_port_physical_state_id",
+		"device", "driver", "hca_type", "board_id", "firmware_version", "node_guid", "pci_address")
+	portInfoDesc = newGaugeDesc(namespace+"_port_info",
+		"RDMA port metadata; value is always 1.", "device", "port", "link_layer", "interface")
+	portStateDesc = newGaugeDesc(namespace+"_port_state_id",
+		"Logical port state: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.", "device", "port")
+	portPhysStateDesc = newGaugeDesc(namespace+"_port_physical_state_id",
 		"Physical port state: 1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest.",
-		[]string{"device", "port"}, nil)
-	portUpDesc = prometheus.NewDesc(namespace+"_port_up",
-		"1 if the port is ACTIVE with the physical link up, else 0.", []string{"device", "port"}, nil)
-	portRateDesc = prometheus.NewDesc(namespace+"_port_rate_bytes_per_second",
-		"Port signalling rate. Absent on a down RoCE port, whose sysfs rate is a placeholder.", []string{"device", "port"}, nil)
-	portActiveMTUDesc = prometheus.NewDesc(namespace+"_port_active_mtu_bytes",
-		"RoCE path MTU the port can use: the largest IB MTU <= netdev MTU - 96 bytes of RoCE headers.", []string{"device", "port"}, nil)
-	gidInfoDesc = prometheus.NewDesc(namespace+"_gid_info",
+		"device", "port")
+	portUpDesc = newGaugeDesc(namespace+"_port_up",
+		"1 if the port is ACTIVE with the physical link up, else 0.", "device", "port")
+	portRateDesc = newGaugeDesc(namespace+"_port_rate_bytes_per_second",
+		"Port signalling rate. Absent on a down RoCE port, whose sysfs rate is a placeholder.", "device", "port")
+	portActiveMTUDesc = newGaugeDesc(namespace+"_port_active_mtu_bytes",
+		"RoCE path MTU the port can use: the largest IB MTU <= netdev MTU - 96 bytes of RoCE headers.", "device", "port")
+	gidInfoDesc = newGaugeDesc(namespace+"_gid_info",
 		"Populated GID table slot; value is always 1. Cached for --collector.rdma.gid-refresh.",
-		[]string{"device", "port", "index", "gid", "type", "interface"}, nil)
-	lifespanDesc = prometheus.NewDesc(namespace+"_hw_counters_lifespan_seconds",
-		"How long the kernel caches hw_counters values (the hw_counters/lifespan file).", []string{"device", "port"}, nil)
-	defaultRoCEModeDesc = prometheus.NewDesc(namespace+"_default_roce_mode_info",
+		"device", "port", "index", "gid", "type", "interface")
+	lifespanDesc = newGaugeDesc(namespace+"_hw_counters_lifespan_seconds",
+		"How long the kernel caches hw_counters values (the hw_counters/lifespan file).", "device", "port")
+	defaultRoCEModeDesc = newGaugeDesc(namespace+"_default_roce_mode_info",
 		"Default RoCE mode used by rdma_cm, from configfs, where the device directory exists; value is always 1.",
-		[]string{"device", "port", "mode"}, nil)
+		"device", "port", "mode")
 )
 
 // modulesOfInterest are the kernel modules the doctor reasons about.
@@ -57,15 +59,20 @@ var modulesOfInterest = []string{
 type rdmaCollector struct {
 	cfg     *Config
 	logger  *slog.Logger
-	attrs   *attrCache
 	devices map[string]*rdmaDeviceState
-	descs   map[string]*prometheus.Desc
+	descMu  sync.Mutex
+	descs   map[string]*Desc
 
 	modules   map[string]bool
 	modulesAt time.Time
 }
 
 type rdmaDeviceState struct {
+	// busy is set while a goroutine reads the device; a read stuck in the
+	// kernel keeps it set, and the device is skipped until it returns.
+	busy   atomic.Bool
+	attrs  *attrCache
+	sink   Sink
 	inode  uint64
 	info   RDMADevice
 	infoAt time.Time
@@ -73,21 +80,24 @@ type rdmaDeviceState struct {
 }
 
 type rdmaPortState struct {
+	attrs     *attrCache
 	linkLayer string
+	netdevDir string
 	counters  []counterFile
 	hw        []counterFile
-	lifespan  string
-	listed    bool
-	listedAt  time.Time
-	gids      []GID
-	gidsAt    time.Time
-	roceMode  string
+	// lifespanSeconds is -1 when the port has no lifespan file.
+	lifespanSeconds float64
+	listed          bool
+	listedAt        time.Time
+	gids            []GID
+	gidsAt          time.Time
+	roceMode        string
 }
 
 type counterFile struct {
 	path      string
 	canonical string
-	desc      *prometheus.Desc
+	desc      *Desc
 	scale     float64
 	gauge     bool
 	wraps     bool // 32-bit counter extended to 64 bits across scrapes
@@ -99,30 +109,30 @@ type counterFile struct {
 func newRDMACollector(cfg *Config, logger *slog.Logger) (Collector, error) {
 	return &rdmaCollector{
 		cfg: cfg, logger: logger,
-		attrs:   newAttrCache(cfg.fs),
 		devices: map[string]*rdmaDeviceState{},
-		descs:   map[string]*prometheus.Desc{},
+		descs:   map[string]*Desc{},
 	}, nil
 }
 
 func (c *rdmaCollector) Close() error {
-	c.attrs.closeAll()
+	c.dropAll()
 	return nil
 }
 
-func (c *rdmaCollector) desc(name, help string) *prometheus.Desc {
+// desc returns the cached family of a counter file. The type is part of
+// the name already (gauges have no _total), so the name is the key.
+func (c *rdmaCollector) desc(name, help string, typ metricType) *Desc {
+	c.descMu.Lock()
+	defer c.descMu.Unlock()
 	d, ok := c.descs[name]
 	if !ok {
-		d = prometheus.NewDesc(name, help, []string{"device", "port"}, nil)
+		d = newDesc(name, help, typ, "device", "port")
 		c.descs[name] = d
 	}
 	return d
 }
 
 func (c *rdmaCollector) Update(s *Scrape, out *Sink) error {
-	c.attrs.begin()
-	defer c.attrs.sweep()
-
 	mods := c.readModules(s.Time)
 	s.update(func(sn *Snapshot) { sn.Modules = mods })
 
@@ -131,34 +141,151 @@ func (c *rdmaCollector) Update(s *Scrape, out *Sink) error {
 		return err
 	}
 	if len(topo.Devices) == 0 {
-		clear(c.devices)
+		c.dropAll()
 		if topo.ClassMissing {
 			return errors.Join(ErrNoData, errors.New("no /sys/class/infiniband: RDMA stack not loaded"))
 		}
 		return errors.Join(ErrNoData, errors.New("no RDMA devices"))
 	}
 	live := make(map[string]bool, len(topo.Devices))
-	devs := make([]*RDMADevice, 0, len(topo.Devices))
-	for _, td := range topo.Devices {
+	states := make([]*rdmaDeviceState, len(topo.Devices))
+	for i, td := range topo.Devices {
 		live[td.Name] = true
 		st := c.devices[td.Name]
 		if st == nil || st.inode != td.Inode {
 			// New or re-created device: its counters restart, so no wrap
 			// history may carry over.
-			st = &rdmaDeviceState{inode: td.Inode, ports: map[int]*rdmaPortState{}}
+			if st != nil {
+				st.attrs.closeAll()
+			}
+			st = &rdmaDeviceState{inode: td.Inode, ports: map[int]*rdmaPortState{}, attrs: newAttrCache(c.cfg.fs)}
 			c.devices[td.Name] = st
 		}
-		if d := c.updateDevice(s, td, st, out); d != nil {
-			devs = append(devs, d)
-		}
+		states[i] = st
 	}
-	for name := range c.devices {
-		if !live[name] {
+	devs, stuck := c.readDevices(s, topo.Devices, states)
+	present := make([]*RDMADevice, 0, len(devs))
+	for i, d := range devs {
+		if d == nil {
+			continue // vanished mid-scrape, or stuck
+		}
+		out.appendSink(&states[i].sink)
+		present = append(present, d)
+	}
+	for name, st := range c.devices {
+		if !live[name] && !st.busy.Load() {
+			st.attrs.closeAll()
 			delete(c.devices, name)
 		}
 	}
-	s.update(func(sn *Snapshot) { sn.RDMA = devs })
+	s.update(func(sn *Snapshot) { sn.RDMA = present })
+	if len(stuck) > 0 {
+		// The other devices' series are still exported: partial data is
+		// more useful than none, and success=0 says it is partial.
+		return fmt.Errorf("%w: reads of %s did not return in time", errPartial, strings.Join(stuck, ", "))
+	}
 	return nil
+}
+
+// errPartial marks a scrape where some devices could not be read.
+var errPartial = errors.New("partial data")
+
+// readDevices reads every device with a few workers pulling from a shared
+// queue. A device whose read blocks (a firmware command that never returns)
+// is abandoned at the deadline, stays marked busy until its read returns,
+// and is skipped meanwhile; when a worker stalls, another one is started
+// so the devices behind it are still read.
+func (c *rdmaCollector) readDevices(s *Scrape, tds []*TopoDevice, states []*rdmaDeviceState) ([]*RDMADevice, []string) {
+	n := len(tds)
+	devs := make([]*RDMADevice, n)
+	done := make(chan int, n)
+	var next atomic.Int64
+	worker := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return
+			}
+			st := states[i]
+			if !st.busy.CompareAndSwap(false, true) {
+				done <- -1 - i // still stuck in an earlier scrape
+				continue
+			}
+			st.sink.reset()
+			st.attrs.begin()
+			d := c.updateDevice(s, tds[i], st, &st.sink)
+			st.attrs.sweep()
+			devs[i] = d
+			st.busy.Store(false)
+			done <- i
+		}
+	}
+	workers := min(rdmaWorkers, (n+devicesPerWorker-1)/devicesPerWorker)
+	if workers < 1 {
+		workers = 1
+	}
+	for w := 0; w < workers; w++ {
+		go worker()
+	}
+	budget := c.cfg.Timeout * 3 / 4
+	deadline := time.NewTimer(budget)
+	defer deadline.Stop()
+	stall := time.NewTicker(max(budget/8, time.Millisecond))
+	defer stall.Stop()
+	finished := make([]bool, n)
+	var skipped []string
+	completed, progress, extra := 0, 0, 0
+	for completed < n {
+		select {
+		case i := <-done:
+			completed++
+			progress++
+			if i >= 0 {
+				finished[i] = true
+			} else {
+				skipped = append(skipped, tds[-1-i].Name)
+				c.logger.Debug("RDMA device still stuck in an earlier read, skipped", "device", tds[-1-i].Name)
+			}
+		case <-stall.C:
+			if progress == 0 && int(next.Load()) < n && extra < maxExtraWorkers {
+				extra++
+				go worker()
+			}
+			progress = 0
+		case <-deadline.C:
+			stuck := skipped
+			for i := range tds {
+				if !finished[i] && states[i].busy.Load() {
+					stuck = append(stuck, tds[i].Name)
+				}
+			}
+			// Results of devices that finished are kept; the rest are nil.
+			out := make([]*RDMADevice, n)
+			for i := range tds {
+				if finished[i] {
+					out[i] = devs[i]
+				}
+			}
+			return out, stuck
+		}
+	}
+	return devs, skipped
+}
+
+// maxExtraWorkers bounds the workers added to route around stuck reads.
+const maxExtraWorkers = 4
+
+// rdmaWorkers bounds the goroutines reading devices; devicesPerWorker is
+// the share below which another worker costs more than it saves.
+var rdmaWorkers = max(2, runtime.GOMAXPROCS(0))
+
+const devicesPerWorker = 8
+
+func (c *rdmaCollector) dropAll() {
+	for name, st := range c.devices {
+		st.attrs.closeAll()
+		delete(c.devices, name)
+	}
 }
 
 func (c *rdmaCollector) refresh() time.Duration { return c.cfg.GIDRefresh }
@@ -188,14 +315,14 @@ func (c *rdmaCollector) updateDevice(s *Scrape, td *TopoDevice, st *rdmaDeviceSt
 	}
 	dev := st.info
 	dev.Ports = nil
-	out.gauge(deviceInfoDesc, 1, dev.Name, dev.Driver, dev.HCAType, dev.BoardID, dev.FirmwareVersion, dev.NodeGUID, dev.PCIAddress)
+	out.emit(deviceInfoDesc, 1, dev.Name, dev.Driver, dev.HCAType, dev.BoardID, dev.FirmwareVersion, dev.NodeGUID, dev.PCIAddress)
 
 	livePorts := make(map[int]bool, len(td.Ports))
 	for _, tp := range td.Ports {
 		livePorts[tp.Number] = true
 		ps := st.ports[tp.Number]
 		if ps == nil {
-			ps = &rdmaPortState{}
+			ps = &rdmaPortState{attrs: st.attrs}
 			st.ports[tp.Number] = ps
 		}
 		if p := c.updatePort(s, td, tp, ps, &dev, out); p != nil {
@@ -268,7 +395,7 @@ func (c *rdmaCollector) verbsDevices(device string) (expected, present []string)
 }
 
 func (c *rdmaCollector) updatePort(s *Scrape, td *TopoDevice, tp *TopoPort, ps *rdmaPortState, dev *RDMADevice, out *Sink) *RDMAPort {
-	port := strconv.Itoa(tp.Number)
+	port := tp.Label
 	p := &RDMAPort{Device: td.Name, Number: tp.Number, Interface: tp.Netdev}
 
 	if !ps.listed || s.Time.Sub(ps.listedAt) >= c.refresh() {
@@ -279,10 +406,10 @@ func (c *rdmaCollector) updatePort(s *Scrape, td *TopoDevice, tp *TopoPort, ps *
 	p.LinkLayer = ps.linkLayer
 
 	stateOK := false
-	if v, err := c.attrs.readString(joinPath(tp.Dir, "state")); err == nil {
+	if v, err := ps.attrs.readString(tp.Dir, "state"); err == nil {
 		if id, name, perr := parseIDState(v); perr == nil {
 			p.State, p.StateName = id, name
-			out.gauge(portStateDesc, float64(id), td.Name, port)
+			out.emit(portStateDesc, float64(id), td.Name, port)
 			stateOK = true
 		} else {
 			s.readError("rdma", joinPath(tp.Dir, "state"), perr)
@@ -294,10 +421,10 @@ func (c *rdmaCollector) updatePort(s *Scrape, td *TopoDevice, tp *TopoPort, ps *
 		s.readError("rdma", joinPath(tp.Dir, "state"), err)
 	}
 	physOK := false
-	if v, err := c.attrs.readString(joinPath(tp.Dir, "phys_state")); err == nil {
+	if v, err := ps.attrs.readString(tp.Dir, "phys_state"); err == nil {
 		if id, name, perr := parseIDState(v); perr == nil {
 			p.PhysState, p.PhysStateName = id, name
-			out.gauge(portPhysStateDesc, float64(id), td.Name, port)
+			out.emit(portPhysStateDesc, float64(id), td.Name, port)
 			physOK = true
 		} else {
 			s.readError("rdma", joinPath(tp.Dir, "phys_state"), perr)
@@ -310,11 +437,11 @@ func (c *rdmaCollector) updatePort(s *Scrape, td *TopoDevice, tp *TopoPort, ps *
 		if p.Up() || (!physOK && p.State == 4) {
 			up = 1
 		}
-		out.gauge(portUpDesc, up, td.Name, port)
+		out.emit(portUpDesc, up, td.Name, port)
 	}
-	out.gauge(portInfoDesc, 1, td.Name, port, p.LinkLayer, p.Interface)
+	out.emit(portInfoDesc, 1, td.Name, port, p.LinkLayer, p.Interface)
 
-	if v, err := c.attrs.readString(joinPath(tp.Dir, "rate")); err == nil {
+	if v, err := ps.attrs.readString(tp.Dir, "rate"); err == nil {
 		bits, perr := parseRate(v)
 		switch {
 		case perr != nil:
@@ -323,30 +450,29 @@ func (c *rdmaCollector) updatePort(s *Scrape, td *TopoDevice, tp *TopoPort, ps *
 			// mlx5 reports "40 Gb/sec (4X QDR)" for a down RoCE port.
 		default:
 			p.RateBitsPerSecond = bits
-			out.gauge(portRateDesc, bits/8, td.Name, port)
+			out.emit(portRateDesc, bits/8, td.Name, port)
 		}
 	} else if !isVanished(err) {
 		s.readError("rdma", joinPath(tp.Dir, "rate"), err)
 	}
 
 	if p.LinkLayer == "Ethernet" && p.Interface != "" {
-		if mtu, err := c.attrs.readUint(c.cfg.sys("class", "net", p.Interface, "mtu")); err == nil {
+		if ps.netdevDir == "" {
+			ps.netdevDir = c.cfg.sys("class", "net", p.Interface)
+		}
+		if mtu, err := ps.attrs.readUint(ps.netdevDir, "mtu"); err == nil {
 			if active := roceActiveMTU(int(mtu)); active > 0 {
-				out.gauge(portActiveMTUDesc, float64(active), td.Name, port)
+				out.emit(portActiveMTUDesc, float64(active), td.Name, port)
 			}
 		} else if !isVanished(err) {
-			s.readError("rdma", c.cfg.sys("class", "net", p.Interface, "mtu"), err)
+			s.readError("rdma", joinPath(ps.netdevDir, "mtu"), err)
 		}
 	}
 
 	p.Counters = c.readCounters(s, ps, ps.counters, td.Name, port, out)
 	p.HWCounters = c.readCounters(s, ps, ps.hw, td.Name, port, out)
-	if ps.lifespan != "" {
-		if ms, err := c.attrs.readUint(ps.lifespan); err == nil {
-			out.gauge(lifespanDesc, float64(ms)/1000, td.Name, port)
-		} else if !isVanished(err) {
-			s.readError("rdma", ps.lifespan, err)
-		}
+	if ps.lifespanSeconds >= 0 {
+		out.emit(lifespanDesc, ps.lifespanSeconds, td.Name, port)
 	}
 
 	if ps.gidsAt.IsZero() || s.Time.Sub(ps.gidsAt) >= c.refresh() {
@@ -356,11 +482,11 @@ func (c *rdmaCollector) updatePort(s *Scrape, td *TopoDevice, tp *TopoPort, ps *
 	}
 	p.GIDs = ps.gids
 	for _, g := range ps.gids {
-		out.gauge(gidInfoDesc, 1, td.Name, port, strconv.Itoa(g.Index), g.GID, g.Type, g.Interface)
+		out.emit(gidInfoDesc, 1, td.Name, port, g.indexLabel, g.GID, g.Type, g.Interface)
 	}
 	p.DefaultRoCEMode = ps.roceMode
 	if ps.roceMode != "" {
-		out.gauge(defaultRoCEModeDesc, 1, td.Name, port, ps.roceMode)
+		out.emit(defaultRoCEModeDesc, 1, td.Name, port, ps.roceMode)
 	}
 	return p
 }
@@ -388,9 +514,17 @@ func (c *rdmaCollector) listPort(s *Scrape, td *TopoDevice, tp *TopoPort, ps *rd
 	}
 	ps.counters = c.listCounterDir(s, joinPath(tp.Dir, "counters"), false, driver, old)
 	ps.hw = c.listCounterDir(s, joinPath(tp.Dir, "hw_counters"), true, driver, old)
-	ps.lifespan = ""
-	if _, err := c.cfg.fs.inode(joinPath(tp.Dir, "hw_counters", "lifespan")); err == nil {
-		ps.lifespan = joinPath(tp.Dir, "hw_counters", "lifespan")
+	// lifespan is a setting (how long the kernel caches hw_counters), not a
+	// reading: it is read with the layout, not every scrape.
+	ps.lifespanSeconds = -1
+	if v, err := readSysfsFile(c.cfg.fs, joinPath(tp.Dir, "hw_counters", "lifespan")); err == nil {
+		if ms, perr := parseSysfsUint(joinPath(tp.Dir, "hw_counters", "lifespan"), []byte(v)); perr == nil {
+			ps.lifespanSeconds = float64(ms) / 1000
+		} else {
+			s.readError("rdma", joinPath(tp.Dir, "hw_counters", "lifespan"), perr)
+		}
+	} else if !isVanished(err) {
+		s.readError("rdma", joinPath(tp.Dir, "hw_counters", "lifespan"), err)
 	}
 	ps.listed, ps.listedAt = true, s.Time
 	return true
@@ -426,13 +560,17 @@ func (c *rdmaCollector) listCounterDir(s *Scrape, dir string, hw bool, driver st
 			f.canonical = canonicalHWName(raw)
 			f.gauge = isHWGauge(f.canonical)
 			f.scale = 1
-			f.desc = c.desc(hwMetricName(f.canonical), helpFor("hw_counters", f.canonical))
+			typ := typeCounter
+			if f.gauge {
+				typ = typeGauge
+			}
+			f.desc = c.desc(hwMetricName(f.canonical), helpFor("hw_counters", f.canonical), typ)
 			f.wraps = wrapCapable && mlx5QCounters[f.canonical]
 		} else {
 			var metric string
 			metric, f.scale = counterMetricName(raw)
 			f.canonical = sanitizeName(raw)
-			f.desc = c.desc(metric, helpFor("counters", f.canonical))
+			f.desc = c.desc(metric, helpFor("counters", f.canonical), typeCounter)
 		}
 		if taken[f.canonical] {
 			c.logger.Debug("duplicate counter after name mapping, keeping the first", "path", f.path, "name", f.canonical)
@@ -453,7 +591,7 @@ func (c *rdmaCollector) readCounters(s *Scrape, ps *rdmaPortState, files []count
 	values := make([]CounterValue, 0, len(files))
 	for i := range files {
 		f := &files[i]
-		raw, err := c.attrs.readUint(f.path)
+		raw, err := ps.attrs.readUint(f.path, "")
 		if err != nil {
 			if isVanished(err) {
 				ps.listed = false // layout changed: list again next scrape
@@ -468,11 +606,7 @@ func (c *rdmaCollector) readCounters(s *Scrape, ps *rdmaPortState, files []count
 			v = f.extend(raw)
 		}
 		values = append(values, CounterValue{Name: f.canonical, Value: v})
-		if f.gauge {
-			out.gauge(f.desc, float64(v)*f.scale, device, port)
-		} else {
-			out.counter(f.desc, float64(v)*f.scale, device, port)
-		}
+		out.emit(f.desc, float64(v)*f.scale, device, port)
 	}
 	return values
 }
@@ -538,7 +672,7 @@ func (c *rdmaCollector) readGIDs(s *Scrape, tp *TopoPort) []GID {
 		if err != nil && !errors.Is(err, syscall.EINVAL) && !isVanished(err) {
 			s.readError("rdma", joinPath(tp.Dir, "gid_attrs", "ndevs", n), err)
 		}
-		gids = append(gids, GID{Index: idx, GID: g, Type: sanitizeLabel(typ), Interface: sanitizeLabel(ndev)})
+		gids = append(gids, GID{Index: idx, indexLabel: n, GID: g, Type: sanitizeLabel(typ), Interface: sanitizeLabel(ndev)})
 	}
 	sort.Slice(gids, func(i, j int) bool { return gids[i].Index < gids[j].Index })
 	return gids

@@ -95,10 +95,11 @@ func lookup(vs []CounterValue, name string) (uint64, bool) {
 
 // GID is one populated slot of a port's GID table.
 type GID struct {
-	Index     int
-	GID       string
-	Type      string // "RoCE v2", "IB/RoCE v1"
-	Interface string
+	Index      int
+	indexLabel string
+	GID        string
+	Type       string // "RoCE v2", "IB/RoCE v1"
+	Interface  string
 }
 
 // IPv4 returns the address of an IPv4-mapped GID.
@@ -218,7 +219,9 @@ func (s *Scrape) Snapshot() *Snapshot { return s.snap }
 
 // readError counts and logs a file a collector skipped.
 func (s *Scrape) readError(collector, path string, err error) {
-	s.exp.readErrors.WithLabelValues(collector).Inc()
+	if rc := s.exp.byName[collector]; rc != nil {
+		rc.readErrors.Add(1)
+	}
 	s.exp.warnOnce(collector, path, err)
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -97,22 +98,29 @@ func isVanished(err error) bool {
 // attrCache keeps sysfs attribute files open across scrapes so that a scrape
 // costs one pread per value instead of open+read+close. Files not touched in
 // a scrape are closed by sweep, so a vanished device does not leak fds.
-// Not safe for concurrent use: each collector owns its cache, and the
-// registry never runs a collector concurrently with itself.
+// Files are keyed by (directory, name) so that a steady-state read builds no
+// path string, and the last text read is kept so that an unchanged value
+// needs no new string. Not safe for concurrent use: each collector owns its
+// cache, and the registry never runs a collector concurrently with itself.
 type attrCache struct {
 	fs    fsys
-	files map[string]*cachedAttr
+	files map[attrKey]*cachedAttr
 	gen   uint64
 	buf   [4096]byte
 }
 
+type attrKey struct{ dir, name string }
+
 type cachedAttr struct {
-	f    attrFile
-	seen uint64
+	path    string
+	f       attrFile
+	seen    uint64
+	lastRaw []byte
+	lastStr string
 }
 
 func newAttrCache(f fsys) *attrCache {
-	return &attrCache{fs: f, files: make(map[string]*cachedAttr)}
+	return &attrCache{fs: f, files: make(map[attrKey]*cachedAttr)}
 }
 
 // begin starts a new scrape generation.
@@ -120,33 +128,44 @@ func (c *attrCache) begin() { c.gen++ }
 
 // sweep closes every file that was not read since begin.
 func (c *attrCache) sweep() {
-	for p, a := range c.files {
+	for k, a := range c.files {
 		if a.seen != c.gen {
 			a.f.close()
-			delete(c.files, p)
+			delete(c.files, k)
 		}
 	}
 }
 
 // closeAll releases every cached file.
 func (c *attrCache) closeAll() {
-	for p, a := range c.files {
+	for k, a := range c.files {
 		a.f.close()
-		delete(c.files, p)
+		delete(c.files, k)
 	}
 }
 
-// read returns the raw content of path. The returned slice aliases an
-// internal buffer and is valid until the next call.
-func (c *attrCache) read(path string) ([]byte, error) {
-	a, ok := c.files[path]
+// read returns the raw content of dir/name (or of dir when name is "").
+// The returned slice aliases an internal buffer and is valid until the
+// next call.
+func (c *attrCache) read(dir, name string) ([]byte, error) {
+	_, b, err := c.readEntry(dir, name)
+	return b, err
+}
+
+func (c *attrCache) readEntry(dir, name string) (*cachedAttr, []byte, error) {
+	k := attrKey{dir, name}
+	a, ok := c.files[k]
 	if !ok {
+		path := dir
+		if name != "" {
+			path = joinPath(dir, name)
+		}
 		f, err := c.fs.openAttr(path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		a = &cachedAttr{f: f}
-		c.files[path] = a
+		a = &cachedAttr{path: path, f: f}
+		c.files[k] = a
 	}
 	a.seen = c.gen
 	n, err := a.f.preadAt0(c.buf[:])
@@ -154,33 +173,39 @@ func (c *attrCache) read(path string) ([]byte, error) {
 		// The device behind a cached fd was removed, possibly re-added under
 		// the same name: retry once with a fresh open.
 		a.f.close()
-		delete(c.files, path)
-		return c.read(path)
+		delete(c.files, k)
+		return c.readEntry(dir, name)
 	}
 	if err != nil {
 		a.f.close()
-		delete(c.files, path)
-		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		delete(c.files, k)
+		return nil, nil, &fs.PathError{Op: "read", Path: a.path, Err: err}
 	}
-	return c.buf[:n], nil
+	return a, c.buf[:n], nil
 }
 
-// readString returns the trimmed text of a sysfs attribute.
-func (c *attrCache) readString(path string) (string, error) {
-	b, err := c.read(path)
+// readString returns the trimmed text of a sysfs attribute. An unchanged
+// value returns the string of the previous read without allocating.
+func (c *attrCache) readString(dir, name string) (string, error) {
+	a, b, err := c.readEntry(dir, name)
 	if err != nil {
 		return "", err
 	}
-	return string(bytes.TrimSpace(b)), nil
+	if a.lastRaw != nil && bytes.Equal(a.lastRaw, b) {
+		return a.lastStr, nil
+	}
+	a.lastRaw = append(a.lastRaw[:0], b...)
+	a.lastStr = string(bytes.TrimSpace(b))
+	return a.lastStr, nil
 }
 
 // readUint parses a sysfs counter. It never turns an error into 0.
-func (c *attrCache) readUint(path string) (uint64, error) {
-	b, err := c.read(path)
+func (c *attrCache) readUint(dir, name string) (uint64, error) {
+	a, b, err := c.readEntry(dir, name)
 	if err != nil {
 		return 0, err
 	}
-	return parseSysfsUint(path, b)
+	return parseSysfsUint(a.path, b)
 }
 
 func parseSysfsUint(path string, b []byte) (uint64, error) {
@@ -202,20 +227,24 @@ func parseSysfsUint(path string, b []byte) (uint64, error) {
 	return v, nil
 }
 
-// readSysfsFile is the uncached read used for files read once (doctor,
-// topology): a single read of at most 64 KiB.
+// sysfsBufPool holds read buffers: a sysfs attribute is at most a page.
+var sysfsBufPool = sync.Pool{New: func() any { b := make([]byte, 8192); return &b }}
+
+// readSysfsFile is the uncached read used for files read once (GID tables,
+// topology, doctor): open, one read, close.
 func readSysfsFile(f fsys, path string) (string, error) {
 	a, err := f.openAttr(path)
 	if err != nil {
 		return "", err
 	}
 	defer a.close()
-	buf := make([]byte, 65536)
-	n, err := a.preadAt0(buf)
+	bp := sysfsBufPool.Get().(*[]byte)
+	defer sysfsBufPool.Put(bp)
+	n, err := a.preadAt0(*bp)
 	if err != nil {
 		return "", &fs.PathError{Op: "read", Path: path, Err: err}
 	}
-	return strings.TrimSpace(string(buf[:n])), nil
+	return strings.TrimSpace(string((*bp)[:n])), nil
 }
 
 func truncate(s string, n int) string {

@@ -37,8 +37,12 @@ type TopoDevice struct {
 // TopoPort is one port of a device.
 type TopoPort struct {
 	Number int
+	// Label is Number as a label value, formatted once.
+	Label  string
 	Dir    string
 	Netdev string
+	// NetdevType is the netdev's ARPHRD type: 1 Ethernet, 32 InfiniBand.
+	NetdevType string
 }
 
 var bdfPattern = regexp.MustCompile(`^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
@@ -127,8 +131,11 @@ func (t *topologyCache) build(name, dir string, ino uint64, now time.Time) *Topo
 		if err != nil || n < 0 {
 			continue
 		}
-		p := &TopoPort{Number: n, Dir: joinPath(dir, "ports", pn)}
+		p := &TopoPort{Number: n, Label: strconv.Itoa(n), Dir: joinPath(dir, "ports", pn)}
 		p.Netdev = t.portNetdev(d, p)
+		if p.Netdev != "" {
+			p.NetdevType, _ = readSysfsFile(t.cfg.fs, t.cfg.sys("class", "net", p.Netdev, "type"))
+		}
 		d.Ports = append(d.Ports, p)
 	}
 	sort.Slice(d.Ports, func(i, j int) bool { return d.Ports[i].Number < d.Ports[j].Number })

@@ -16,7 +16,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
@@ -126,19 +125,16 @@ func (s *serveCommand) run() int {
 }
 
 func (s *serveCommand) handler(exporter *collector.Exporter, cfg *collector.Config, logger *slog.Logger) (http.Handler, error) {
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(exporter); err != nil {
-		return nil, err
-	}
-	reg.MustRegister(versioncollector.NewCollector("roce_exporter"))
+	self := prometheus.NewRegistry()
+	self.MustRegister(versioncollector.NewCollector("roce_exporter"))
 	if !*s.disableExpMetr {
-		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		self.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-		ErrorLog:            slog.NewLogLogger(logger.Handler(), slog.LevelError),
-		ErrorHandling:       promhttp.ContinueOnError,
-		MaxRequestsInFlight: *s.maxRequests,
-		Timeout:             *s.webTimeout,
+	metrics := collector.NewHandler(exporter, collector.HandlerOpts{
+		MaxRequests: *s.maxRequests,
+		Timeout:     *s.webTimeout,
+		Self:        self,
+		Logger:      logger,
 	})
 	mux := http.NewServeMux()
 	mux.Handle(*s.telemetryPath, metrics)

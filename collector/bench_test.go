@@ -1,0 +1,64 @@
+package collector
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+)
+
+// benchNode writes a scale fixture (n ConnectX-7 ports, full counters,
+// 256-slot GID tables) with ethtool captures, and returns its config.
+func benchNode(b *testing.B, ports int) *Config {
+	b.Helper()
+	root := filepath.Join(b.TempDir(), "node")
+	n := sysfixture.ScaleNode(ports)
+	if err := sysfixture.Write(root, n); err != nil {
+		b.Fatal(err)
+	}
+	if err := sysfixture.WriteReplay(root, filepath.Join(root, "replay"), n, map[string]sysfixture.NIC{}); err != nil {
+		b.Fatal(err)
+	}
+	cfg := &Config{
+		SysPath: filepath.Join(root, "sys"), DevPath: filepath.Join(root, "dev"),
+		Timeout:    10 * time.Second,
+		Enabled:    []string{"rdma", "netdev", "pcie", "ethtool", "dcb"},
+		GIDRefresh: 60 * time.Second,
+	}
+	cfg.Ethtool.ReplayDir = filepath.Join(root, "replay")
+	return cfg
+}
+
+// BenchmarkScrape measures one full scrape — every source collector plus
+// the text encoding Prometheus receives — per fixture size. It reports
+// series per scrape and allocations per series.
+func BenchmarkScrape(b *testing.B) {
+	for _, ports := range []int{1, 8, 32} {
+		b.Run(fmt.Sprintf("ports=%d", ports), func(b *testing.B) {
+			cfg := benchNode(b, ports)
+			e, err := NewExporter(cfg, slog.New(slog.DiscardHandler))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Close()
+			w := NewTextWriter(e)
+			series, err := w.Write(io.Discard) // warm caches: steady state is what matters
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := w.Write(io.Discard); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(series), "series/scrape")
+		})
+	}
+}

@@ -1,0 +1,84 @@
+package collector
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+)
+
+// TestTextIsWhatClientGolangWouldWrite parses the exporter's own text
+// output with the reference parser and re-encodes it with the reference
+// encoder: the bytes must not change (same sorting, escaping, numbers).
+func TestTextIsWhatClientGolangWouldWrite(t *testing.T) {
+	for _, scenario := range sysfixture.ScenarioNames() {
+		t.Run(scenario, func(t *testing.T) {
+			cfg := fixtureConfig(scenario, "rdma", "netdev", "pcie", "ethtool", "dcb")
+			if sc := sysfixture.Scenarios[scenario](); sc.Replay != nil {
+				cfg.Ethtool.ReplayDir = filepath.Join(fixtures, scenario, "replay")
+			}
+			e, _ := newTestExporter(t, cfg)
+			text := e.Text()
+			assertReencodes(t, text)
+		})
+	}
+}
+
+func assertReencodes(t *testing.T, text []byte) {
+	t.Helper()
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
+	if err != nil {
+		t.Fatalf("reference parser rejects the output: %v", err)
+	}
+	var names []string
+	for n := range families {
+		names = append(names, n)
+	}
+	var out bytes.Buffer
+	for _, n := range sortedStrings(names) {
+		if _, err := expfmt.MetricFamilyToText(&out, families[n]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(out.Bytes(), text) {
+		t.Errorf("re-encoded output differs:\n%s", diffFirst(string(text), out.String()))
+	}
+}
+
+func sortedStrings(s []string) []string {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return s
+}
+
+func diffFirst(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) && i < len(bl); i++ {
+		if al[i] != bl[i] {
+			return "ours:      " + al[i] + "\nreference: " + bl[i]
+		}
+	}
+	return "lengths differ"
+}
+
+func TestTextEscapesLabelValuesAndHelp(t *testing.T) {
+	d := newGaugeDesc("roce_test_escape", "help with \\ backslash\nand newline", "a", "b")
+	var s Sink
+	s.emit(d, 1.5, `quote " and \ backslash`, "line\nbreak")
+	s.emit(d, 2, "x", "y")
+	text, _ := s.render(nil, nil)
+	assertReencodes(t, text)
+	want := `roce_test_escape{a="quote \" and \\ backslash",b="line\nbreak"} 1.5`
+	if !strings.Contains(string(text), want) {
+		t.Errorf("got\n%s\nwant a line %s", text, want)
+	}
+}

@@ -1,0 +1,108 @@
+package collector
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+)
+
+// HandlerOpts configures the /metrics handler.
+type HandlerOpts struct {
+	// MaxRequests bounds the scrapes served at once; more get 503. 0 means
+	// no limit. Concurrent scrapes share one collection anyway, so this
+	// only bounds memory and sockets.
+	MaxRequests int
+	// Timeout bounds a scrape; the collectors have their own, shorter one.
+	Timeout time.Duration
+	// Self holds the exporter's own metrics (build info, Go runtime,
+	// process); nil leaves them out.
+	Self   prometheus.Gatherer
+	Logger *slog.Logger
+}
+
+type handler struct {
+	e     *Exporter
+	opts  HandlerOpts
+	slots chan struct{}
+	gz    sync.Pool
+}
+
+// NewHandler serves the exporter in the Prometheus text format.
+func NewHandler(e *Exporter, opts HandlerOpts) http.Handler {
+	h := &handler{e: e, opts: opts}
+	if opts.MaxRequests > 0 {
+		h.slots = make(chan struct{}, opts.MaxRequests)
+	}
+	return h
+}
+
+const textContentType = "text/plain; version=0.0.4; charset=utf-8"
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.slots != nil {
+		select {
+		case h.slots <- struct{}{}:
+			defer func() { <-h.slots }()
+		default:
+			http.Error(w, fmt.Sprintf("Limit of concurrent requests reached (%d), try again later.", h.opts.MaxRequests), http.StatusServiceUnavailable)
+			return
+		}
+	}
+	text := make(chan []byte, 1)
+	go func() { text <- h.e.Text() }()
+	var body []byte
+	if h.opts.Timeout > 0 {
+		timer := time.NewTimer(h.opts.Timeout)
+		defer timer.Stop()
+		select {
+		case body = <-text:
+		case <-timer.C:
+			http.Error(w, "scrape timed out", http.StatusServiceUnavailable)
+			return
+		}
+	} else {
+		body = <-text
+	}
+
+	var self []byte
+	if h.opts.Self != nil {
+		self = h.selfMetrics()
+	}
+	w.Header().Set("Content-Type", textContentType)
+	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		w.Header().Set("Content-Encoding", "gzip")
+		zw, _ := h.gz.Get().(*gzip.Writer)
+		if zw == nil {
+			zw, _ = gzip.NewWriterLevel(w, gzip.BestSpeed)
+		} else {
+			zw.Reset(w)
+		}
+		zw.Write(self)
+		zw.Write(body)
+		zw.Close()
+		h.gz.Put(zw)
+		return
+	}
+	w.Write(self)
+	w.Write(body)
+}
+
+func (h *handler) selfMetrics() []byte {
+	mfs, err := h.opts.Self.Gather()
+	if err != nil && h.opts.Logger != nil {
+		h.opts.Logger.Warn("gathering exporter self-metrics", "err", err)
+	}
+	var b bytes.Buffer
+	for _, mf := range mfs {
+		expfmt.MetricFamilyToText(&b, mf)
+	}
+	return b.Bytes()
+}

@@ -1,0 +1,60 @@
+package collector
+
+import (
+	"os"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// replayCache remembers what a capture file parsed to, keyed by path and
+// invalidated when the file's identity, size or modification time
+// changes: replaying a node costs one stat per file per scrape instead of
+// a parse, and a driver program rewriting captures is still seen at once.
+type replayCache struct {
+	mu      sync.Mutex
+	entries map[string]replayEntry
+}
+
+type replayEntry struct {
+	ino   uint64
+	size  int64
+	mtime time.Time
+	value any
+	err   error
+}
+
+// load returns the parsed content of path, calling parse only when the
+// file changed.
+func (c *replayCache) load(path string, parse func(*os.File) (any, error)) (any, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		c.mu.Lock()
+		delete(c.entries, path)
+		c.mu.Unlock()
+		return nil, err
+	}
+	var ino uint64
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		ino = sys.Ino
+	}
+	c.mu.Lock()
+	e, ok := c.entries[path]
+	c.mu.Unlock()
+	if ok && e.ino == ino && e.size == st.Size() && e.mtime.Equal(st.ModTime()) {
+		return e.value, e.err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	v, perr := parse(f)
+	f.Close()
+	c.mu.Lock()
+	if c.entries == nil {
+		c.entries = map[string]replayEntry{}
+	}
+	c.entries[path] = replayEntry{ino: ino, size: st.Size(), mtime: st.ModTime(), value: v, err: perr}
+	c.mu.Unlock()
+	return v, perr
+}

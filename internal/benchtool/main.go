@@ -1,0 +1,330 @@
+// Command benchtool measures the exporter against Debian's
+// prometheus-node-exporter on the same generated fixture: CPU seconds per
+// scrape and their ratio, scrape latency percentiles, peak RSS, syscalls
+// per exported value (strace), and RSS growth over a long soak.
+//
+//	go run ./internal/benchtool -ports 8 -scrapes 2000
+//	go run ./internal/benchtool -ports 32 -soak 10000
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+)
+
+func main() {
+	ports := flag.Int("ports", 8, "RDMA ports in the generated fixture")
+	scrapes := flag.Int("scrapes", 1000, "scrapes per exporter for CPU and latency")
+	straceScrapes := flag.Int("strace-scrapes", 50, "scrapes counted under strace (0 skips)")
+	soak := flag.Int("soak", 0, "if > 0: scrape our exporter this many times and report RSS at 1,000 and at the end")
+	ours := flag.String("binary", "./roce_exporter", "our exporter binary")
+	nodeExp := flag.String("node-exporter", "/usr/bin/prometheus-node-exporter", "node_exporter binary ('' skips the comparison)")
+	allCollectors := flag.Bool("all-collectors", false, "run every default collector (with ethtool/DCB captures) instead of the node_exporter-equivalent rdma+netdev")
+	extra := flag.String("args", "", "extra flags for our exporter, space separated")
+	flag.Parse()
+
+	dir, err := os.MkdirTemp("", "roce-bench-")
+	check(err)
+	defer os.RemoveAll(dir)
+	root := filepath.Join(dir, "node")
+	node := sysfixture.ScaleNode(*ports)
+	check(sysfixture.Write(root, node))
+	check(sysfixture.WriteReplay(root, filepath.Join(root, "replay"), node, map[string]sysfixture.NIC{}))
+	sys := filepath.Join(root, "sys")
+	fmt.Printf("fixture: %d ConnectX-7 ports (full counters, hw_counters, 256-slot GID tables) in %s\n", *ports, root)
+
+	oursArgs := []string{"--path.sysfs=" + sys, "--path.dev=" + filepath.Join(root, "dev"), "--web.disable-exporter-metrics", "--log.level=warn"}
+	if *allCollectors {
+		oursArgs = append(oursArgs, "--collector.ethtool.replay-dir="+filepath.Join(root, "replay"))
+	} else {
+		oursArgs = append(oursArgs, "--collector.disable-defaults", "--collector.rdma", "--collector.netdev")
+	}
+	oursArgs = append(oursArgs, strings.Fields(*extra)...)
+	a := start("roce_exporter", *ours, oursArgs)
+	defer a.stop()
+
+	if *soak > 0 {
+		runSoak(a, *soak)
+		return
+	}
+	ra := measure(a, *scrapes)
+	report("roce_exporter", ra)
+	if *straceScrapes > 0 {
+		perfCount(a, *straceScrapes*4, ra)
+		straceCount(a, *straceScrapes, ra)
+	}
+	if *nodeExp != "" {
+		if _, err := os.Stat(*nodeExp); err != nil {
+			fmt.Printf("node_exporter not found at %s: comparison skipped\n", *nodeExp)
+			return
+		}
+		b := start("node_exporter", *nodeExp, []string{"--path.sysfs=" + sys, "--collector.disable-defaults",
+			"--collector.infiniband", "--collector.netclass", "--web.disable-exporter-metrics", "--log.level=warn"})
+		defer b.stop()
+		rb := measure(b, *scrapes)
+		report("node_exporter", rb)
+		fmt.Printf("\nCPU per scrape, roce_exporter / node_exporter: %.3f (target <= 0.5)\n", ra.cpuPerScrape/rb.cpuPerScrape)
+		fmt.Printf("CPU per exported series, roce_exporter / node_exporter: %.3f\n", (ra.cpuPerScrape/float64(ra.series))/(rb.cpuPerScrape/float64(rb.series)))
+	}
+}
+
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	addr string
+	logs bytes.Buffer
+}
+
+func start(name, bin string, args []string) *proc {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	addr := l.Addr().String()
+	l.Close()
+	p := &proc{name: name, addr: addr}
+	p.cmd = exec.Command(bin, append(args, "--web.listen-address="+addr)...)
+	p.cmd.Stdout, p.cmd.Stderr = &p.logs, &p.logs
+	check(p.cmd.Start())
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintf(os.Stderr, "%s did not start:\n%s", name, p.logs.String())
+			os.Exit(1)
+		}
+	}
+	return p
+}
+
+func (p *proc) stop() {
+	p.cmd.Process.Kill()
+	p.cmd.Wait()
+}
+
+// client scrapes without compression, so both exporters do the same work.
+var client = &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 1}}
+
+func (p *proc) scrape() ([]byte, time.Duration) {
+	begin := time.Now()
+	resp, err := client.Get("http://" + p.addr + "/metrics")
+	check(err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	check(err)
+	return body, time.Since(begin)
+}
+
+// cpuSeconds reads utime+stime of a process from /proc.
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	check(err)
+	// Fields after the parenthesised command name.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100 // USER_HZ
+}
+
+func statusKB(pid int, field string) int {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	check(err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), field+":") {
+			v, _ := strconv.Atoi(strings.Fields(sc.Text())[1])
+			return v
+		}
+	}
+	return 0
+}
+
+type result struct {
+	scrapes        int
+	series         int
+	counterValues  int
+	cpuPerScrape   float64
+	p50, p99, pmax time.Duration
+	peakRSSKB      int
+}
+
+func measure(p *proc, n int) result {
+	var body []byte
+	for i := 0; i < 20; i++ { // warm up: caches, fds, GC steady state
+		body, _ = p.scrape()
+	}
+	pid := p.cmd.Process.Pid
+	cpu0 := cpuSeconds(pid)
+	lat := make([]time.Duration, n)
+	for i := 0; i < n; i++ {
+		_, lat[i] = p.scrape()
+	}
+	cpu1 := cpuSeconds(pid)
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	series, counters := countSeries(body)
+	return result{
+		scrapes: n, series: series, counterValues: counters,
+		cpuPerScrape: (cpu1 - cpu0) / float64(n),
+		p50:          lat[n/2], p99: lat[n*99/100], pmax: lat[n-1],
+		peakRSSKB: statusKB(pid, "VmHWM"),
+	}
+}
+
+// countSeries counts sample lines, and those of counter families.
+func countSeries(body []byte) (series, counters int) {
+	counterFamily := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "# TYPE ") {
+			f := strings.Fields(line)
+			if len(f) == 4 && f[3] == "counter" {
+				counterFamily[f[2]] = true
+			}
+			continue
+		}
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		series++
+		name := line
+		if i := strings.IndexAny(line, "{ "); i >= 0 {
+			name = line[:i]
+		}
+		if counterFamily[name] {
+			counters++
+		}
+	}
+	return series, counters
+}
+
+func report(name string, r result) {
+	fmt.Printf("\n%s: %d scrapes, %d series (%d counter values)\n", name, r.scrapes, r.series, r.counterValues)
+	fmt.Printf("  CPU per scrape:   %.3f ms\n", r.cpuPerScrape*1000)
+	fmt.Printf("  latency:          p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", ms(r.p50), ms(r.p99), ms(r.pmax))
+	fmt.Printf("  peak RSS:         %.1f MiB\n", float64(r.peakRSSKB)/1024)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+var perfTotal = regexp.MustCompile(`(?m)^\s*([\d,]+)\s+raw_syscalls:sys_enter`)
+
+// perfCount counts syscalls with the raw_syscalls:sys_enter tracepoint,
+// which, unlike strace's ptrace stops, does not slow the exporter down and
+// so does not inflate the Go runtime's own wake-ups (sysmon, spinning).
+func perfCount(p *proc, n int, r result) {
+	if _, err := exec.LookPath("perf"); err != nil {
+		fmt.Println("  syscalls (perf):   perf not installed, skipped")
+		return
+	}
+	out := filepath.Join(os.TempDir(), fmt.Sprintf("roce-perf-%d.txt", os.Getpid()))
+	defer os.Remove(out)
+	pf := exec.Command("perf", "stat", "-e", "raw_syscalls:sys_enter", "-o", out, "-p", strconv.Itoa(p.cmd.Process.Pid))
+	check(pf.Start())
+	time.Sleep(500 * time.Millisecond)
+	for i := 0; i < n; i++ {
+		p.scrape()
+	}
+	pf.Process.Signal(os.Interrupt)
+	pf.Wait()
+	b, _ := os.ReadFile(out)
+	m := perfTotal.FindSubmatch(b)
+	if m == nil {
+		fmt.Printf("  syscalls (perf):   tracepoint not available here\n")
+		return
+	}
+	total, _ := strconv.Atoi(strings.ReplaceAll(string(m[1]), ",", ""))
+	per := float64(total) / float64(n)
+	fmt.Printf("  syscalls (perf):   %.0f per scrape = %.3f per counter value, %.3f per series (tracepoint count, includes 0.5 s idle before the scrapes)\n",
+		per, per/float64(r.counterValues), per/float64(r.series))
+}
+
+var straceTotal = regexp.MustCompile(`(?m)^\s*100\.00\s+\S+\s+\S+\s+(\d+)\s+(?:\d+\s+)?total$`)
+
+// straceCount attaches strace -c -f to the running exporter during n
+// scrapes (after the warm-up, so held-open files are steady state).
+func straceCount(p *proc, n int, r result) {
+	if _, err := exec.LookPath("strace"); err != nil {
+		fmt.Println("  syscalls:         strace not installed, skipped")
+		return
+	}
+	out := filepath.Join(os.TempDir(), fmt.Sprintf("roce-strace-%d.txt", os.Getpid()))
+	defer os.Remove(out)
+	st := exec.Command("strace", "-c", "-f", "-o", out, "-p", strconv.Itoa(p.cmd.Process.Pid))
+	check(st.Start())
+	time.Sleep(500 * time.Millisecond) // let strace attach to every thread
+	for i := 0; i < n; i++ {
+		p.scrape()
+	}
+	time.Sleep(200 * time.Millisecond)
+	st.Process.Signal(os.Interrupt)
+	st.Wait()
+	b, err := os.ReadFile(out)
+	check(err)
+	m := straceTotal.FindSubmatch(b)
+	if m == nil {
+		fmt.Printf("  syscalls:         could not parse strace output:\n%s\n", b)
+		return
+	}
+	total, _ := strconv.Atoi(string(m[1]))
+	per := float64(total) / float64(n)
+	fmt.Printf("  syscalls (strace): %.0f per scrape = %.3f per counter value, %.3f per series (target <= 1.2 per counter value)\n",
+		per, per/float64(r.counterValues), per/float64(r.series))
+	fmt.Printf("%s", topSyscalls(b))
+}
+
+func topSyscalls(b []byte) string {
+	var out strings.Builder
+	lines := strings.Split(string(b), "\n")
+	n := 0
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) >= 5 && f[0] != "%" && !strings.HasPrefix(f[0], "-") && f[len(f)-1] != "total" && n < 6 {
+			fmt.Fprintf(&out, "                    %s\n", strings.TrimSpace(l))
+			n++
+		}
+	}
+	return out.String()
+}
+
+func runSoak(p *proc, n int) {
+	pid := p.cmd.Process.Pid
+	var rss1000 int
+	begin := time.Now()
+	for i := 1; i <= n; i++ {
+		p.scrape()
+		if i == 1000 {
+			rss1000 = statusKB(pid, "VmRSS")
+		}
+	}
+	end := statusKB(pid, "VmRSS")
+	fmt.Printf("soak: %d scrapes in %s\n", n, time.Since(begin).Round(time.Second))
+	fmt.Printf("  RSS after 1,000 scrapes: %.1f MiB\n", float64(rss1000)/1024)
+	fmt.Printf("  RSS after %d scrapes: %.1f MiB (target <= 30 MiB)\n", n, float64(end)/1024)
+	fmt.Printf("  growth 1,000 -> %d: %+.1f MiB\n", n, float64(end-rss1000)/1024)
+	fmt.Printf("  peak RSS: %.1f MiB\n", float64(statusKB(pid, "VmHWM"))/1024)
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchtool:", err)
+		os.Exit(1)
+	}
+}

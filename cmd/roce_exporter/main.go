@@ -59,6 +59,7 @@ func (a *app) collectorConfig(plan *config.Plan) (*collector.Config, error) {
 	}
 	cfg.Health.NodeName = config.SelfName(*a.nodeName)
 	cfg.Health.Plan = plan
+	cfg.Health.Evaluate = evaluateHealth
 	return cfg, nil
 }
 
@@ -71,6 +72,7 @@ func run(args []string) int {
 	serve := newServeCommand(a)
 	probe := newProbeCommand(a)
 	serve.probe = probe
+	doctor := newDoctorCommand(a)
 
 	cmd, err := a.kp.Parse(args)
 	if err != nil {
@@ -79,6 +81,8 @@ func run(args []string) int {
 	}
 	a.logger = promslog.New(a.logConfig)
 	switch cmd {
+	case doctor.cmd.FullCommand():
+		return doctor.run()
 	case probe.runCmd.FullCommand():
 		return probe.runNow()
 	case probe.parseCmd.FullCommand():

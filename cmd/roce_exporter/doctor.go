@@ -1,0 +1,287 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/health"
+)
+
+type doctorCommand struct {
+	a        *app
+	cmd      *kingpin.CmdClause
+	output   *string
+	color    *string
+	interval *time.Duration
+	configfs *bool
+	verbose  *bool
+}
+
+func newDoctorCommand(a *app) *doctorCommand {
+	d := &doctorCommand{a: a}
+	d.cmd = a.kp.Command("doctor", "Check this node against the cluster plan and print what is wrong and how to fix it. Exit 0 when nothing fails, 1 when a check fails, 2 on a usage or plan error.")
+	d.output = d.cmd.Flag("output", "Output format: text or json.").Default("text").Enum("text", "json")
+	d.color = d.cmd.Flag("color", "Colour the text output: auto (only on a terminal), always or never.").Default("auto").Enum("auto", "always", "never")
+	d.interval = d.cmd.Flag("interval", "Time between the two samples that rate checks (PFC storm, PHY errors, ECN inference) compare; 0 takes one sample and skips them.").Default("5s").Duration()
+	d.verbose = d.cmd.Flag("verbose", "Print every passing check with its message instead of one line per check.").Short('v').Bool()
+	d.configfs = d.cmd.Flag("configfs", "As root on a live system, create the rdma_cm configfs directory of each device for a moment to read its default RoCE mode (it is removed again).").Default("true").Bool()
+	return d
+}
+
+// evaluateHealth adapts the health package to the exporter's collector.
+func evaluateHealth(snap *collector.Snapshot, plan *config.Plan, node string) []collector.HealthFinding {
+	findings := health.Run(snap, plan, node)
+	out := make([]collector.HealthFinding, len(findings))
+	for i, f := range findings {
+		out[i] = collector.HealthFinding{Check: f.ID, Subject: f.Subject, Status: string(f.Status), Hint: f.Fix}
+	}
+	return out
+}
+
+// doctorReport is the JSON schema of `doctor --output=json`.
+type doctorReport struct {
+	Node    string           `json:"node"`
+	Plan    string           `json:"plan,omitempty"`
+	Samples int              `json:"samples"`
+	Summary map[string]int   `json:"summary"`
+	Checks  []health.Finding `json:"checks"`
+}
+
+func (d *doctorCommand) run() int {
+	plan, err := d.a.loadPlan()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "roce_exporter doctor: the cluster plan is not valid:\n%v\n", err)
+		return 2
+	}
+	cfg, err := d.a.collectorConfig(plan)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "roce_exporter doctor: %v\n", err)
+		return 2
+	}
+	// The doctor reads the sources itself; the health collector is the
+	// exporter's way to publish the same checks.
+	var sources []string
+	for _, name := range cfg.Enabled {
+		if name != "health" && name != "probe" {
+			sources = append(sources, name)
+		}
+	}
+	cfg.Enabled = sources
+	cfg.GIDRefresh = 0
+	if *d.configfs {
+		created := openConfigfs(cfg.SysPath)
+		defer closeConfigfs(created)
+	}
+	quiet := d.a.logger
+	exp, err := collector.NewExporter(cfg, quiet)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "roce_exporter doctor: %v\n", err)
+		return 2
+	}
+	defer exp.Close()
+	snap := exp.Snapshot()
+	samples := 1
+	if *d.interval > 0 {
+		time.Sleep(*d.interval)
+		snap = exp.Snapshot()
+		samples = 2
+	}
+	findings := health.Run(snap, plan, cfg.Health.NodeName)
+	report := doctorReport{Node: cfg.Health.NodeName, Plan: *d.a.configFile, Samples: samples, Summary: map[string]int{}, Checks: findings}
+	for _, f := range findings {
+		report.Summary[string(f.Status)]++
+	}
+	if *d.output == "json" {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(report)
+	} else {
+		printDoctor(os.Stdout, report, useColor(*d.color, os.Stdout), *d.interval, *d.verbose)
+	}
+	if report.Summary[string(health.StatusFail)] > 0 {
+		return 1
+	}
+	return 0
+}
+
+// openConfigfs makes the rdma_cm configfs group of every device so its
+// default_roce_mode can be read, as mlnx-tools' cma_roce_mode does. Only
+// as root, only on the live system, and only directories it creates are
+// removed again: the doctor must leave no trace.
+func openConfigfs(sysPath string) []string {
+	if os.Geteuid() != 0 || filepath.Clean(sysPath) != "/sys" {
+		return nil
+	}
+	base := "/sys/kernel/config/rdma_cm"
+	if _, err := os.Stat(base); err != nil {
+		return nil
+	}
+	devices, err := os.ReadDir("/sys/class/infiniband")
+	if err != nil {
+		return nil
+	}
+	var created []string
+	for _, d := range devices {
+		dir := filepath.Join(base, d.Name())
+		if err := os.Mkdir(dir, 0o755); err == nil {
+			created = append(created, dir)
+		} else if !errors.Is(err, fs.ErrExist) {
+			continue
+		}
+	}
+	return created
+}
+
+func closeConfigfs(created []string) {
+	for _, dir := range created {
+		os.Remove(dir)
+	}
+}
+
+func useColor(mode string, f *os.File) bool {
+	switch mode {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	if os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+var statusOrder = []health.Status{health.StatusFail, health.StatusWarn, health.StatusOK, health.StatusSkipped}
+
+var statusStyle = map[health.Status]struct{ label, color string }{
+	health.StatusFail:    {"FAIL", "\x1b[1;31m"},
+	health.StatusWarn:    {"WARN", "\x1b[1;33m"},
+	health.StatusOK:      {"ok", "\x1b[32m"},
+	health.StatusSkipped: {"skip", "\x1b[2m"},
+}
+
+// printDoctor writes the findings grouped by status, failures first, so
+// the first line a beginner reads is the most important one. Passing
+// checks are folded to one line per check unless verbose.
+func printDoctor(w io.Writer, r doctorReport, color bool, interval time.Duration, verbose bool) {
+	paint := func(st health.Status, s string) string {
+		if !color {
+			return s
+		}
+		return statusStyle[st].color + s + "\x1b[0m"
+	}
+	plan := r.Plan
+	if plan == "" {
+		plan = "none (--config.file): plan checks skipped"
+	}
+	fmt.Fprintf(w, "roce_exporter doctor — node %s, plan %s", r.Node, plan)
+	if r.Samples == 2 {
+		fmt.Fprintf(w, ", 2 samples %s apart\n\n", interval)
+	} else {
+		fmt.Fprint(w, ", 1 sample (rate checks skipped)\n\n")
+	}
+	idWidth, subjWidth := 10, 7
+	for _, f := range r.Checks {
+		idWidth, subjWidth = max(idWidth, len(f.ID)), max(subjWidth, len(f.Subject))
+	}
+	line := func(st health.Status, id, subject, msg string) {
+		fmt.Fprintf(w, "%s  %-*s  %-*s  %s\n", paint(st, fmt.Sprintf("%-4s", statusStyle[st].label)), idWidth, id, subjWidth, subject, msg)
+	}
+	for _, st := range statusOrder {
+		if st == health.StatusOK && !verbose {
+			printOKFolded(r.Checks, line)
+			continue
+		}
+		if st == health.StatusSkipped && !verbose {
+			printSkipsFolded(r.Checks, line)
+			continue
+		}
+		for _, f := range r.Checks {
+			if f.Status != st {
+				continue
+			}
+			line(st, f.ID, f.Subject, f.Message)
+			if f.Fix != "" && (st == health.StatusFail || st == health.StatusWarn) {
+				indent := strings.Repeat(" ", 6+idWidth+2+subjWidth+2)
+				for i, fl := range strings.Split(f.Fix, "\n") {
+					prefix := "fix: "
+					if i > 0 {
+						prefix = "     "
+					}
+					fmt.Fprintf(w, "%s%s%s\n", indent, prefix, fl)
+				}
+			}
+		}
+	}
+	fmt.Fprintf(w, "\n%d failed, %d warnings, %d ok, %d skipped\n",
+		r.Summary["fail"], r.Summary["warn"], r.Summary["ok"], r.Summary["skipped"])
+}
+
+// printOKFolded prints one line per passing check: the message when one
+// subject passed, else the subjects.
+func printOKFolded(findings []health.Finding, line func(health.Status, string, string, string)) {
+	var order []string
+	subjects := map[string][]health.Finding{}
+	for _, f := range findings {
+		if f.Status != health.StatusOK {
+			continue
+		}
+		if _, seen := subjects[f.ID]; !seen {
+			order = append(order, f.ID)
+		}
+		subjects[f.ID] = append(subjects[f.ID], f)
+	}
+	for _, id := range order {
+		fs := subjects[id]
+		if len(fs) == 1 {
+			line(health.StatusOK, id, fs[0].Subject, fs[0].Message)
+			continue
+		}
+		names := make([]string, len(fs))
+		for i, f := range fs {
+			names[i] = f.Subject
+		}
+		line(health.StatusOK, id, fmt.Sprintf("%d of them", len(fs)), strings.Join(names, " "))
+	}
+}
+
+// printSkipsFolded prints node-wide skips that share a reason (no RDMA
+// device, no plan) as one line, so the root cause above stays in view.
+func printSkipsFolded(findings []health.Finding, line func(health.Status, string, string, string)) {
+	byReason := map[string][]string{}
+	var reasons []string
+	for _, f := range findings {
+		if f.Status != health.StatusSkipped {
+			continue
+		}
+		if f.Subject != health.SubjectNode {
+			line(health.StatusSkipped, f.ID, f.Subject, f.Message)
+			continue
+		}
+		if _, seen := byReason[f.Message]; !seen {
+			reasons = append(reasons, f.Message)
+		}
+		byReason[f.Message] = append(byReason[f.Message], f.ID)
+	}
+	for _, reason := range reasons {
+		ids := byReason[reason]
+		if len(ids) == 1 {
+			line(health.StatusSkipped, ids[0], health.SubjectNode, reason)
+			continue
+		}
+		line(health.StatusSkipped, fmt.Sprintf("%d checks", len(ids)), health.SubjectNode, reason+": "+strings.Join(ids, " "))
+	}
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runDoctor(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"doctor", "--color=never", "--interval=0"}, args...)...)
+	out, err := cmd.Output()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), code
+}
+
+const healthyPlan = "../../health/testdata/plan-node01.yaml"
+
+func TestDoctorHealthyNodeExitsZero(t *testing.T) {
+	out, code := runDoctor(t, append(scenarioArgs("mlx5-8x400g-healthy"), "--config.file="+healthyPlan, "--node.name=node01")...)
+	if code != 0 {
+		t.Fatalf("exit %d on the healthy node:\n%s", code, out)
+	}
+	if strings.Contains(out, "FAIL") || strings.Contains(out, "WARN") {
+		t.Errorf("healthy node reports problems:\n%s", out)
+	}
+	if !strings.Contains(out, "NCCL_IB_GID_INDEX=3") {
+		t.Error("doctor does not print the NCCL environment")
+	}
+}
+
+func TestDoctorDegradedNodeNamesEachFault(t *testing.T) {
+	out, code := runDoctor(t, append(scenarioArgs("mlx5-degraded"), "--config.file="+healthyPlan, "--node.name=node01")...)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 when a check fails:\n%s", code, out)
+	}
+	for _, want := range []string{
+		"FAIL  port_active                    mlx5_1",
+		"FAIL  mtu_matches_plan               ens4f0np0",
+		"FAIL  pfc_enabled_on_roce_priority   ens8f0np0",
+		"FAIL  pcie_link_not_degraded         mlx5_2",
+		"WARN  firmware_consistent            mlx5_4",
+		"FAIL  trust_mode_matches_plan        ens1f0np0",
+		"FAIL  ecn_enabled                    ens7f0np0",
+		"FAIL  global_pause_off_with_pfc      ens8f0np0",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor output lacks %q", want)
+		}
+	}
+	// Failures come before anything else.
+	if first := strings.SplitN(strings.SplitN(out, "\n\n", 2)[1], "\n", 2)[0]; !strings.HasPrefix(first, "FAIL") {
+		t.Errorf("first finding is not a failure: %q", first)
+	}
+}
+
+func TestDoctorWithoutRDMASaysSoFirst(t *testing.T) {
+	out, code := runDoctor(t, scenarioArgs("no-rdma-driver")...)
+	if code != 1 {
+		t.Errorf("exit %d", code)
+	}
+	lines := strings.Split(strings.SplitN(out, "\n\n", 2)[1], "\n")
+	if !strings.HasPrefix(lines[0], "FAIL  rdma_nic_present") || !strings.Contains(lines[0], "no RDMA driver") {
+		t.Errorf("first line should name the missing driver: %q", lines[0])
+	}
+	if n := strings.Count(out, "FAIL"); n > 2 {
+		t.Errorf("%d failures without an RDMA device; the rest must be skipped", n)
+	}
+}
+
+func TestDoctorJSONSchema(t *testing.T) {
+	out, code := runDoctor(t, append(scenarioArgs("mlx5-degraded"), "--output=json", "--config.file="+healthyPlan, "--node.name=node01")...)
+	if code != 1 {
+		t.Errorf("exit %d", code)
+	}
+	var doc struct {
+		Node   string           `json:"node"`
+		Checks []map[string]any `json:"checks"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	if doc.Node != "node01" || len(doc.Checks) == 0 {
+		t.Fatalf("node %q, %d checks", doc.Node, len(doc.Checks))
+	}
+	for _, c := range doc.Checks {
+		if len(c) != 5 {
+			t.Fatalf("check has keys %v, want exactly id, subject, status, message, fix", c)
+		}
+		for _, k := range []string{"id", "subject", "status", "message", "fix"} {
+			if _, ok := c[k].(string); !ok {
+				t.Fatalf("check %v: %q missing or not a string", c, k)
+			}
+		}
+		switch c["status"] {
+		case "ok", "warn", "fail", "skipped":
+		default:
+			t.Errorf("status %q", c["status"])
+		}
+	}
+}
+
+func TestDoctorPlanErrorExitsTwoWithLine(t *testing.T) {
+	dir := t.TempDir()
+	plan := writeFile(t, dir, "bad.yaml", "networks:\n  management: 10.0.0.0/24\n  compute: 10.0.0.0/25\nnodes: []\nbogus: 1\n")
+	cmd := exec.Command(binary, "doctor", "--config.file="+plan)
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 2 {
+		t.Fatalf("want exit 2 for a bad plan, got %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), filepath.Base(plan)+":5") {
+		t.Errorf("error does not name the file and line:\n%s", out)
+	}
+}
+
+func TestDoctorUsageErrorExitsTwo(t *testing.T) {
+	cmd := exec.Command(binary, "doctor", "--output=yaml")
+	if err := cmd.Run(); err == nil || err.(*exec.ExitError).ExitCode() != 2 {
+		t.Errorf("bad --output: %v, want exit 2", err)
+	}
+}
+
+func TestHealthMetricsOnServe(t *testing.T) {
+	p := startExporter(t, append(scenarioArgs("mlx5-degraded"), "--config.file="+healthyPlan, "--node.name=node01")...)
+	_, body := p.get(t, "/metrics")
+	if v, ok := metricValue(body, "roce_health_check_ok", `check="mtu_matches_plan"`, `subject="ens4f0np0"`); !ok || v != "0" {
+		t.Errorf("mtu_matches_plan ens4f0np0 = %q %v", v, ok)
+	}
+	if v, ok := metricValue(body, "roce_health_check_ok", `check="mtu_matches_plan"`, `subject="ens1f0np0"`); !ok || v != "1" {
+		t.Errorf("mtu_matches_plan ens1f0np0 = %q %v", v, ok)
+	}
+	if _, ok := metricValue(body, "roce_health_check_info", `check="port_active"`, `subject="mlx5_1"`, `severity="critical"`); !ok {
+		t.Error("roce_health_check_info for the down port missing")
+	}
+	if _, ok := metricValue(body, "roce_health_check_info", `check="firmware_consistent"`, `severity="warning"`); !ok {
+		t.Error("warning-level finding missing")
+	}
+	// Skipped checks are absent, not 0.
+	if _, ok := metricValue(body, "roce_health_check_ok", `check="compute_ip_configured"`, `subject="ens2f0np0"`); ok {
+		t.Error("a skipped check was exported")
+	}
+	promtoolCheck(t, body)
+}

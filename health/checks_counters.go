@@ -1,0 +1,342 @@
+package health
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/roce-exporter/roce_exporter/collector"
+)
+
+// Ethtool families and labels the checks read (internal/nicstats family names).
+const (
+	famPauseDuration = "pfc_pause_duration_microseconds"
+	famStormEvents   = "pfc_pause_storm_events"
+	famUncorrected   = "phy_uncorrected_symbol_errors"
+	famLinkDown      = "phy_link_down_events"
+	stormError       = "error"
+	stormWarning     = "warning"
+)
+
+// Shares of time paused on one priority, from §6.3 of the domain notes: a few percent
+// is normal back-pressure, a fifth of the time means the fabric is stuck.
+const (
+	pauseWarnShare = 0.05
+	pauseFailShare = 0.2
+)
+
+// pmaDrivers are the PCI drivers whose RDMA ports have IBA PMA counters/; bnxt_re,
+// irdma and efa have only hw_counters/ by design.
+var pmaDrivers = map[string]bool{"mlx5_core": true, "mlx4_core": true}
+
+func checkCountersReadable(e *env, r *results) {
+	for _, t := range e.targets {
+		subj := t.devSubject()
+		if t.port == nil {
+			r.skip(subj, t.missingReason("RDMA port"))
+			continue
+		}
+		p := t.port
+		var missing []string
+		if len(p.Counters) == 0 && pmaDrivers[t.dev.Driver] {
+			missing = append(missing, "counters/")
+		}
+		if len(p.HWCounters) == 0 {
+			missing = append(missing, "hw_counters/")
+		}
+		dir := fmt.Sprintf("/sys/class/infiniband/%s/ports/%d", p.Device, p.Number)
+		if len(missing) > 0 {
+			r.warn(subj, fmt.Sprintf("%s of %s gave no values: its error counters (link_downed, symbol_error, retransmissions…) are missing from the metrics and from these checks", strings.Join(missing, " and "), dir),
+				fmt.Sprintf("`ls -l %s/counters %s/hw_counters` and the exporter log show which reads failed; reading needs access to sysfs (run as root or in a privileged container with the host's /sys); firmware-restricted functions refuse counter queries, so exclude them with --collector.rdma.device-exclude; `dmesg | grep -i mad` shows PMA query errors", dir, dir))
+			continue
+		}
+		if len(p.Counters) == 0 {
+			r.ok(subj, fmt.Sprintf("%d hw_counters/ values read (the %s driver has no counters/ by design)", len(p.HWCounters), t.dev.Driver))
+			continue
+		}
+		r.ok(subj, fmt.Sprintf("%d counters/ and %d hw_counters/ values read", len(p.Counters), len(p.HWCounters)))
+	}
+}
+
+type pauseKey struct {
+	dir  string
+	prio int
+}
+
+func pauseDurations(st *collector.EthtoolStats) map[pauseKey]uint64 {
+	out := map[pauseKey]uint64{}
+	for _, v := range st.Values {
+		if v.Family == famPauseDuration {
+			out[pauseKey{v.Direction, v.Priority}] = v.Value
+		}
+	}
+	return out
+}
+
+func stormFix(netdev string, rx, tx, storm bool) string {
+	var parts []string
+	if rx {
+		parts = append(parts, fmt.Sprintf("rx pause means the switch is pausing %s: look for congestion or a PFC storm in the fabric (the switch port's PFC counters and PFC watchdog log, and the host at the other end of the congested path)", netdev))
+	}
+	if tx || storm {
+		parts = append(parts, fmt.Sprintf("tx pause means this host cannot drain its receive buffer: check the pcie_* findings, `ethtool -S %s | grep -E 'discard|stalled|buffer'`, IOMMU and CPU power settings, and the GPUDirect path", netdev))
+	}
+	if storm {
+		parts = append(parts, fmt.Sprintf("storm error events mean the NIC's watchdog stopped sending pause frames after its timeout (`ethtool --get-tunable %s pfc-prevention-tout`), so packets were dropped", netdev))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func checkPFCStorm(e *env, r *results) {
+	for _, t := range e.targets {
+		subj := t.subject()
+		if t.ib() {
+			r.skip(subj, ReasonInfiniBand)
+			continue
+		}
+		if t.planned != nil && t.port == nil && t.iface == nil {
+			r.skip(subj, t.missingReason("netdev"))
+			continue
+		}
+		st, why := e.ethtoolFor(t)
+		if st == nil {
+			r.skip(subj, why)
+			continue
+		}
+		dur := pauseDurations(st)
+		stormErr, haveErr := st.Get(famStormEvents, "", -1, stormError)
+		stormWarn, haveWarn := st.Get(famStormEvents, "", -1, stormWarning)
+		if len(dur) == 0 && !haveErr && !haveWarn {
+			r.skip(subj, fmt.Sprintf("%s reports no PFC pause-duration or storm counters (PFC off, or a driver without them)", t.netdev))
+			continue
+		}
+		prev := e.prevEthtool(t.netdev)
+		dt, okdt := e.interval()
+		if prev == nil || !okdt {
+			if stormErr > 0 {
+				r.warn(subj, fmt.Sprintf("%d PFC storm error event(s) since boot on %s; with one sample it is unknown whether the storm is ongoing", stormErr, t.netdev), stormFix(t.netdev, false, false, true))
+			} else {
+				r.skip(subj, "the share of time paused needs two samples; the next scrape can tell")
+			}
+			continue
+		}
+		prevDur := pauseDurations(prev)
+		keys := make([]pauseKey, 0, len(dur))
+		for k := range dur {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if keys[i].prio != keys[j].prio {
+				return keys[i].prio < keys[j].prio
+			}
+			return keys[i].dir < keys[j].dir
+		})
+		worst, worstKey := 0.0, pauseKey{}
+		var hot []string
+		hotRX, hotTX := false, false
+		for _, k := range keys {
+			pv, ok := prevDur[k]
+			if !ok {
+				continue
+			}
+			d, ok := delta(dur[k], pv)
+			if !ok {
+				continue
+			}
+			share := float64(d) / (dt * 1e6)
+			if share > worst || worstKey.dir == "" {
+				worst, worstKey = share, k
+			}
+			if share > pauseWarnShare {
+				hot = append(hot, fmt.Sprintf("%s priority %d paused %s of the time", k.dir, k.prio, pct(share)))
+				hotRX = hotRX || k.dir == "rx"
+				hotTX = hotTX || k.dir == "tx"
+			}
+		}
+		var errInc, warnInc uint64
+		if pv, ok := prev.Get(famStormEvents, "", -1, stormError); ok && haveErr {
+			errInc, _ = delta(stormErr, pv)
+		}
+		if pv, ok := prev.Get(famStormEvents, "", -1, stormWarning); ok && haveWarn {
+			warnInc, _ = delta(stormWarn, pv)
+		}
+		var parts []string
+		parts = append(parts, hot...)
+		if errInc > 0 {
+			parts = append(parts, fmt.Sprintf("%d new storm error event(s)", errInc))
+		}
+		if warnInc > 0 {
+			parts = append(parts, fmt.Sprintf("%d new storm warning event(s)", warnInc))
+		}
+		window := fmt.Sprintf(" in the last %s", secs(dt))
+		fix := stormFix(t.netdev, hotRX, hotTX, errInc > 0)
+		switch {
+		case errInc > 0 || worst > pauseFailShare:
+			r.fail(subj, fmt.Sprintf("PFC storm on %s%s: %s", t.netdev, window, strings.Join(parts, ", ")), fix)
+		case worst > pauseWarnShare || warnInc > 0:
+			if fix == "" {
+				fix = stormFix(t.netdev, false, true, false)
+			}
+			r.warn(subj, fmt.Sprintf("heavy PFC pausing on %s%s: %s", t.netdev, window, strings.Join(parts, ", ")), fix)
+		default:
+			msg := fmt.Sprintf("no storm%s", window)
+			if worstKey.dir != "" {
+				msg += fmt.Sprintf(": at most %s of the time paused (%s priority %d)", pct(worst), worstKey.dir, worstKey.prio)
+			}
+			r.ok(subj, msg)
+		}
+	}
+}
+
+func checkPHYErrors(e *env, r *results) {
+	for _, t := range e.targets {
+		subj := t.subject()
+		if t.planned != nil && t.port == nil && t.iface == nil {
+			r.skip(subj, t.missingReason("netdev"))
+			continue
+		}
+		st, why := e.ethtoolFor(t)
+		if st == nil {
+			r.skip(subj, why)
+			continue
+		}
+		cur, ok := st.Get(famUncorrected, "", -1, "")
+		if !ok {
+			r.skip(subj, fmt.Sprintf("%s reports no uncorrected symbol error counter", t.netdev))
+			continue
+		}
+		fix := fmt.Sprintf("uncorrected symbol errors are bit errors FEC could not repair, so packets were lost: clean and reseat the cable or transceiver of %[1]s, then replace it (and the switch-side optic) if errors continue; `ethtool -m %[1]s` shows optical power, `ethtool --show-fec %[1]s` must match the switch's FEC mode, `mlxlink -d %[2]s -c` shows the error rate", t.netdev, orPlaceholder(t.pciAddress(), "<pci address>"))
+		var prevV uint64
+		havePrev := false
+		if prev := e.prevEthtool(t.netdev); prev != nil {
+			prevV, havePrev = prev.Get(famUncorrected, "", -1, "")
+		}
+		dt, okdt := e.interval()
+		if havePrev && okdt {
+			d, ok := delta(cur, prevV)
+			switch {
+			case !ok:
+				r.skip(subj, "the counter went backwards (reset); the next sample can tell")
+			case d > 0:
+				r.fail(subj, fmt.Sprintf("%d uncorrected PHY symbol error(s) on %s in the last %s (%d since boot)", d, t.netdev, secs(dt), cur), fix)
+			default:
+				r.ok(subj, fmt.Sprintf("no uncorrected PHY symbol errors in the last %s (%d since boot)", secs(dt), cur))
+			}
+			continue
+		}
+		if cur > 0 {
+			r.warn(subj, fmt.Sprintf("%d uncorrected PHY symbol error(s) on %s since boot; a second sample tells whether they are still happening", cur, t.netdev), fix)
+			continue
+		}
+		r.ok(subj, "no uncorrected PHY symbol errors since boot")
+	}
+}
+
+func checkLinkFlaps(e *env, r *results) {
+	dt, okdt := e.interval()
+	for _, t := range e.targets {
+		subj := t.subject()
+		if t.port == nil && t.iface == nil {
+			r.skip(subj, t.missingReason("netdev"))
+			continue
+		}
+		type reading struct {
+			name      string
+			cur, prev uint64
+			havePrev  bool
+		}
+		var rs []reading
+		if t.iface != nil {
+			rd := reading{name: "carrier_changes", cur: t.iface.CarrierChanges}
+			if pi := e.prevInterface(t.netdev); pi != nil {
+				rd.prev, rd.havePrev = pi.CarrierChanges, true
+			}
+			rs = append(rs, rd)
+		}
+		if t.port != nil {
+			if v, ok := t.port.Counter("link_downed"); ok {
+				rd := reading{name: "link_downed", cur: v}
+				if pp := e.prevPort(t.port); pp != nil {
+					rd.prev, rd.havePrev = pp.Counter("link_downed")
+				}
+				rs = append(rs, rd)
+			}
+		}
+		if st := e.snap.Ethtool[t.netdev]; st != nil {
+			if v, ok := st.Get(famLinkDown, "", -1, ""); ok {
+				rd := reading{name: "PHY link-down events", cur: v}
+				if ps := e.prevEthtool(t.netdev); ps != nil {
+					rd.prev, rd.havePrev = ps.Get(famLinkDown, "", -1, "")
+				}
+				rs = append(rs, rd)
+			}
+		}
+		if len(rs) == 0 {
+			r.skip(subj, "no link-down counters for this port")
+			continue
+		}
+		var totals, incs []string
+		compared := false
+		for _, rd := range rs {
+			totals = append(totals, fmt.Sprintf("%s %d", rd.name, rd.cur))
+			if !rd.havePrev || !okdt {
+				continue
+			}
+			if d, ok := delta(rd.cur, rd.prev); ok {
+				compared = true
+				if d > 0 {
+					incs = append(incs, fmt.Sprintf("%s +%d", rd.name, d))
+				}
+			}
+		}
+		switch {
+		case !compared:
+			r.skip(subj, "flaps show between two samples; since boot: "+strings.Join(totals, ", "))
+		case len(incs) > 0:
+			r.warn(subj, fmt.Sprintf("the link of %s went down in the last %s (%s): every flap breaks the RDMA connections over it", orPlaceholder(t.netdev, subj), secs(dt), strings.Join(incs, ", ")),
+				fmt.Sprintf("check the cable or optic seating and cleanliness (`ethtool -m %[1]s`), the switch port's log for link-down reasons, `dmesg | grep -i %[1]s` for the host side, and `mlxlink -d %[2]s` for the link's error history", orPlaceholder(t.netdev, "<netdev>"), orPlaceholder(t.pciAddress(), "<pci address>")))
+		default:
+			r.ok(subj, fmt.Sprintf("no link-down in the last %s (since boot: %s)", secs(dt), strings.Join(totals, ", ")))
+		}
+	}
+}
+
+func checkTransportRetries(e *env, r *results) {
+	const name = "req_transport_retries_exceeded"
+	dt, okdt := e.interval()
+	for _, t := range e.targets {
+		subj := t.devSubject()
+		if t.port == nil {
+			r.skip(subj, t.missingReason("RDMA port"))
+			continue
+		}
+		cur, ok := t.port.HWCounter(name)
+		if !ok {
+			r.skip(subj, fmt.Sprintf("the %s driver reports no %s counter", orPlaceholder(t.dev.Driver, "RDMA"), name))
+			continue
+		}
+		fix := "a queue pair gave up after all retransmissions, so packets were lost on the path or the peer stopped answering: check no_pfc_storm, no_uncorrected_phy_errors and the PFC/ECN findings on both ends and the switch, and the loss counters (out_of_sequence, packet_seq_err, local_ack_timeout_err) in the metrics"
+		var prevV uint64
+		havePrev := false
+		if pp := e.prevPort(t.port); pp != nil {
+			prevV, havePrev = pp.HWCounter(name)
+		}
+		if havePrev && okdt {
+			d, ok := delta(cur, prevV)
+			switch {
+			case !ok:
+				r.skip(subj, "the counter went backwards (reset); the next sample can tell")
+			case d > 0:
+				r.fail(subj, fmt.Sprintf("%s rose by %d in the last %s (%d since boot): RDMA connections were torn down", name, d, secs(dt), cur), fix)
+			default:
+				r.ok(subj, fmt.Sprintf("%s unchanged in the last %s (%d since boot)", name, secs(dt), cur))
+			}
+			continue
+		}
+		if cur > 0 {
+			r.warn(subj, fmt.Sprintf("%s is %d since boot: RDMA connections were torn down at some point; a second sample tells whether it still happens", name, cur), fix)
+			continue
+		}
+		r.ok(subj, fmt.Sprintf("%s is 0 since boot", name))
+	}
+}

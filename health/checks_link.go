@@ -1,0 +1,434 @@
+package health
+
+import (
+	"fmt"
+	"math"
+	"net/netip"
+	"sort"
+	"strings"
+
+	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/config"
+)
+
+const gidTypeV2 = "RoCE v2"
+
+// expectations returns the plan's expectations when the plan applies to this node. A
+// plan that does not know the node is treated like no plan, so that a misnamed node
+// gets one clear plan_node_known failure instead of checks against the wrong entry.
+func (e *env) expectations() (config.Expectations, bool) {
+	if e.node == nil {
+		return config.Expectations{}, false
+	}
+	return e.plan.Expectations, true
+}
+
+// down reports whether the target's link is down, from the port or the netdev.
+func (t *target) down() bool {
+	if t.port != nil {
+		return !t.port.Up()
+	}
+	return t.iface != nil && !t.iface.Up()
+}
+
+func checkPortActive(e *env, r *results) {
+	for _, t := range e.targets {
+		subj := t.devSubject()
+		p := t.port
+		if p == nil {
+			r.skip(subj, t.missingReason("RDMA port"))
+			continue
+		}
+		state := fmt.Sprintf("%s port %d: state %s, physical state %s", p.Device, p.Number, stateText(p.State, p.StateName), stateText(p.PhysState, p.PhysStateName))
+		if p.Up() {
+			r.ok(subj, state)
+			continue
+		}
+		switch {
+		case t.ib() && p.PhysState == 5:
+			r.fail(subj, state+": the link is up but no subnet manager has configured the port",
+				"an InfiniBand fabric needs a subnet manager: enable it on the managed switch, or run one on a node (`apt install opensm && systemctl enable --now opensm`); `sminfo` shows whether one answers")
+		case t.ib():
+			r.fail(subj, state+": no physical link",
+				fmt.Sprintf("check the cable and the switch port of %s port %d (`ibstat %s`, `mlxlink -d %s`); reseat or swap the cable", p.Device, p.Number, p.Device, orPlaceholder(t.pciAddress(), "<pci address>")))
+		default:
+			netdev := orPlaceholder(p.Interface, t.netdev)
+			if t.iface != nil && t.iface.OperState != "" {
+				state += fmt.Sprintf(" (%s is %s)", netdev, t.iface.OperState)
+			}
+			r.fail(subj, state,
+				fmt.Sprintf("bring the interface up: `ip link set dev %[1]s up`; if it stays down and `ethtool %[1]s` says \"Link detected: no\", check the cable or transceiver (`ethtool -m %[1]s`), that the switch port is enabled with the same speed and FEC, and `mlxlink -d %[2]s` for why the link does not train", netdev, orPlaceholder(t.pciAddress(), "<pci address>")))
+		}
+	}
+}
+
+func checkLinkLayer(e *env, r *results) {
+	want := string(e.plan.Expectations.LinkLayer)
+	for _, t := range e.targets {
+		subj := t.devSubject()
+		if t.port == nil {
+			r.skip(subj, t.missingReason("RDMA port"))
+			continue
+		}
+		got := t.port.LinkLayer
+		if got == want {
+			r.ok(subj, fmt.Sprintf("link layer %s, as planned", got))
+			continue
+		}
+		linkType := map[string]int{"InfiniBand": 1, "Ethernet": 2}[want]
+		fix := fmt.Sprintf("expectations.link_layer in the plan says %s; if the plan is right and this is a ConnectX VPI card, switch the port type in firmware: mlxconfig -d %s set LINK_TYPE_P%d=%d (1 = InfiniBand, 2 = Ethernet), then reboot (or mlxfwreset -d %s reset)",
+			want, orPlaceholder(t.pciAddress(), "<pci address>"), t.port.Number, linkType, orPlaceholder(t.pciAddress(), "<pci address>"))
+		r.fail(subj, fmt.Sprintf("link layer %s, the plan expects %s", orPlaceholder(got, "unknown"), want), fix)
+	}
+}
+
+func checkLinkRate(e *env, r *results) {
+	want := e.plan.Expectations.LinkRateGbps
+	if want <= 0 {
+		r.skip(SubjectNode, "the plan sets no link rate (expectations.link_rate_gbps)")
+		return
+	}
+	for _, t := range e.targets {
+		subj := t.devSubject()
+		switch {
+		case t.port == nil:
+			r.skip(subj, t.missingReason("RDMA port"))
+			continue
+		case !t.port.Up():
+			r.skip(subj, "port is down, its rate is not meaningful (see port_active)")
+			continue
+		case t.port.RateBitsPerSecond <= 0:
+			r.skip(subj, "port reports no usable rate (see port_rate_matches_netdev)")
+			continue
+		}
+		got := t.port.RateBitsPerSecond / 1e9
+		switch {
+		case math.Abs(got-want) <= want*0.005:
+			r.ok(subj, fmt.Sprintf("%s Gb/s, as planned", num(got)))
+		case got < want:
+			netdev := orPlaceholder(t.netdev, "<netdev>")
+			r.fail(subj, fmt.Sprintf("running at %s Gb/s, the plan expects %s Gb/s", num(got), num(want)),
+				fmt.Sprintf("the link trained below its planned speed: check that the cable or optic and the switch port are rated %s Gb/s (`ethtool -m %s`, `ethtool %s` for Speed and Supported link modes), that both ends use the same FEC (`ethtool --show-fec %s`), reseat the cable; `mlxlink -d %s` shows the negotiated speed",
+					num(want), netdev, netdev, netdev, orPlaceholder(t.pciAddress(), "<pci address>")))
+		default:
+			r.warn(subj, fmt.Sprintf("running at %s Gb/s, faster than the planned %s Gb/s", num(got), num(want)),
+				"if the faster link is intended, update expectations.link_rate_gbps in the plan so bandwidth probes expect the right rate")
+		}
+	}
+}
+
+func checkRateMatchesNetdev(e *env, r *results) {
+	for _, t := range e.targets {
+		subj := t.devSubject()
+		switch {
+		case t.port == nil:
+			r.skip(subj, t.missingReason("RDMA port"))
+			continue
+		case t.ib():
+			r.skip(subj, ReasonInfiniBand)
+			continue
+		case !t.port.Up():
+			r.skip(subj, "port is down (see port_active)")
+			continue
+		case t.iface == nil || t.iface.SpeedMbps <= 0:
+			r.skip(subj, fmt.Sprintf("speed of %s unknown", orPlaceholder(t.netdev, "its netdev")))
+			continue
+		}
+		netSpeed := float64(t.iface.SpeedMbps) * 1e6
+		rate := t.port.RateBitsPerSecond
+		fix := fmt.Sprintf("the RDMA driver cannot map the link mode the NIC negotiated: update the NIC firmware (`mlxfwmanager --query`) and the kernel or DOCA-OFED driver; until then tools that size themselves from /sys/class/infiniband/%s/ports/%d/rate see the wrong speed", t.port.Device, t.port.Number)
+		switch {
+		case rate <= 0:
+			r.warn(subj, fmt.Sprintf("port is up but reports no rate while %s runs at %d Mb/s", t.netdev, t.iface.SpeedMbps), fix)
+		case math.Abs(rate-netSpeed) <= netSpeed*0.005:
+			r.ok(subj, fmt.Sprintf("rate %s Gb/s matches %s at %d Mb/s", gbps(rate), t.netdev, t.iface.SpeedMbps))
+		case rate == 40e9:
+			r.warn(subj, fmt.Sprintf("port reports 40 Gb/s (4X QDR), the placeholder mlx5 uses for a link mode it does not know, while %s runs at %d Mb/s", t.netdev, t.iface.SpeedMbps), fix)
+		default:
+			r.warn(subj, fmt.Sprintf("port reports %s Gb/s while %s runs at %d Mb/s", gbps(rate), t.netdev, t.iface.SpeedMbps), fix)
+		}
+	}
+}
+
+// ipFix is how to put an address on an interface now and across reboots.
+func ipFix(netdev string, p netip.Prefix) string {
+	return fmt.Sprintf("ip addr add %[2]s dev %[1]s (takes effect now); to keep it across reboots add `addresses: [%[2]s]` under ethernets: %[1]s: in /etc/netplan/*.yaml and run `netplan apply`, or with NetworkManager `nmcli connection modify %[1]s ipv4.method manual ipv4.addresses %[2]s && nmcli connection up %[1]s` (the connection name is the one `nmcli -g NAME,DEVICE connection show` prints for %[1]s)", netdev, p)
+}
+
+// addressOwner finds which interface carries addr, for "it is on the other port" hints.
+func (e *env) addressOwner(addr netip.Addr) string {
+	for _, name := range e.snap.InterfaceNames() {
+		for _, a := range e.snap.Interfaces[name].Addresses {
+			if a.Addr() == addr {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// gidWith finds a GID on the target's port that carries addr on its netdev; v2Only
+// restricts it to RoCE v2 entries.
+func (t *target) gidWith(addr netip.Addr, v2Only bool) (collector.GID, bool) {
+	if t.port == nil {
+		return collector.GID{}, false
+	}
+	for _, g := range t.port.GIDs {
+		if v2Only && g.Type != gidTypeV2 {
+			continue
+		}
+		if g.Interface != "" && t.netdev != "" && g.Interface != t.netdev {
+			continue
+		}
+		if ip, ok := g.IPv4(); ok && ip == addr {
+			return g, true
+		}
+	}
+	return collector.GID{}, false
+}
+
+func checkComputeIP(e *env, r *results) {
+	for _, t := range e.targets {
+		subj := t.subject()
+		want := t.planned.Address
+		if !want.IsValid() {
+			r.skip(subj, fmt.Sprintf("the plan gives %s no address", t.netdev))
+			continue
+		}
+		if t.iface == nil && t.port == nil {
+			r.skip(subj, t.missingReason("interface"))
+			continue
+		}
+		// Name the RoCE v2 entry when there is one: it is the index tools use.
+		g, inGID := t.gidWith(want.Addr(), true)
+		if !inGID {
+			g, inGID = t.gidWith(want.Addr(), false)
+		}
+		if t.iface == nil || !t.iface.AddressesKnown {
+			if inGID {
+				r.ok(subj, fmt.Sprintf("%s is on %s (seen in GID index %d; the interface addresses were not read)", want.Addr(), t.netdev, g.Index))
+			} else {
+				r.skip(subj, fmt.Sprintf("the addresses of %s were not read (a replay without ip-addr.txt, or the netdev collector is off) and no GID carries %s", t.netdev, want.Addr()))
+			}
+			continue
+		}
+		var found *netip.Prefix
+		var have []string
+		for i, a := range t.iface.Addresses {
+			have = append(have, a.String())
+			if a.Addr() == want.Addr() {
+				found = &t.iface.Addresses[i]
+			}
+		}
+		haveText := "none"
+		if len(have) > 0 {
+			haveText = strings.Join(have, ", ")
+		}
+		switch {
+		case found != nil && found.Bits() == want.Bits():
+			r.ok(subj, fmt.Sprintf("%s is on %s", want, t.netdev))
+		case found != nil:
+			r.warn(subj, fmt.Sprintf("%s has %s, the plan says %s: the prefix length differs, so the on-link subnet and routes differ between nodes", t.netdev, *found, want),
+				fmt.Sprintf("ip addr del %s dev %s, then %s", *found, t.netdev, ipFix(t.netdev, want)))
+		case t.down():
+			r.skip(subj, fmt.Sprintf("%s is down and has no %s (addresses: %s); NetworkManager and systemd-networkd remove addresses from a port without carrier, so fix port_active first", t.netdev, want.Addr(), haveText))
+		default:
+			msg := fmt.Sprintf("%s is not on %s (addresses: %s)", want, t.netdev, haveText)
+			if owner := e.addressOwner(want.Addr()); owner != "" && owner != t.netdev {
+				msg += fmt.Sprintf("; it is on %s instead: swapped cables, names or plan entries?", owner)
+			}
+			r.fail(subj, msg, ipFix(t.netdev, want))
+		}
+	}
+}
+
+// mtuFix is how to set an MTU now and across reboots.
+func mtuFix(netdev string, mtu int) string {
+	return fmt.Sprintf("ip link set dev %[1]s mtu %[2]d (takes effect now); to keep it across reboots add `mtu: %[2]d` under ethernets: %[1]s: in /etc/netplan/*.yaml and run `netplan apply`, or with NetworkManager `nmcli connection modify %[1]s 802-3-ethernet.mtu %[2]d && nmcli connection up %[1]s`; the switch ports must accept %[2]d-byte frames too", netdev, mtu)
+}
+
+func checkMTUPlan(e *env, r *results) {
+	want := e.plan.Expectations.MTU
+	if want <= 0 {
+		r.skip(SubjectNode, "the plan sets no MTU (expectations.mtu)")
+		return
+	}
+	for _, t := range e.targets {
+		subj := t.subject()
+		switch {
+		case t.ib():
+			r.skip(subj, ReasonInfiniBand)
+		case t.iface == nil:
+			r.skip(subj, t.missingReason("netdev"))
+		case t.iface.MTU <= 0:
+			r.skip(subj, fmt.Sprintf("MTU of %s could not be read", t.netdev))
+		case t.iface.MTU == want:
+			r.ok(subj, fmt.Sprintf("MTU %d, as planned", want))
+		default:
+			r.fail(subj, fmt.Sprintf("MTU %d, the plan expects %d", t.iface.MTU, want), mtuFix(t.netdev, want))
+		}
+	}
+}
+
+func checkMTU4096(e *env, r *results) {
+	for _, t := range e.targets {
+		subj := t.subject()
+		switch {
+		case t.ib():
+			r.skip(subj, ReasonInfiniBand)
+			continue
+		case t.iface == nil:
+			r.skip(subj, t.missingReason("netdev"))
+			continue
+		case t.iface.MTU <= 0:
+			r.skip(subj, fmt.Sprintf("MTU of %s could not be read", t.netdev))
+			continue
+		}
+		mtu := t.iface.MTU
+		active := roceActiveMTU(mtu)
+		if mtu >= minMTUFor4096 {
+			r.ok(subj, fmt.Sprintf("MTU %d leaves room for 4096-byte RoCE packets (RoCE path MTU %d)", mtu, active))
+			continue
+		}
+		target := 9000
+		if exp, ok := e.expectations(); ok && exp.MTU >= minMTUFor4096 {
+			target = exp.MTU
+		}
+		r.warn(subj, fmt.Sprintf("MTU %d limits RoCE to a %d-byte path MTU: RoCE needs %d bytes of headers (GRH 40, UDP 8, BTH 12, XRC 4, AtomicETH 28, ICRC 4) inside the Ethernet MTU, so 4096-byte packets need an MTU of at least %d", mtu, active, roceHeaderBytes, minMTUFor4096),
+			mtuFix(t.netdev, target))
+	}
+}
+
+func checkMTUConsistent(e *env, r *results) {
+	count := map[int]int{}
+	var ts []*target
+	for _, t := range e.targets {
+		subj := t.subject()
+		switch {
+		case t.ib():
+			r.skip(subj, ReasonInfiniBand)
+		case t.iface == nil:
+			r.skip(subj, t.missingReason("netdev"))
+		case t.iface.MTU <= 0:
+			r.skip(subj, fmt.Sprintf("MTU of %s could not be read", t.netdev))
+		default:
+			count[t.iface.MTU]++
+			ts = append(ts, t)
+		}
+	}
+	if len(ts) == 0 {
+		return
+	}
+	// The majority is what the operator meant; on a tie the larger MTU is, because
+	// jumbo frames are set on purpose and 1500 is what a missed interface keeps.
+	ref, best := 0, 0
+	for mtu, n := range count {
+		if n > best || n == best && mtu > ref {
+			ref, best = mtu, n
+		}
+	}
+	for _, t := range ts {
+		if len(count) == 1 {
+			r.ok(t.subject(), fmt.Sprintf("MTU %d on all %d compute interface(s)", ref, len(ts)))
+			continue
+		}
+		if t.iface.MTU == ref {
+			r.ok(t.subject(), fmt.Sprintf("MTU %d, like %d of %d compute interfaces", ref, best, len(ts)))
+			continue
+		}
+		r.warn(t.subject(), fmt.Sprintf("MTU %d differs from the %d other compute interface(s) at %d", t.iface.MTU, best, ref), mtuFix(t.netdev, ref))
+	}
+}
+
+func checkRoCEv2GID(e *env, r *results) {
+	for _, t := range e.targets {
+		subj := t.subject()
+		switch {
+		case t.port == nil:
+			r.skip(subj, t.missingReason("RDMA port"))
+			continue
+		case t.ib():
+			r.skip(subj, ReasonInfiniBand)
+			continue
+		}
+		var want netip.Addr
+		if t.planned != nil && t.planned.Address.IsValid() {
+			want = t.planned.IP()
+		}
+		var v2 []collector.GID
+		for _, g := range t.port.GIDs {
+			if _, ok := g.IPv4(); ok && g.Type == gidTypeV2 && (g.Interface == "" || t.netdev == "" || g.Interface == t.netdev) {
+				v2 = append(v2, g)
+			}
+		}
+		sort.Slice(v2, func(i, j int) bool { return v2[i].Index < v2[j].Index })
+		if want.IsValid() {
+			if g, ok := t.gidWith(want, true); ok {
+				r.ok(subj, fmt.Sprintf("RoCE v2 GID index %d carries %s on %s", g.Index, want, t.netdev))
+				continue
+			}
+		} else if len(v2) > 0 {
+			var parts []string
+			for _, g := range v2 {
+				ip, _ := g.IPv4()
+				parts = append(parts, fmt.Sprintf("index %d carries %s", g.Index, ip))
+			}
+			r.ok(subj, fmt.Sprintf("RoCE v2 GID %s on %s", strings.Join(parts, ", "), t.netdev))
+			continue
+		}
+		what := "an IPv4 address"
+		if want.IsValid() {
+			what = want.String()
+		}
+		if t.down() {
+			r.skip(subj, fmt.Sprintf("no RoCE v2 GID carries %s on %s, which is down (see port_active): GIDs follow the addresses of an up interface", what, t.netdev))
+			continue
+		}
+		var others []string
+		for _, g := range v2 {
+			ip, _ := g.IPv4()
+			others = append(others, fmt.Sprintf("index %d = %s", g.Index, ip))
+		}
+		msg := fmt.Sprintf("no RoCE v2 GID carries %s on %s (%d GIDs in the table", what, t.netdev, len(t.port.GIDs))
+		if len(others) > 0 {
+			msg += "; RoCE v2 IPv4 GIDs: " + strings.Join(others, ", ")
+		}
+		msg += "): NCCL and perftest cannot reach this port over RoCE v2"
+		ipOnIface := false
+		if t.iface != nil && want.IsValid() {
+			for _, a := range t.iface.Addresses {
+				if a.Addr() == want {
+					ipOnIface = true
+				}
+			}
+		}
+		fix := fmt.Sprintf("the kernel creates RoCE GIDs from the addresses of %s: give it its compute IP (see compute_ip_configured) and bring it up, then check with `show_gids` or `grep . /sys/class/infiniband/%s/ports/%d/gid_attrs/types/*`", t.netdev, t.port.Device, t.port.Number)
+		if ipOnIface {
+			fix = fmt.Sprintf("%s has %s but no RoCE v2 GID carries it: check that RoCE is enabled (`devlink dev param show pci/%s name enable_roce`) and that the address is not on a VLAN or bond the GID table cannot see; `show_gids` lists the table", t.netdev, want, orPlaceholder(t.pciAddress(), "<pci address>"))
+		}
+		r.fail(subj, msg, fix)
+	}
+}
+
+func checkDefaultRoCEMode(e *env, r *results) {
+	want, flag := gidTypeV2, 2
+	if exp, ok := e.expectations(); ok && exp.RoCEMode == config.RoCEv1 {
+		want, flag = "IB/RoCE v1", 1
+	}
+	for _, t := range e.targets {
+		subj := t.devSubject()
+		switch {
+		case t.port == nil:
+			r.skip(subj, t.missingReason("RDMA port"))
+		case t.ib():
+			r.skip(subj, ReasonInfiniBand)
+		case t.port.DefaultRoCEMode == "":
+			r.skip(subj, "configfs directory not created; run the doctor as root to read it")
+		case t.port.DefaultRoCEMode == want:
+			r.ok(subj, fmt.Sprintf("rdma_cm default RoCE mode is %s", want))
+		default:
+			r.fail(subj, fmt.Sprintf("rdma_cm default RoCE mode is %s, expected %s: rdma_cm users (NVMe-oF, iSER, MPI over rdmacm) will use the wrong GID type; NCCL is not affected", t.port.DefaultRoCEMode, want),
+				fmt.Sprintf("cma_roce_mode -d %[1]s -p %[2]d -m %[3]d (mlnx-tools); by hand: modprobe rdma_cm; mkdir -p /sys/kernel/config/rdma_cm/%[1]s; echo '%[4]s' > /sys/kernel/config/rdma_cm/%[1]s/ports/%[2]d/default_roce_mode; rmdir /sys/kernel/config/rdma_cm/%[1]s. It resets on reboot: run it from a boot-time systemd unit", t.port.Device, t.port.Number, flag, want))
+		}
+	}
+}

@@ -1,0 +1,292 @@
+package health
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/roce-exporter/roce_exporter/collector"
+)
+
+func checkNICPresent(e *env, r *results) {
+	snap := e.snap
+	if len(snap.RDMA) > 0 {
+		var hw, sw []string
+		drivers := map[string]bool{}
+		for _, d := range snap.RDMA {
+			if d.Driver == "" {
+				sw = append(sw, d.Name)
+				continue
+			}
+			hw = append(hw, d.Name)
+			drivers[d.Driver] = true
+		}
+		if len(hw) == 0 {
+			// rxe/siw devices run over any netdev; they prove the RDMA stack works,
+			// not that an RDMA NIC is there.
+			r.fail(SubjectNode, fmt.Sprintf("only software RDMA devices (%s), no RDMA NIC with a bound driver", joinNatural(sw)),
+				"check that the RDMA NIC is seated and seen on the PCI bus: lspci -nn | grep -iE 'mellanox|broadcom|ethernet'; a VM needs the NIC (or an SR-IOV VF) passed through")
+			return
+		}
+		r.ok(SubjectNode, fmt.Sprintf("%d RDMA device(s) with a NIC driver bound: %s (%s)", len(hw), joinNatural(hw), strings.Join(sortedKeys(drivers), ", ")))
+		return
+	}
+	if len(snap.NICs) == 0 {
+		if !sourceRan(snap, "pcie") {
+			r.fail(SubjectNode, "no RDMA device; the PCI bus was not scanned for NICs because the pcie collector is disabled",
+				"enable the pcie collector (--collector.pcie) to tell a missing NIC from a missing driver, or check by hand: `lspci -nn | grep -iE 'mellanox|broadcom|ethernet'` and `lsmod | grep -E 'mlx5|bnxt|irdma|ib_uverbs'`")
+			return
+		}
+		r.fail(SubjectNode, "no RDMA device and no Mellanox/NVIDIA, Broadcom or Intel RDMA-capable NIC on the PCI bus",
+			"check that the NIC is seated and powered and shows up in `lspci -nn | grep -iE 'mellanox|broadcom|ethernet'`; a VM needs the NIC (or an SR-IOV VF) passed through; a container must see the host's /sys (run the exporter with --path.sysfs pointing at it)")
+		return
+	}
+	var unbound, bound []string
+	var fixes []string
+	seenFix := map[string]bool{}
+	for _, n := range snap.NICs {
+		if n.Driver == "" {
+			unbound = append(unbound, fmt.Sprintf("%s at %s", nicName(n), n.Address))
+			if fam, ok := familyByVendor(n.VendorID); ok && !seenFix[fam.name] {
+				seenFix[fam.name] = true
+				fixes = append(fixes, loadDriverFix(fam))
+			}
+			continue
+		}
+		bound = append(bound, fmt.Sprintf("%s at %s (driver %s)", nicName(n), n.Address, n.Driver))
+	}
+	if len(unbound) > 0 {
+		if len(fixes) == 0 {
+			fixes = append(fixes, "install and load the NIC vendor's driver, then check `dmesg` for probe errors")
+		}
+		r.fail(SubjectNode, "no RDMA driver: "+strings.Join(unbound, "; ")+" has no driver bound", strings.Join(fixes, "; "))
+		return
+	}
+	r.ok(SubjectNode, "RDMA-capable NIC present with a driver bound: "+strings.Join(bound, "; ")+"; but no RDMA device was registered (see rdma_driver_loaded)")
+}
+
+func sourceRan(snap *collector.Snapshot, source string) bool {
+	_, ran := snap.Sources[source]
+	return ran
+}
+
+func loadDriverFix(f driverFamily) string {
+	mods := dedupe(f.core, f.rdma, "ib_uverbs")
+	list := strings.Join(mods, " ")
+	vendor := ""
+	if f.name == "mlx5" {
+		vendor = ", or NVIDIA DOCA-OFED / MLNX_OFED"
+	}
+	return fmt.Sprintf("load the driver: `modprobe -a %[1]s`; if modprobe finds no such module, install it first (Ubuntu: `apt install linux-modules-extra-$(uname -r) rdma-core`; RHEL: `dnf install rdma-core`%[2]s); make it permanent with `printf '%%s\\n' %[1]s > /etc/modules-load.d/rdma.conf`; if the NIC still has no driver, `dmesg | grep -i %[3]s` shows why the probe failed",
+		list, vendor, f.core)
+}
+
+func checkDriverLoaded(e *env, r *results) {
+	snap := e.snap
+	type fam struct {
+		driverFamily
+		haveDevices bool
+	}
+	families := map[string]*fam{}
+	for _, d := range snap.RDMA {
+		if f, ok := familyByDriver(d.Driver); ok {
+			families[f.name] = &fam{driverFamily: f, haveDevices: true}
+		}
+	}
+	if len(snap.RDMA) == 0 {
+		for _, n := range snap.NICs {
+			if f, ok := familyByVendor(n.VendorID); ok {
+				if n.Driver != "" {
+					if bf, ok := familyByDriver(n.Driver); ok {
+						f = bf
+					}
+				}
+				if families[f.name] == nil {
+					families[f.name] = &fam{driverFamily: f}
+				}
+			}
+		}
+	}
+	if len(families) == 0 {
+		if len(snap.RDMA) > 0 {
+			r.skip(SubjectNode, "no RDMA device with a known NIC driver (software RDMA only)")
+		} else {
+			r.skip(SubjectNode, "no RDMA-capable NIC found, so no driver to load (see rdma_nic_present)")
+		}
+		return
+	}
+	if snap.Modules == nil {
+		r.skip(SubjectNode, "kernel module list not read (the rdma collector did not run)")
+		return
+	}
+	names := sortedKeys(families)
+	uverbsSeen := false
+	for _, d := range snap.RDMA {
+		if len(d.VerbsDevices) > 0 {
+			uverbsSeen = true
+		}
+	}
+	var missing, loaded, builtin []string
+	var fixFams []driverFamily
+	for _, name := range names {
+		f := families[name]
+		famMissing := false
+		for _, m := range dedupe(f.core, f.rdma) {
+			switch {
+			case snap.Modules[m]:
+				loaded = append(loaded, m)
+			case f.haveDevices:
+				// An RDMA device of this driver exists, so the code is there: a
+				// built-in driver has no /sys/module entry without parameters.
+				builtin = append(builtin, m)
+			default:
+				missing = append(missing, m)
+				famMissing = true
+			}
+		}
+		if famMissing {
+			fixFams = append(fixFams, f.driverFamily)
+		}
+	}
+	switch {
+	case snap.Modules["ib_uverbs"]:
+		loaded = append(loaded, "ib_uverbs")
+	case uverbsSeen:
+		builtin = append(builtin, "ib_uverbs")
+	default:
+		missing = append(missing, "ib_uverbs")
+	}
+	desc := ""
+	if len(loaded) > 0 {
+		desc = "loaded: " + strings.Join(loaded, ", ")
+	}
+	if len(builtin) > 0 {
+		if desc != "" {
+			desc += "; "
+		}
+		desc += "built in (no /sys/module entry, but working): " + strings.Join(builtin, ", ")
+	}
+	if len(missing) > 0 {
+		msg := "no RDMA driver: " + strings.Join(missing, ", ") + " not loaded"
+		if desc != "" {
+			msg += " (" + desc + ")"
+		}
+		var fixes []string
+		for _, f := range fixFams {
+			fixes = append(fixes, loadDriverFix(f))
+		}
+		if len(fixes) == 0 {
+			fixes = append(fixes, "modprobe ib_uverbs; make it permanent with `echo ib_uverbs > /etc/modules-load.d/rdma.conf`")
+		}
+		r.fail(SubjectNode, msg, strings.Join(fixes, "; "))
+		return
+	}
+	if len(snap.RDMA) == 0 {
+		r.fail(SubjectNode, "the RDMA modules are loaded ("+desc+") but no RDMA device was registered",
+			"`dmesg | grep -iE 'mlx5|bnxt|irdma|infiniband'` shows why the RDMA driver did not attach; check that RoCE is enabled on the NIC: `devlink dev param show pci/<bdf> name enable_roce` (enable with `devlink dev param set pci/<bdf> name enable_roce value true cmode driverinit && devlink dev reload pci/<bdf>`); very old firmware can also be the cause (`ethtool -i <netdev>`)")
+		return
+	}
+	r.ok(SubjectNode, desc)
+}
+
+func dedupe(s ...string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range s {
+		if v != "" && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func checkPlanNodeKnown(e *env, r *results) {
+	switch {
+	case e.plan == nil:
+		r.skip(SubjectNode, ReasonNoPlan)
+	case e.node != nil:
+		r.ok(SubjectNode, fmt.Sprintf("node %q is in the plan with %d compute interface(s)", e.node.Name, len(e.node.Interfaces)))
+	default:
+		names := e.plan.NodeNames()
+		shown := names
+		if len(shown) > 10 {
+			shown = append(append([]string(nil), shown[:10]...), fmt.Sprintf("… %d more", len(names)-10))
+		}
+		who := fmt.Sprintf("node %q", e.nodeName)
+		if e.nodeName == "" {
+			who = "this node (no name given and no hostname)"
+		}
+		r.fail(SubjectNode, fmt.Sprintf("%s is not in the cluster plan (plan nodes: %s), so no plan check can run", who, strings.Join(shown, ", ")),
+			"start the exporter with --node.name=<the name this node has in the plan> (the default is the short hostname, `hostname -s`), or add the node to `nodes:` in the plan file")
+	}
+}
+
+func checkPlannedInterfacePresent(e *env, r *results) {
+	var rdmaNetdevs []string
+	for _, p := range e.snap.Ports() {
+		if p.Interface != "" {
+			rdmaNetdevs = append(rdmaNetdevs, p.Interface)
+		}
+	}
+	have := "none"
+	if len(rdmaNetdevs) > 0 {
+		have = joinNatural(rdmaNetdevs)
+	}
+	for _, t := range e.targets {
+		pi := t.planned
+		rail := fmt.Sprintf("rail %d", pi.Rail)
+		switch {
+		case t.port == nil && t.iface == nil:
+			hint := ""
+			if d := e.snap.Device(pi.RDMADevice); d != nil && len(d.Ports) > 0 && d.Ports[0].Interface != "" {
+				hint = fmt.Sprintf("; the planned %s exists and backs %s, so the netdev name in the plan may be wrong", d.Name, d.Ports[0].Interface)
+			}
+			r.fail(t.subject(), fmt.Sprintf("planned interface %s (%s) is not on this node; netdevs backing RDMA ports here: %s%s", pi.Netdev, rail, have, hint),
+				"`ip -br link` and `rdma link show` list the real names; correct the netdev in the plan, or if the NIC is missing check rdma_nic_present / rdma_driver_loaded and `dmesg`")
+		case t.port == nil:
+			r.fail(t.subject(), fmt.Sprintf("%s (%s) exists but no RDMA port is bound to it", pi.Netdev, rail),
+				fmt.Sprintf("`rdma link show` lists which netdev each RDMA device uses; if %s is not there, its NIC has no RDMA driver (load it, see rdma_driver_loaded) or RoCE is disabled on it (`devlink dev param show pci/%s name enable_roce`)", pi.Netdev, orPlaceholder(t.pciAddress(), "<pci address>")))
+		case pi.RDMADevice != "" && pi.RDMADevice != t.dev.Name:
+			r.fail(t.subject(), fmt.Sprintf("plan pairs %s with %s, but %s is backed by %s", pi.Netdev, pi.RDMADevice, pi.Netdev, t.dev.Name),
+				fmt.Sprintf("`rdma link show` (or ibdev2netdev) prints the pairs; set rdma_device of %s in the plan to %s, or leave rdma_device out to let the exporter find it", pi.Netdev, t.dev.Name))
+		default:
+			r.ok(t.subject(), fmt.Sprintf("%s (%s) is backed by %s port %d", pi.Netdev, rail, t.dev.Name, t.port.Number))
+		}
+	}
+}
+
+func checkVerbsDevice(e *env, r *results) {
+	for _, d := range e.devices() {
+		if len(d.VerbsDevices) == 0 {
+			r.fail(d.Name, fmt.Sprintf("sysfs lists no uverbs device for %s: user-space verbs (NCCL, perftest, UCX) cannot open it", d.Name),
+				"load the verbs module: modprobe ib_uverbs (permanent: `echo ib_uverbs > /etc/modules-load.d/rdma.conf`); it creates /dev/infiniband/uverbsN for each device")
+			continue
+		}
+		present := map[string]bool{}
+		for _, p := range d.VerbsPresent {
+			present[p] = true
+		}
+		var missing []string
+		for _, v := range d.VerbsDevices {
+			if !present[v] {
+				missing = append(missing, v)
+			}
+		}
+		if len(missing) > 0 {
+			r.fail(d.Name, fmt.Sprintf("%s does not exist although sysfs lists it for %s: programs here cannot open the device", strings.Join(missing, ", "), d.Name),
+				"in a container, give it the device nodes: `docker run --device=/dev/infiniband --cap-add=IPC_LOCK --ulimit memlock=-1 …` (or -v /dev/infiniband:/dev/infiniband); in Kubernetes request an RDMA resource from the RDMA shared device plugin or SR-IOV device plugin, or mount hostPath /dev/infiniband into the pod; on the host itself the rdma-core udev rules create them (`apt install rdma-core && udevadm trigger`)")
+			continue
+		}
+		r.ok(d.Name, fmt.Sprintf("%s present", strings.Join(d.VerbsPresent, ", ")))
+	}
+}

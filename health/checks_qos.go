@@ -1,0 +1,330 @@
+package health
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/config"
+)
+
+func (e *env) dcbFor(t *target) (*collector.DCBState, string) {
+	if d := e.snap.DCB[t.netdev]; d != nil && t.netdev != "" {
+		return d, ""
+	}
+	if why := e.sourceReason("dcb", "DCB state"); why != "" {
+		return nil, why
+	}
+	return nil, fmt.Sprintf("no DCB state for %s: its driver answers no DCB netlink requests on this function (VFs and SFs have none; check the PF)", orPlaceholder(t.netdev, t.devSubject()))
+}
+
+func (e *env) ethtoolFor(t *target) (*collector.EthtoolStats, string) {
+	if s := e.snap.Ethtool[t.netdev]; s != nil && t.netdev != "" {
+		return s, ""
+	}
+	if why := e.sourceReason("ethtool", "ethtool statistics"); why != "" {
+		return nil, why
+	}
+	return nil, fmt.Sprintf("no ethtool statistics for %s", orPlaceholder(t.netdev, t.devSubject()))
+}
+
+func enabledPriorities(d *collector.DCBState) []int {
+	var out []int
+	for p, on := range d.PFCEnabled {
+		if on {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func prioList(ps []int) string {
+	if len(ps) == 0 {
+		return "none"
+	}
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = strconv.Itoa(p)
+	}
+	return strings.Join(s, ", ")
+}
+
+// pfcFix enables PFC on exactly the RoCE priority, with the two tools operators have:
+// mlnx_qos (mlnx-tools, shipped with DOCA-OFED) and iproute2's dcb.
+func pfcFix(netdev string, prio int) string {
+	bits := make([]string, 8)
+	for i := range bits {
+		bits[i] = "0"
+	}
+	bits[prio] = "1"
+	return fmt.Sprintf("`mlnx_qos -i %[1]s --pfc %[2]s` (mlnx-tools), or with iproute2 `dcb pfc set dev %[1]s prio-pfc all:off %[3]d:on`; the link drops for a moment while PFC changes, and the setting is lost on reboot unless the switch pushes it by DCBX, so apply it from a boot-time systemd unit; the switch port must have PFC on priority %[3]d too",
+		netdev, strings.Join(bits, ","), prio)
+}
+
+// pfcTargets yields the Ethernet targets with readable DCB state, reporting the rest.
+func (e *env) pfcTargets(r *results, each func(t *target, d *collector.DCBState)) {
+	for _, t := range e.targets {
+		subj := t.subject()
+		if t.ib() {
+			r.skip(subj, ReasonInfiniBand)
+			continue
+		}
+		if t.planned != nil && t.port == nil && t.iface == nil {
+			r.skip(subj, t.missingReason("netdev"))
+			continue
+		}
+		d, why := e.dcbFor(t)
+		if d == nil {
+			r.skip(subj, why)
+			continue
+		}
+		each(t, d)
+	}
+}
+
+func lossyReason() string {
+	return "the plan sets no pfc_priority: RoCE runs lossy by design, PFC is not checked"
+}
+
+func checkPFCEnabled(e *env, r *results) {
+	if e.plan.Expectations.PFCPriority == nil {
+		r.skip(SubjectNode, lossyReason())
+		return
+	}
+	prio := *e.plan.Expectations.PFCPriority
+	e.pfcTargets(r, func(t *target, d *collector.DCBState) {
+		on := enabledPriorities(d)
+		if d.PFCEnabled[prio] {
+			r.ok(t.subject(), fmt.Sprintf("PFC on for RoCE priority %d", prio))
+			return
+		}
+		r.fail(t.subject(), fmt.Sprintf("PFC is off on RoCE priority %d (PFC enabled on: %s): RoCE traffic there is dropped instead of paused under congestion", prio, prioList(on)),
+			pfcFix(t.netdev, prio))
+	})
+}
+
+func checkPFCOnly(e *env, r *results) {
+	if e.plan.Expectations.PFCPriority == nil {
+		r.skip(SubjectNode, lossyReason())
+		return
+	}
+	prio := *e.plan.Expectations.PFCPriority
+	e.pfcTargets(r, func(t *target, d *collector.DCBState) {
+		var extra []int
+		for _, p := range enabledPriorities(d) {
+			if p != prio {
+				extra = append(extra, p)
+			}
+		}
+		if len(extra) == 0 {
+			r.ok(t.subject(), fmt.Sprintf("no PFC on priorities other than %d", prio))
+			return
+		}
+		r.warn(t.subject(), fmt.Sprintf("PFC is also on for priority %s, which does not carry RoCE (RoCE priority %d): lossless classes without RoCE only add head-of-line blocking and pause-storm risk", prioList(extra), prio),
+			pfcFix(t.netdev, prio))
+	})
+}
+
+func pauseText(p *collector.GlobalPause) string {
+	onOff := func(b bool) string {
+		if b {
+			return "on"
+		}
+		return "off"
+	}
+	return fmt.Sprintf("rx %s, tx %s", onOff(p.RX), onOff(p.TX))
+}
+
+func checkGlobalPause(e *env, r *results) {
+	exp, hasPlan := e.expectations()
+	for _, t := range e.targets {
+		subj := t.subject()
+		if t.ib() {
+			r.skip(subj, ReasonInfiniBand)
+			continue
+		}
+		if t.planned != nil && t.port == nil && t.iface == nil {
+			r.skip(subj, t.missingReason("netdev"))
+			continue
+		}
+		st, why := e.ethtoolFor(t)
+		if st == nil {
+			r.skip(subj, why)
+			continue
+		}
+		if st.GlobalPause == nil {
+			r.skip(subj, fmt.Sprintf("802.3x pause settings of %s could not be read", t.netdev))
+			continue
+		}
+		var pfcOn []int
+		if d := e.snap.DCB[t.netdev]; d != nil {
+			pfcOn = enabledPriorities(d)
+		}
+		pfcUsed := hasPlan && exp.PFCPriority != nil || len(pfcOn) > 0
+		p := st.GlobalPause
+		switch {
+		case !p.RX && !p.TX:
+			r.ok(subj, "802.3x global pause off ("+pauseText(p)+")")
+		case pfcUsed:
+			why := "the plan expects PFC"
+			if len(pfcOn) > 0 {
+				why = "PFC is on for priority " + prioList(pfcOn)
+			}
+			r.fail(subj, fmt.Sprintf("802.3x global pause is on (%s) while %s: global pause stops every priority at once and does not mix with PFC", pauseText(p), why),
+				fmt.Sprintf("ethtool -A %[1]s rx off tx off (takes effect now); to keep it across reboots use NetworkManager `nmcli connection modify %[1]s ethtool.pause-autoneg off ethtool.pause-rx off ethtool.pause-tx off`, or a systemd-networkd .link file with RxFlowControl=no and TxFlowControl=no", t.netdev))
+		default:
+			r.ok(subj, "802.3x global pause on ("+pauseText(p)+"); no PFC is in use on this port")
+		}
+	}
+}
+
+func checkTrust(e *env, r *results) {
+	want := e.plan.Expectations.Trust
+	if want == "" {
+		r.skip(SubjectNode, "the plan sets no trust mode (expectations.trust)")
+		return
+	}
+	e.pfcTargets(r, func(t *target, d *collector.DCBState) {
+		switch {
+		case d.Trust == "":
+			r.skip(t.subject(), fmt.Sprintf("trust mode of %s could not be read", t.netdev))
+		case d.Trust == string(want):
+			r.ok(t.subject(), fmt.Sprintf("trust %s, as planned", want))
+		default:
+			fix := fmt.Sprintf("`mlnx_qos -i %[1]s --trust %[2]s` (mlnx-tools)", t.netdev, want)
+			if want == config.TrustDSCP {
+				fix += fmt.Sprintf("; with upstream iproute2, adding a DSCP mapping switches mlx5 to DSCP trust: `dcb app add dev %[1]s dscp-prio 26:%[2]s` (DSCP 26 is the usual RoCE marking)", t.netdev, pfcPrioText(e))
+			} else {
+				fix += fmt.Sprintf("; with upstream iproute2, removing every DSCP mapping switches mlx5 back to PCP trust: `dcb app flush dev %s dscp-prio`", t.netdev)
+			}
+			fix += "; the setting is lost on reboot, so apply it from a boot-time systemd unit"
+			r.fail(t.subject(), fmt.Sprintf("trust %s, the plan expects %s: the NIC reads RoCE's priority from the wrong header, so RoCE can land on a priority without PFC", d.Trust, want), fix)
+		}
+	})
+}
+
+func pfcPrioText(e *env) string {
+	if exp, ok := e.expectations(); ok && exp.PFCPriority != nil {
+		return strconv.Itoa(*exp.PFCPriority)
+	}
+	return "<RoCE priority>"
+}
+
+func checkECN(e *env, r *results) {
+	exp, hasPlan := e.expectations()
+	switch {
+	case hasPlan && exp.ECN == nil:
+		// The plan's convention: an expectation left out is not checked.
+		r.skip(SubjectNode, "the plan does not ask for ECN (expectations.ecn)")
+		return
+	case hasPlan && !*exp.ECN:
+		r.skip(SubjectNode, "the plan sets ecn: false")
+		return
+	}
+	for _, t := range e.targets {
+		subj := t.subject()
+		if t.ib() {
+			r.skip(subj, ReasonInfiniBand)
+			continue
+		}
+		if t.port == nil && t.iface == nil {
+			r.skip(subj, t.missingReason("netdev"))
+			continue
+		}
+		d := e.snap.DCB[t.netdev]
+		var prios []int
+		switch {
+		case hasPlan && exp.PFCPriority != nil:
+			prios = []int{*exp.PFCPriority}
+		case d != nil:
+			prios = enabledPriorities(d)
+		}
+		if d != nil && d.ECN != nil && d.ECN["np"] != nil && d.ECN["rp"] != nil && len(prios) > 0 {
+			ecnFromFiles(r, t, d, prios)
+			continue
+		}
+		e.ecnFromCounters(r, t, prios)
+	}
+}
+
+func ecnFromFiles(r *results, t *target, d *collector.DCBState, prios []int) {
+	var off []string
+	var cmds []string
+	for _, p := range prios {
+		var roles []string
+		for _, role := range []string{"np", "rp"} {
+			if !d.ECN[role][p] {
+				roles = append(roles, role)
+				cmds = append(cmds, fmt.Sprintf("echo 1 > /sys/class/net/%s/ecn/roce_%s/enable/%d", t.netdev, role, p))
+			}
+		}
+		if len(roles) > 0 {
+			off = append(off, fmt.Sprintf("priority %d (%s off)", p, strings.Join(roles, " and ")))
+		}
+	}
+	if len(off) == 0 {
+		r.ok(t.subject(), fmt.Sprintf("ECN (DCQCN) np and rp enabled on priority %s", prioList(prios)))
+		return
+	}
+	r.fail(t.subject(), fmt.Sprintf("ECN (DCQCN) is off on %s: congestion is then handled by PFC pauses alone, which spreads it through the fabric", strings.Join(off, ", ")),
+		strings.Join(cmds, "; ")+"; this is lost on reboot, so run it from a boot-time systemd unit; the switch must also ECN-mark the RoCE queue")
+}
+
+func (e *env) ecnFromCounters(r *results, t *target, prios []int) {
+	subj := t.subject()
+	noFiles := "the driver exposes no per-priority ECN enable files (only MLNX_OFED does)"
+	if t.port == nil {
+		r.skip(subj, noFiles+" and "+t.missingReason("RDMA port"))
+		return
+	}
+	cur, ok := t.port.HWCounter("rp_cnp_ignored")
+	if !ok {
+		r.skip(subj, noFiles+" and the port has no rp_cnp_ignored counter to infer it from")
+		return
+	}
+	pp := e.prevPort(t.port)
+	dt, okdt := e.interval()
+	var prev uint64
+	if pp != nil {
+		prev, ok = pp.HWCounter("rp_cnp_ignored")
+	}
+	if pp == nil || !ok || !okdt {
+		r.skip(subj, fmt.Sprintf("%s, and inferring it from rp_cnp_ignored needs two samples (it is %d since boot); the next scrape can tell", noFiles, cur))
+		return
+	}
+	d, ok := delta(cur, prev)
+	if !ok {
+		r.skip(subj, "rp_cnp_ignored went backwards (counter reset); the next sample can tell")
+		return
+	}
+	prioText := "<RoCE priority>"
+	if len(prios) == 1 {
+		prioText = strconv.Itoa(prios[0])
+	}
+	fix := fmt.Sprintf("enable DCQCN on the RoCE priority: with MLNX_OFED `echo 1 > /sys/class/net/%[1]s/ecn/roce_rp/enable/%[2]s` and `echo 1 > /sys/class/net/%[1]s/ecn/roce_np/enable/%[2]s` (at every boot); without it, check the NIC's congestion-control firmware settings (`mlxconfig -d %[3]s query | grep -i ROCE_CC`)",
+		t.netdev, prioText, orPlaceholder(t.pciAddress(), "<pci address>"))
+	if d > 0 {
+		r.fail(subj, fmt.Sprintf("rp_cnp_ignored rose by %d in %s: congestion notifications arrive but the NIC ignores them, so DCQCN/ECN is off on the RoCE priority (inferred from counters)", d, secs(dt)), fix)
+		return
+	}
+	if dm, dc, ok := e.npDeltas(t.port, pp); ok && dm > 0 && dc == 0 {
+		r.fail(subj, fmt.Sprintf("np_ecn_marked_roce_packets rose by %d in %s but np_cnp_sent did not: the NIC does not answer ECN marks with congestion notifications, so ECN is off on the RoCE priority (inferred from counters)", dm, secs(dt)), fix)
+		return
+	}
+	r.ok(subj, fmt.Sprintf("inferred from counters: rp_cnp_ignored did not rise in %s (%d since boot)", secs(dt), cur))
+}
+
+// npDeltas returns how much np_ecn_marked_roce_packets and np_cnp_sent rose.
+func (e *env) npDeltas(cur, prev *collector.RDMAPort) (marked, sent uint64, ok bool) {
+	m1, ok1 := cur.HWCounter("np_ecn_marked_roce_packets")
+	m0, ok0 := prev.HWCounter("np_ecn_marked_roce_packets")
+	c1, ok2 := cur.HWCounter("np_cnp_sent")
+	c0, ok3 := prev.HWCounter("np_cnp_sent")
+	if !ok0 || !ok1 || !ok2 || !ok3 {
+		return 0, 0, false
+	}
+	dm, okm := delta(m1, m0)
+	dc, okc := delta(c1, c0)
+	return dm, dc, okm && okc
+}

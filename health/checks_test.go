@@ -1,0 +1,716 @@
+package health
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/config"
+)
+
+type checkCase struct {
+	name string
+	// noPlan runs without a plan; plan edits the test plan otherwise.
+	noPlan bool
+	plan   func(p *config.Plan)
+	// node is this node's name: "" means node01, "-" means no name at all.
+	node string
+	snap func(s *collector.Snapshot)
+	// prev, when set, gives the snapshot a previous sample 10s earlier (the
+	// healthy baseline) and may edit either side.
+	prev func(prev, cur *collector.Snapshot)
+
+	id, subject string
+	want        Status
+	// msg and fix are substrings the message and fix must contain.
+	msg []string
+	fix []string
+	// notMsg must not appear in the message.
+	notMsg []string
+}
+
+func runCase(t *testing.T, c checkCase) {
+	t.Helper()
+	s := buildSnap()
+	if c.snap != nil {
+		c.snap(s)
+	}
+	if c.prev != nil {
+		c.prev(withPrevious(s, 10*time.Second), s)
+	}
+	var plan *config.Plan
+	if !c.noPlan {
+		plan = testPlan(t)
+		if c.plan != nil {
+			c.plan(plan)
+		}
+	}
+	node := c.node
+	switch node {
+	case "":
+		node = "node01"
+	case "-":
+		node = ""
+	}
+	fs := Run(s, plan, node)
+	checkInvariants(t, fs)
+	f, ok := find(fs, c.id, c.subject)
+	if !ok {
+		t.Fatalf("no %s finding for %s; got:\n%s", c.id, c.subject, dump(fs))
+	}
+	if f.Status != c.want {
+		t.Errorf("%s %s: status %s, want %s\nmessage: %s\nfix: %s", c.id, c.subject, f.Status, c.want, f.Message, f.Fix)
+	}
+	for _, m := range c.msg {
+		if !strings.Contains(f.Message, m) {
+			t.Errorf("%s %s: message %q lacks %q", c.id, c.subject, f.Message, m)
+		}
+	}
+	for _, m := range c.notMsg {
+		if strings.Contains(f.Message, m) {
+			t.Errorf("%s %s: message %q must not contain %q", c.id, c.subject, f.Message, m)
+		}
+	}
+	for _, m := range c.fix {
+		if !strings.Contains(f.Fix, m) {
+			t.Errorf("%s %s: fix %q lacks %q", c.id, c.subject, f.Fix, m)
+		}
+	}
+}
+
+func runCases(t *testing.T, cases []checkCase) {
+	for _, c := range cases {
+		t.Run(c.id+"/"+c.name, func(t *testing.T) { runCase(t, c) })
+	}
+}
+
+func TestNodeChecks(t *testing.T) {
+	unboundCX7 := func(s *collector.Snapshot) {
+		s.RDMA = nil
+		s.Interfaces, s.PCI, s.Ethtool, s.DCB = nil, nil, nil, nil
+		s.Modules = map[string]bool{"ib_core": false, "ib_uverbs": false, "mlx5_core": false, "mlx5_ib": false}
+		s.NICs = []collector.PCINIC{{Address: "0000:18:00.0", VendorID: "0x15b3", DeviceID: "0x1021", Class: "0x020000"}}
+	}
+	runCases(t, []checkCase{
+		{name: "devices", id: "rdma_nic_present", subject: "node", want: StatusOK, msg: []string{"3 RDMA device(s)", "mlx5_0, mlx5_1, mlx5_2", "mlx5_core"}},
+		{name: "unbound ConnectX-7", snap: unboundCX7, id: "rdma_nic_present", subject: "node", want: StatusFail,
+			msg: []string{"no RDMA driver", "ConnectX-7", "0000:18:00.0"}, fix: []string{"modprobe -a mlx5_core mlx5_ib ib_uverbs"}},
+		{name: "no NIC at all", snap: func(s *collector.Snapshot) { unboundCX7(s); s.NICs = nil }, id: "rdma_nic_present", subject: "node", want: StatusFail,
+			msg: []string{"no Mellanox/NVIDIA, Broadcom or Intel"}, fix: []string{"lspci"}},
+		{name: "no NIC, pcie collector off", snap: func(s *collector.Snapshot) { unboundCX7(s); s.NICs = nil; delete(s.Sources, "pcie") },
+			id: "rdma_nic_present", subject: "node", want: StatusFail, msg: []string{"pcie collector is disabled"}, fix: []string{"--collector.pcie"}},
+		{name: "bound but no ibdev", snap: func(s *collector.Snapshot) { unboundCX7(s); s.NICs[0].Driver = "mlx5_core" },
+			id: "rdma_nic_present", subject: "node", want: StatusOK, msg: []string{"driver mlx5_core", "see rdma_driver_loaded"}},
+		{name: "software only", snap: func(s *collector.Snapshot) {
+			for _, d := range s.RDMA {
+				d.Driver, d.PCIAddress = "", ""
+			}
+		}, id: "rdma_nic_present", subject: "node", want: StatusFail, msg: []string{"only software RDMA devices"}},
+
+		{name: "loaded", id: "rdma_driver_loaded", subject: "node", want: StatusOK, msg: []string{"mlx5_core", "mlx5_ib", "ib_uverbs"}},
+		{name: "nothing loaded", snap: unboundCX7, id: "rdma_driver_loaded", subject: "node", want: StatusFail,
+			msg: []string{"no RDMA driver", "mlx5_core, mlx5_ib, ib_uverbs not loaded"}, fix: []string{"modprobe -a mlx5_core mlx5_ib ib_uverbs", "/etc/modules-load.d/"}},
+		{name: "mlx5_ib missing", snap: func(s *collector.Snapshot) {
+			unboundCX7(s)
+			s.NICs[0].Driver = "mlx5_core"
+			s.Modules["mlx5_core"], s.Modules["ib_uverbs"] = true, true
+		}, id: "rdma_driver_loaded", subject: "node", want: StatusFail, msg: []string{"mlx5_ib not loaded"}, notMsg: []string{"mlx5_core not", "ib_uverbs not"}, fix: []string{"modprobe"}},
+		{name: "all loaded but no ibdev", snap: func(s *collector.Snapshot) {
+			unboundCX7(s)
+			s.NICs[0].Driver = "mlx5_core"
+			for _, m := range []string{"mlx5_core", "mlx5_ib", "ib_uverbs"} {
+				s.Modules[m] = true
+			}
+		}, id: "rdma_driver_loaded", subject: "node", want: StatusFail, msg: []string{"no RDMA device was registered"}, fix: []string{"enable_roce", "dmesg"}},
+		{name: "built in", snap: func(s *collector.Snapshot) { s.Modules["mlx5_ib"], s.Modules["mlx5_core"] = false, false },
+			id: "rdma_driver_loaded", subject: "node", want: StatusOK, msg: []string{"built in", "mlx5_ib"}},
+		{name: "ib_uverbs missing", snap: func(s *collector.Snapshot) {
+			s.Modules["ib_uverbs"] = false
+			for _, d := range s.RDMA {
+				d.VerbsDevices, d.VerbsPresent = nil, nil
+			}
+		}, id: "rdma_driver_loaded", subject: "node", want: StatusFail, msg: []string{"ib_uverbs not loaded"}, fix: []string{"modprobe ib_uverbs"}},
+		{name: "module list unread", snap: func(s *collector.Snapshot) { s.Modules = nil }, id: "rdma_driver_loaded", subject: "node", want: StatusSkipped, msg: []string{"module list not read"}},
+		{name: "no NIC", snap: func(s *collector.Snapshot) { unboundCX7(s); s.NICs = nil }, id: "rdma_driver_loaded", subject: "node", want: StatusSkipped, msg: []string{"no RDMA-capable NIC"}},
+
+		{name: "known", id: "plan_node_known", subject: "node", want: StatusOK, msg: []string{"node01", "3 compute interface(s)"}},
+		{name: "unknown node", node: "gpu-17", id: "plan_node_known", subject: "node", want: StatusFail,
+			msg: []string{`"gpu-17"`, "node01, node02"}, fix: []string{"--node.name", "add the node"}},
+		{name: "no plan", noPlan: true, id: "plan_node_known", subject: "node", want: StatusSkipped, msg: []string{ReasonNoPlan}},
+		{name: "no name", node: "-", id: "plan_node_known", subject: "node", want: StatusFail, msg: []string{"no name given"}, fix: []string{"--node.name"}},
+		{name: "unknown node skips plan checks", node: "gpu-17", id: "mtu_matches_plan", subject: "node", want: StatusSkipped, msg: []string{`"gpu-17" is not in the cluster plan`}},
+
+		{name: "present", id: "planned_interface_present", subject: "ens2f0np0", want: StatusOK, msg: []string{"rail 1", "mlx5_1 port 1"}},
+		{name: "netdev missing", plan: func(p *config.Plan) { p.Nodes[0].Interfaces[1].Netdev = "ens9f0np0" },
+			id: "planned_interface_present", subject: "ens9f0np0", want: StatusFail,
+			msg: []string{"ens9f0np0 (rail 1) is not on this node", "ens1f0np0, ens2f0np0, ens3f0np0", "mlx5_1 exists and backs ens2f0np0"}, fix: []string{"ip -br link"}},
+		{name: "device swapped", plan: func(p *config.Plan) { p.Nodes[0].Interfaces[0].RDMADevice = "mlx5_2" },
+			id: "planned_interface_present", subject: "ens1f0np0", want: StatusFail,
+			msg: []string{"plan pairs ens1f0np0 with mlx5_2", "backed by mlx5_0"}, fix: []string{"rdma_device of ens1f0np0", "mlx5_0"}},
+		{name: "netdev without RDMA port", plan: func(p *config.Plan) { p.Nodes[0].Interfaces[0].RDMADevice = "" }, snap: func(s *collector.Snapshot) {
+			port(s, 0).Interface = ""
+			s.Interfaces["ens1f0np0"].RDMADevice = ""
+		}, id: "planned_interface_present", subject: "ens1f0np0", want: StatusFail, msg: []string{"no RDMA port is bound"}, fix: []string{"rdma link show"}},
+		{name: "no plan", noPlan: true, id: "planned_interface_present", subject: "node", want: StatusSkipped, msg: []string{ReasonNoPlan}},
+
+		{name: "present", id: "verbs_device_usable", subject: "mlx5_1", want: StatusOK, msg: []string{"/dev/infiniband/uverbs1"}},
+		{name: "container without /dev/infiniband", snap: func(s *collector.Snapshot) { s.RDMA[1].VerbsPresent = nil },
+			id: "verbs_device_usable", subject: "mlx5_1", want: StatusFail, msg: []string{"/dev/infiniband/uverbs1 does not exist"}, fix: []string{"--device=/dev/infiniband", "hostPath /dev/infiniband"}},
+		{name: "no uverbs in sysfs", snap: func(s *collector.Snapshot) { s.RDMA[1].VerbsDevices, s.RDMA[1].VerbsPresent = nil, nil },
+			id: "verbs_device_usable", subject: "mlx5_1", want: StatusFail, msg: []string{"no uverbs device"}, fix: []string{"modprobe ib_uverbs"}},
+	})
+}
+
+func TestLinkChecks(t *testing.T) {
+	down := func(s *collector.Snapshot) {
+		p := port(s, 1)
+		p.State, p.StateName, p.PhysState, p.PhysStateName, p.RateBitsPerSecond = 1, "DOWN", 3, "Disabled", 0
+		s.Interfaces["ens2f0np0"].OperState = "down"
+		s.Interfaces["ens2f0np0"].SpeedMbps = -1
+	}
+	runCases(t, []checkCase{
+		{name: "active", id: "port_active", subject: "mlx5_0", want: StatusOK, msg: []string{"4: ACTIVE", "5: LinkUp"}},
+		{name: "down", snap: down, id: "port_active", subject: "mlx5_1", want: StatusFail,
+			msg: []string{"1: DOWN", "3: Disabled", "ens2f0np0 is down"}, fix: []string{"ip link set dev ens2f0np0 up", "ethtool -m ens2f0np0", "mlxlink -d 0000:28:00.0"}},
+		{name: "IB without subnet manager", snap: func(s *collector.Snapshot) {
+			makeIB(s)
+			p := port(s, 0)
+			p.State, p.StateName = 2, "INIT"
+		}, id: "port_active", subject: "mlx5_0", want: StatusFail, msg: []string{"2: INIT", "no subnet manager"}, fix: []string{"opensm"}},
+		{name: "planned port missing", plan: func(p *config.Plan) {
+			p.Nodes[0].Interfaces[2].Netdev, p.Nodes[0].Interfaces[2].RDMADevice = "ens9f0np0", "mlx5_9"
+		},
+			id: "port_active", subject: "mlx5_9", want: StatusSkipped, msg: []string{"ens9f0np0 is not on this node"}},
+
+		{name: "ethernet", id: "link_layer_expected", subject: "mlx5_2", want: StatusOK},
+		{name: "infiniband", snap: func(s *collector.Snapshot) { port(s, 2).LinkLayer = "InfiniBand" },
+			id: "link_layer_expected", subject: "mlx5_2", want: StatusFail, msg: []string{"InfiniBand", "expects Ethernet"}, fix: []string{"mlxconfig -d 0000:38:00.0 set LINK_TYPE_P1=2"}},
+		{name: "no plan", noPlan: true, id: "link_layer_expected", subject: "node", want: StatusSkipped, msg: []string{ReasonNoPlan}},
+
+		{name: "as planned", id: "link_rate_matches_plan", subject: "mlx5_0", want: StatusOK, msg: []string{"400 Gb/s"}},
+		{name: "slower", snap: func(s *collector.Snapshot) { port(s, 0).RateBitsPerSecond = 200e9 },
+			id: "link_rate_matches_plan", subject: "mlx5_0", want: StatusFail, msg: []string{"200 Gb/s", "expects 400 Gb/s"}, fix: []string{"ethtool -m ens1f0np0", "--show-fec"}},
+		{name: "faster", snap: func(s *collector.Snapshot) { port(s, 0).RateBitsPerSecond = 800e9 },
+			id: "link_rate_matches_plan", subject: "mlx5_0", want: StatusWarn, msg: []string{"800 Gb/s"}, fix: []string{"link_rate_gbps"}},
+		{name: "no expectation", plan: func(p *config.Plan) { p.Expectations.LinkRateGbps = 0 },
+			id: "link_rate_matches_plan", subject: "node", want: StatusSkipped, msg: []string{"link_rate_gbps"}},
+		{name: "port down", snap: down, id: "link_rate_matches_plan", subject: "mlx5_1", want: StatusSkipped, msg: []string{"port is down"}},
+
+		{name: "matches", id: "port_rate_matches_netdev", subject: "mlx5_0", want: StatusOK, msg: []string{"400 Gb/s", "400000 Mb/s"}},
+		{name: "40G placeholder", snap: func(s *collector.Snapshot) { port(s, 0).RateBitsPerSecond = 40e9 },
+			id: "port_rate_matches_netdev", subject: "mlx5_0", want: StatusWarn, msg: []string{"40 Gb/s (4X QDR)", "placeholder", "400000 Mb/s"}, fix: []string{"firmware"}},
+		{name: "no rate on up port", snap: func(s *collector.Snapshot) { port(s, 0).RateBitsPerSecond = 0 },
+			id: "port_rate_matches_netdev", subject: "mlx5_0", want: StatusWarn, msg: []string{"reports no rate"}},
+		{name: "down", snap: down, id: "port_rate_matches_netdev", subject: "mlx5_1", want: StatusSkipped, msg: []string{"down"}},
+		{name: "infiniband", snap: makeIB, id: "port_rate_matches_netdev", subject: "mlx5_1", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
+
+		{name: "configured", id: "compute_ip_configured", subject: "ens2f0np0", want: StatusOK, msg: []string{"192.168.101.11/24 is on ens2f0np0"}},
+		{name: "missing", snap: func(s *collector.Snapshot) {
+			s.Interfaces["ens2f0np0"].Addresses = s.Interfaces["ens2f0np0"].Addresses[1:]
+		},
+			id: "compute_ip_configured", subject: "ens2f0np0", want: StatusFail, msg: []string{"192.168.101.11/24 is not on ens2f0np0", "fe80::"},
+			fix: []string{"ip addr add 192.168.101.11/24 dev ens2f0np0", "netplan apply", "nmcli connection modify ens2f0np0"}},
+		{name: "on the other port", snap: func(s *collector.Snapshot) {
+			a, b := s.Interfaces["ens1f0np0"], s.Interfaces["ens2f0np0"]
+			a.Addresses, b.Addresses = b.Addresses, a.Addresses
+		}, id: "compute_ip_configured", subject: "ens2f0np0", want: StatusFail, msg: []string{"it is on ens1f0np0 instead"}},
+		{name: "prefix differs", snap: func(s *collector.Snapshot) {
+			s.Interfaces["ens2f0np0"].Addresses[0] = netip.MustParsePrefix("192.168.101.11/16")
+		}, id: "compute_ip_configured", subject: "ens2f0np0", want: StatusWarn, msg: []string{"192.168.101.11/16", "192.168.101.11/24"}, fix: []string{"ip addr del 192.168.101.11/16"}},
+		{name: "addresses unknown, GID evidence", snap: func(s *collector.Snapshot) {
+			s.Interfaces["ens2f0np0"].Addresses, s.Interfaces["ens2f0np0"].AddressesKnown = nil, false
+		}, id: "compute_ip_configured", subject: "ens2f0np0", want: StatusOK, msg: []string{"GID index 3"}},
+		{name: "addresses unknown, no evidence", snap: func(s *collector.Snapshot) {
+			s.Interfaces["ens2f0np0"].Addresses, s.Interfaces["ens2f0np0"].AddressesKnown = nil, false
+			port(s, 1).GIDs = port(s, 1).GIDs[:2]
+		}, id: "compute_ip_configured", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"were not read"}},
+		{name: "down port lost its address", snap: func(s *collector.Snapshot) {
+			down(s)
+			s.Interfaces["ens2f0np0"].Addresses = s.Interfaces["ens2f0np0"].Addresses[1:]
+		}, id: "compute_ip_configured", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"is down", "port_active"}},
+		{name: "no address planned", plan: func(p *config.Plan) { p.Nodes[0].Interfaces[1].Address = netip.Prefix{} },
+			id: "compute_ip_configured", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"no address"}},
+
+		{name: "as planned", id: "mtu_matches_plan", subject: "ens3f0np0", want: StatusOK, msg: []string{"9000"}},
+		{name: "1500", snap: func(s *collector.Snapshot) { s.Interfaces["ens3f0np0"].MTU = 1500 },
+			id: "mtu_matches_plan", subject: "ens3f0np0", want: StatusFail, msg: []string{"MTU 1500", "expects 9000"},
+			fix: []string{"ip link set dev ens3f0np0 mtu 9000", "netplan", "802-3-ethernet.mtu 9000"}},
+		{name: "no expectation", plan: func(p *config.Plan) { p.Expectations.MTU = 0 }, id: "mtu_matches_plan", subject: "node", want: StatusSkipped, msg: []string{"expectations.mtu"}},
+		{name: "unreadable", snap: func(s *collector.Snapshot) { s.Interfaces["ens3f0np0"].MTU = 0 }, id: "mtu_matches_plan", subject: "ens3f0np0", want: StatusSkipped},
+
+		{name: "9000", id: "roce_mtu_4096_possible", subject: "ens1f0np0", want: StatusOK, msg: []string{"RoCE path MTU 4096"}},
+		{name: "4096 is the classic mistake", snap: func(s *collector.Snapshot) { s.Interfaces["ens1f0np0"].MTU = 4096 },
+			id: "roce_mtu_4096_possible", subject: "ens1f0np0", want: StatusWarn, msg: []string{"MTU 4096", "2048-byte path MTU", "96 bytes", "4192"}, fix: []string{"mtu 9000"}},
+		{name: "4192 is enough", noPlan: true, snap: func(s *collector.Snapshot) { s.Interfaces["ens1f0np0"].MTU = 4192 },
+			id: "roce_mtu_4096_possible", subject: "ens1f0np0", want: StatusOK, msg: []string{"RoCE path MTU 4096"}},
+		{name: "infiniband", snap: makeIB, id: "roce_mtu_4096_possible", subject: "ens1f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
+
+		{name: "same", id: "mtu_consistent", subject: "ens2f0np0", want: StatusOK, msg: []string{"9000 on all 3"}},
+		{name: "odd one out", noPlan: true, snap: func(s *collector.Snapshot) { s.Interfaces["ens2f0np0"].MTU = 1500 },
+			id: "mtu_consistent", subject: "ens2f0np0", want: StatusWarn, msg: []string{"MTU 1500", "2 other", "9000"}, fix: []string{"mtu 9000"}},
+		{name: "majority side is fine", noPlan: true, snap: func(s *collector.Snapshot) { s.Interfaces["ens2f0np0"].MTU = 1500 },
+			id: "mtu_consistent", subject: "ens1f0np0", want: StatusOK},
+		{name: "tie goes to the jumbo MTU", noPlan: true, snap: func(s *collector.Snapshot) {
+			s.Interfaces["ens2f0np0"].MTU = 1500
+			s.Interfaces["ens3f0np0"].MTU = 0
+		}, id: "mtu_consistent", subject: "ens2f0np0", want: StatusWarn, msg: []string{"MTU 1500", "9000"}},
+
+		{name: "index 3", id: "roce_v2_gid_present", subject: "ens1f0np0", want: StatusOK, msg: []string{"RoCE v2 GID index 3 carries 192.168.100.11 on ens1f0np0"}},
+		{name: "index follows the table", snap: func(s *collector.Snapshot) { port(s, 0).GIDs = gids("ens1f0np0", railIP(0), 7) },
+			id: "roce_v2_gid_present", subject: "ens1f0np0", want: StatusOK, msg: []string{"index 7"}},
+		{name: "v1 only", snap: func(s *collector.Snapshot) { port(s, 0).GIDs = port(s, 0).GIDs[:3] },
+			id: "roce_v2_gid_present", subject: "ens1f0np0", want: StatusFail, msg: []string{"no RoCE v2 GID carries 192.168.100.11"}, fix: []string{"enable_roce"}},
+		{name: "GID for another address", snap: func(s *collector.Snapshot) {
+			port(s, 0).GIDs = gids("ens1f0np0", netip.MustParseAddr("10.9.9.9"), 3)
+			s.Interfaces["ens1f0np0"].Addresses = s.Interfaces["ens1f0np0"].Addresses[1:]
+		}, id: "roce_v2_gid_present", subject: "ens1f0np0", want: StatusFail, msg: []string{"index 3 = 10.9.9.9"}, fix: []string{"compute_ip_configured"}},
+		{name: "without plan any IPv4", noPlan: true, id: "roce_v2_gid_present", subject: "ens3f0np0", want: StatusOK, msg: []string{"index 3 carries 192.168.102.11"}},
+		{name: "without plan none", noPlan: true, snap: func(s *collector.Snapshot) { port(s, 2).GIDs = port(s, 2).GIDs[:2] },
+			id: "roce_v2_gid_present", subject: "ens3f0np0", want: StatusFail, msg: []string{"an IPv4 address"}},
+		{name: "down", snap: func(s *collector.Snapshot) { down(s); port(s, 1).GIDs = port(s, 1).GIDs[:2] },
+			id: "roce_v2_gid_present", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"down"}},
+		{name: "infiniband", snap: makeIB, id: "roce_v2_gid_present", subject: "ens2f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
+
+		{name: "v2", id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusOK},
+		{name: "v1", snap: func(s *collector.Snapshot) { port(s, 0).DefaultRoCEMode = "IB/RoCE v1" },
+			id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusFail, msg: []string{"IB/RoCE v1"}, fix: []string{"cma_roce_mode -d mlx5_0 -p 1 -m 2"}},
+		{name: "plan wants v1", plan: func(p *config.Plan) { p.Expectations.RoCEMode = config.RoCEv1 },
+			id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusFail, msg: []string{"expected IB/RoCE v1"}, fix: []string{"-m 1"}},
+		{name: "configfs not created", snap: func(s *collector.Snapshot) { port(s, 0).DefaultRoCEMode = "" },
+			id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusSkipped, msg: []string{"configfs directory not created; run the doctor as root to read it"}},
+		{name: "infiniband", snap: makeIB, id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
+	})
+}
+
+func TestQoSChecks(t *testing.T) {
+	pfcOn := func(nd string, prios ...int) func(s *collector.Snapshot) {
+		return func(s *collector.Snapshot) {
+			var a [8]bool
+			for _, p := range prios {
+				a[p] = true
+			}
+			s.DCB[nd].PFCEnabled = a
+		}
+	}
+	noECNFiles := func(s *collector.Snapshot) {
+		for _, d := range s.DCB {
+			d.ECN = nil
+		}
+	}
+	runCases(t, []checkCase{
+		{name: "on", id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusOK, msg: []string{"priority 3"}},
+		{name: "on the wrong priority", snap: pfcOn("ens3f0np0", 0), id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusFail,
+			msg: []string{"off on RoCE priority 3", "enabled on: 0"}, fix: []string{"mlnx_qos -i ens3f0np0 --pfc 0,0,0,1,0,0,0,0", "dcb pfc set dev ens3f0np0 prio-pfc all:off 3:on"}},
+		{name: "plan priority 5", plan: func(p *config.Plan) { five := 5; p.Expectations.PFCPriority = &five }, snap: pfcOn("ens3f0np0", 5),
+			id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusOK, msg: []string{"priority 5"}},
+		{name: "lossy by design", plan: func(p *config.Plan) { p.Expectations.PFCPriority = nil },
+			id: "pfc_enabled_on_roce_priority", subject: "node", want: StatusSkipped, msg: []string{"lossy"}},
+		{name: "no DCB for the netdev", snap: func(s *collector.Snapshot) { delete(s.DCB, "ens3f0np0") },
+			id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"no DCB state for ens3f0np0"}},
+		{name: "dcb collector off", snap: func(s *collector.Snapshot) { s.DCB = nil; delete(s.Sources, "dcb") },
+			id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"--collector.dcb"}},
+		{name: "no plan", noPlan: true, id: "pfc_enabled_on_roce_priority", subject: "node", want: StatusSkipped, msg: []string{ReasonNoPlan}},
+		{name: "infiniband", snap: makeIB, id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
+
+		{name: "only RoCE priority", id: "pfc_only_on_roce_priority", subject: "ens3f0np0", want: StatusOK},
+		{name: "extra priorities", snap: pfcOn("ens3f0np0", 0, 3, 4), id: "pfc_only_on_roce_priority", subject: "ens3f0np0", want: StatusWarn,
+			msg: []string{"priority 0, 4"}, fix: []string{"prio-pfc all:off 3:on"}},
+		{name: "lossy by design", plan: func(p *config.Plan) { p.Expectations.PFCPriority = nil },
+			id: "pfc_only_on_roce_priority", subject: "node", want: StatusSkipped},
+
+		{name: "off", id: "global_pause_off_with_pfc", subject: "ens2f0np0", want: StatusOK, msg: []string{"rx off, tx off"}},
+		{name: "on with PFC", snap: func(s *collector.Snapshot) {
+			s.Ethtool["ens2f0np0"].GlobalPause = &collector.GlobalPause{RX: true, TX: true}
+		},
+			id: "global_pause_off_with_pfc", subject: "ens2f0np0", want: StatusFail, msg: []string{"rx on, tx on", "PFC is on for priority 3"},
+			fix: []string{"ethtool -A ens2f0np0 rx off tx off", "ethtool.pause-rx off"}},
+		{name: "on, PFC expected but not configured", snap: func(s *collector.Snapshot) {
+			s.Ethtool["ens2f0np0"].GlobalPause = &collector.GlobalPause{RX: true}
+			s.DCB["ens2f0np0"].PFCEnabled = [8]bool{}
+		}, id: "global_pause_off_with_pfc", subject: "ens2f0np0", want: StatusFail, msg: []string{"the plan expects PFC"}},
+		{name: "on without any PFC", noPlan: true, snap: func(s *collector.Snapshot) {
+			s.Ethtool["ens2f0np0"].GlobalPause = &collector.GlobalPause{RX: true, TX: true}
+			s.DCB["ens2f0np0"].PFCEnabled = [8]bool{}
+		}, id: "global_pause_off_with_pfc", subject: "ens2f0np0", want: StatusOK, msg: []string{"no PFC"}},
+		{name: "pause unreadable", snap: func(s *collector.Snapshot) { s.Ethtool["ens2f0np0"].GlobalPause = nil },
+			id: "global_pause_off_with_pfc", subject: "ens2f0np0", want: StatusSkipped},
+
+		{name: "dscp", id: "trust_mode_matches_plan", subject: "ens1f0np0", want: StatusOK},
+		{name: "pcp", snap: func(s *collector.Snapshot) { s.DCB["ens1f0np0"].Trust = "pcp" },
+			id: "trust_mode_matches_plan", subject: "ens1f0np0", want: StatusFail, msg: []string{"trust pcp", "expects dscp"},
+			fix: []string{"mlnx_qos -i ens1f0np0 --trust dscp", "dcb app add dev ens1f0np0 dscp-prio 26:3"}},
+		{name: "plan wants pcp", plan: func(p *config.Plan) { p.Expectations.Trust = config.TrustPCP },
+			id: "trust_mode_matches_plan", subject: "ens1f0np0", want: StatusFail, fix: []string{"--trust pcp", "dcb app flush dev ens1f0np0 dscp-prio"}},
+		{name: "no expectation", plan: func(p *config.Plan) { p.Expectations.Trust = "" }, id: "trust_mode_matches_plan", subject: "node", want: StatusSkipped, msg: []string{"expectations.trust"}},
+		{name: "unreadable", snap: func(s *collector.Snapshot) { s.DCB["ens1f0np0"].Trust = "" }, id: "trust_mode_matches_plan", subject: "ens1f0np0", want: StatusSkipped},
+
+		{name: "files say on", id: "ecn_enabled", subject: "ens3f0np0", want: StatusOK, msg: []string{"np and rp enabled on priority 3"}},
+		{name: "files say off", snap: func(s *collector.Snapshot) {
+			s.DCB["ens3f0np0"].ECN["np"][3] = false
+			s.DCB["ens3f0np0"].ECN["rp"][3] = false
+		}, id: "ecn_enabled", subject: "ens3f0np0", want: StatusFail, msg: []string{"off on priority 3 (np and rp off)"},
+			fix: []string{"echo 1 > /sys/class/net/ens3f0np0/ecn/roce_np/enable/3", "echo 1 > /sys/class/net/ens3f0np0/ecn/roce_rp/enable/3"}},
+		{name: "off only on another priority", snap: func(s *collector.Snapshot) { s.DCB["ens3f0np0"].ECN["rp"][5] = false },
+			id: "ecn_enabled", subject: "ens3f0np0", want: StatusOK},
+		{name: "no plan: PFC priorities decide", noPlan: true, snap: func(s *collector.Snapshot) { s.DCB["ens3f0np0"].ECN["rp"][3] = false },
+			id: "ecn_enabled", subject: "ens3f0np0", want: StatusFail, msg: []string{"priority 3 (rp off)"}},
+		{name: "inferred: rp_cnp_ignored rises", snap: noECNFiles, prev: func(_, cur *collector.Snapshot) {
+			setCounter(&port(cur, 2).HWCounters, "rp_cnp_ignored", 4242)
+		}, id: "ecn_enabled", subject: "ens3f0np0", want: StatusFail, msg: []string{"rp_cnp_ignored rose by 4242 in 10s", "inferred from counters"}, fix: []string{"roce_rp/enable/3"}},
+		{name: "inferred: NP silent", snap: noECNFiles, prev: func(_, cur *collector.Snapshot) {
+			setCounter(&port(cur, 2).HWCounters, "np_ecn_marked_roce_packets", 5000)
+		}, id: "ecn_enabled", subject: "ens3f0np0", want: StatusFail, msg: []string{"np_cnp_sent did not"}},
+		{name: "inferred: flat", snap: noECNFiles, prev: func(_, cur *collector.Snapshot) {
+			setCounter(&port(cur, 2).HWCounters, "np_ecn_marked_roce_packets", 5000)
+			setCounter(&port(cur, 2).HWCounters, "np_cnp_sent", 4000)
+		}, id: "ecn_enabled", subject: "ens3f0np0", want: StatusOK, msg: []string{"inferred from counters"}},
+		{name: "inferred: one sample", snap: noECNFiles, id: "ecn_enabled", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"two samples"}},
+		{name: "inferred: no counter", snap: func(s *collector.Snapshot) { noECNFiles(s); dropCounter(&port(s, 2).HWCounters, "rp_cnp_ignored") },
+			prev: func(_, _ *collector.Snapshot) {}, id: "ecn_enabled", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"no rp_cnp_ignored"}},
+		{name: "plan leaves ECN out", plan: func(p *config.Plan) { p.Expectations.ECN = nil },
+			id: "ecn_enabled", subject: "node", want: StatusSkipped, msg: []string{"expectations.ecn"}},
+		{name: "plan says no ECN", plan: func(p *config.Plan) { off := false; p.Expectations.ECN = &off },
+			id: "ecn_enabled", subject: "node", want: StatusSkipped, msg: []string{"ecn: false"}},
+		{name: "infiniband", snap: makeIB, id: "ecn_enabled", subject: "ens3f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
+	})
+}
+
+func TestPCIeAndFirmwareChecks(t *testing.T) {
+	x8 := func(s *collector.Snapshot) {
+		f := s.PCI[pciAddr(1)]
+		f.CurrentWidth, f.CurrentBandwidth, f.AvailableBandwidth = 8, 31.507e9, 31.507e9
+	}
+	runCases(t, []checkCase{
+		{name: "Gen5 x16 for 400G", id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusOK, msg: []string{"504.1 Gb/s", "32 GT/s x16", "400 Gb/s"}},
+		{name: "x8", snap: x8, id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusFail,
+			msg: []string{"252.1 Gb/s", "32 GT/s x8", "400 Gb/s"}, fix: []string{"reseat", "Gen5 x16", "lspci -vv -s 0000:28:00.0"}},
+		{name: "little headroom", snap: func(s *collector.Snapshot) { s.PCI[pciAddr(1)].AvailableBandwidth = 52.5e9 },
+			id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusWarn, msg: []string{"420 Gb/s", "headroom"}},
+		{name: "upstream port limits", snap: func(s *collector.Snapshot) {
+			f := s.PCI[pciAddr(1)]
+			f.AvailableBandwidth, f.LimitedBy = 31.507e9, "0000:27:01.0"
+		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusFail, msg: []string{"limited by upstream port 0000:27:01.0"}, fix: []string{"upstream port 0000:27:01.0"}},
+		{name: "port down uses the planned rate", snap: func(s *collector.Snapshot) {
+			x8(s)
+			p := port(s, 1)
+			p.State, p.PhysState, p.RateBitsPerSecond = 1, 3, 0
+		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusFail, msg: []string{"planned link rate"}},
+		{name: "port down, no plan", noPlan: true, snap: func(s *collector.Snapshot) {
+			p := port(s, 1)
+			p.State, p.PhysState, p.RateBitsPerSecond = 1, 3, 0
+		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusSkipped, msg: []string{"port rate unknown"}},
+		{name: "two ports of one card share the link", snap: func(s *collector.Snapshot) {
+			// mlx5_1 becomes the second function of mlx5_0's card: 800G over one Gen5 x16.
+			s.RDMA[1].PCIAddress = "0000:18:00.1"
+			s.PCI["0000:18:00.1"] = s.PCI[pciAddr(1)]
+		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_0", want: StatusFail, msg: []string{"800 Gb/s", "mlx5_0, mlx5_1"}},
+		{name: "no PCI info", snap: func(s *collector.Snapshot) { delete(s.PCI, pciAddr(1)) },
+			id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusSkipped, msg: []string{"no PCIe link information"}},
+
+		{name: "full link", id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusOK, msg: []string{"32 GT/s x16"}},
+		{name: "x8 of x16, too slow", snap: x8, id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusFail,
+			msg: []string{"32 GT/s x8", "can do 32 GT/s x16", "too little"}, fix: []string{"reseat", "bifurcation"}},
+		{name: "Gen4 in a Gen5 card, still enough for 200G", snap: func(s *collector.Snapshot) {
+			port(s, 1).RateBitsPerSecond = 200e9
+			f := s.PCI[pciAddr(1)]
+			f.CurrentSpeedGTs, f.CurrentBandwidth, f.AvailableBandwidth = 16, 31.506e9, 31.506e9
+		}, plan: func(p *config.Plan) { p.Expectations.LinkRateGbps = 0 },
+			id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusWarn, msg: []string{"16 GT/s x16", "32 GT/s x16"}, fix: []string{"lspci"}},
+		{name: "unreadable", snap: func(s *collector.Snapshot) { s.PCI[pciAddr(1)].MaxWidth = 0 },
+			id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusSkipped},
+
+		{name: "clean", id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusOK},
+		{name: "correctable since boot", snap: func(s *collector.Snapshot) { s.PCI[pciAddr(2)].AER["correctable"] = 1734 },
+			id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"1734 correctable"}, fix: []string{"dmesg | grep -i aer"}},
+		{name: "fatal since boot", snap: func(s *collector.Snapshot) { s.PCI[pciAddr(2)].AER["fatal"] = 1 },
+			id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusFail, msg: []string{"1 fatal"}},
+		{name: "old correctable, none new", snap: func(s *collector.Snapshot) { s.PCI[pciAddr(2)].AER["correctable"] = 7 },
+			prev: func(prev, _ *collector.Snapshot) { prev.PCI[pciAddr(2)].AER["correctable"] = 7 },
+			id:   "pcie_no_aer_errors", subject: "mlx5_2", want: StatusOK, msg: []string{"7 correctable since boot, none new"}},
+		{name: "new correctable", snap: func(s *collector.Snapshot) { s.PCI[pciAddr(2)].AER["correctable"] = 9 },
+			prev: func(prev, _ *collector.Snapshot) { prev.PCI[pciAddr(2)].AER["correctable"] = 7 },
+			id:   "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"2 new correctable"}},
+		{name: "old fatal, none new", snap: func(s *collector.Snapshot) { s.PCI[pciAddr(2)].AER["fatal"] = 1 },
+			prev: func(prev, _ *collector.Snapshot) { prev.PCI[pciAddr(2)].AER["fatal"] = 1 },
+			id:   "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"1 fatal error(s) since boot, none new"}},
+		{name: "new nonfatal", snap: func(s *collector.Snapshot) { s.PCI[pciAddr(2)].AER["nonfatal"] = 1 }, prev: func(_, _ *collector.Snapshot) {},
+			id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusFail, msg: []string{"1 new nonfatal"}},
+		{name: "no counters", snap: func(s *collector.Snapshot) { s.PCI[pciAddr(2)].AER = nil }, id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusSkipped},
+
+		{name: "same", id: "firmware_consistent", subject: "mlx5_0", want: StatusOK, msg: []string{"28.39.1002", "2 MT4129 MT_0000000838"}},
+		{name: "odd one out", snap: func(s *collector.Snapshot) { s.RDMA[2].FirmwareVersion = "28.37.1014" },
+			id: "firmware_consistent", subject: "mlx5_2", want: StatusWarn, msg: []string{"28.37.1014", "28.39.1002", "mlx5_0, mlx5_1"},
+			fix: []string{"mlxfwmanager", "flint -d 0000:38:00.0", "28.39.1002", "mlxfwreset"}},
+		{name: "majority is fine", snap: func(s *collector.Snapshot) { s.RDMA[2].FirmwareVersion = "28.37.1014" },
+			id: "firmware_consistent", subject: "mlx5_0", want: StatusOK, msg: []string{"majority"}},
+		{name: "different board is its own group", snap: func(s *collector.Snapshot) {
+			s.RDMA[2].FirmwareVersion, s.RDMA[2].BoardID = "28.37.1014", "MT_0000000999"
+		}, id: "firmware_consistent", subject: "mlx5_2", want: StatusOK, msg: []string{"only MT4129 MT_0000000999"}},
+		{name: "tie", snap: func(s *collector.Snapshot) {
+			s.RDMA = s.RDMA[:2]
+			s.RDMA[1].FirmwareVersion = "28.41.1000"
+		}, noPlan: true, id: "firmware_consistent", subject: "mlx5_0", want: StatusWarn, msg: []string{"no majority"}, fix: []string{"28.41.1000"}},
+		{name: "plan opts out", plan: func(p *config.Plan) { p.Expectations.FirmwareConsistent = false },
+			id: "firmware_consistent", subject: "node", want: StatusSkipped, msg: []string{"firmware_consistent: false"}},
+		{name: "unreadable version", snap: func(s *collector.Snapshot) { s.RDMA[2].FirmwareVersion = "" },
+			id: "firmware_consistent", subject: "mlx5_2", want: StatusSkipped},
+	})
+}
+
+func TestCounterChecks(t *testing.T) {
+	rx := func(s *collector.Snapshot) *collector.EthtoolStats { return s.Ethtool["ens2f0np0"] }
+	addPause := func(dir string, us uint64) func(prev, cur *collector.Snapshot) {
+		return func(prev, cur *collector.Snapshot) {
+			setEth(rx(cur), famPauseDuration, dir, 3, "", ethVal(rx(prev), famPauseDuration, dir, 3, "")+us)
+		}
+	}
+	runCases(t, []checkCase{
+		{name: "both dirs", id: "port_counters_readable", subject: "mlx5_0", want: StatusOK, msg: []string{"2 counters/", "5 hw_counters/"}},
+		{name: "mlx5 counters unreadable", snap: func(s *collector.Snapshot) { port(s, 0).Counters = nil },
+			id: "port_counters_readable", subject: "mlx5_0", want: StatusWarn, msg: []string{"counters/ of /sys/class/infiniband/mlx5_0/ports/1"}, fix: []string{"--collector.rdma.device-exclude"}},
+		{name: "bnxt has none by design", snap: func(s *collector.Snapshot) { s.RDMA[0].Driver = "bnxt_en"; port(s, 0).Counters = nil },
+			id: "port_counters_readable", subject: "mlx5_0", want: StatusOK, msg: []string{"by design"}},
+
+		{name: "one sample", id: "no_pfc_storm", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"two samples"}},
+		{name: "calm", prev: addPause("rx", 1000), id: "no_pfc_storm", subject: "ens2f0np0", want: StatusOK, msg: []string{"0% of the time paused (rx priority 3)"}},
+		{name: "10% rx", prev: addPause("rx", 1_000_000), id: "no_pfc_storm", subject: "ens2f0np0", want: StatusWarn,
+			msg: []string{"rx priority 3 paused 10% of the time", "last 10s"}, fix: []string{"switch is pausing ens2f0np0"}},
+		{name: "30% tx", prev: addPause("tx", 3_000_000), id: "no_pfc_storm", subject: "ens2f0np0", want: StatusFail,
+			msg: []string{"tx priority 3 paused 30% of the time"}, fix: []string{"cannot drain"}},
+		{name: "exactly 5% is not a warning", prev: addPause("rx", 500_000), id: "no_pfc_storm", subject: "ens2f0np0", want: StatusOK},
+		{name: "storm error events", prev: func(prev, cur *collector.Snapshot) { setEth(rx(cur), famStormEvents, "", -1, stormError, 2) },
+			id: "no_pfc_storm", subject: "ens2f0np0", want: StatusFail, msg: []string{"2 new storm error event(s)"}, fix: []string{"pfc-prevention-tout"}},
+		{name: "storm warning events", prev: func(prev, cur *collector.Snapshot) { setEth(rx(cur), famStormEvents, "", -1, stormWarning, 4) },
+			id: "no_pfc_storm", subject: "ens2f0np0", want: StatusWarn, msg: []string{"4 new storm warning"}},
+		{name: "storm errors since boot", snap: func(s *collector.Snapshot) { setEth(rx(s), famStormEvents, "", -1, stormError, 3) },
+			id: "no_pfc_storm", subject: "ens2f0np0", want: StatusWarn, msg: []string{"3 PFC storm error event(s) since boot"}},
+		{name: "counter reset is not a storm", prev: func(prev, cur *collector.Snapshot) { setEth(rx(cur), famPauseDuration, "rx", 3, "", 0) },
+			id: "no_pfc_storm", subject: "ens2f0np0", want: StatusOK},
+		{name: "no counters", snap: func(s *collector.Snapshot) { dropEth(rx(s), famPauseDuration); dropEth(rx(s), famStormEvents) },
+			id: "no_pfc_storm", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"no PFC pause-duration"}},
+		{name: "infiniband", snap: makeIB, id: "no_pfc_storm", subject: "ens2f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
+
+		{name: "zero since boot", id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusOK, msg: []string{"since boot"}},
+		{name: "some since boot", snap: func(s *collector.Snapshot) { setEth(rx(s), famUncorrected, "", -1, "", 37) },
+			id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusWarn, msg: []string{"37", "since boot"}, fix: []string{"ethtool -m ens2f0np0", "--show-fec"}},
+		{name: "rising", prev: func(prev, cur *collector.Snapshot) {
+			setEth(rx(prev), famUncorrected, "", -1, "", 37)
+			setEth(rx(cur), famUncorrected, "", -1, "", 40)
+		}, id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusFail, msg: []string{"3 uncorrected", "last 10s", "40 since boot"}},
+		{name: "old, not rising", prev: func(prev, cur *collector.Snapshot) {
+			setEth(rx(prev), famUncorrected, "", -1, "", 37)
+			setEth(rx(cur), famUncorrected, "", -1, "", 37)
+		}, id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusOK, msg: []string{"37 since boot"}},
+		{name: "no counter", snap: func(s *collector.Snapshot) { dropEth(rx(s), famUncorrected) },
+			id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusSkipped},
+		{name: "ethtool off", snap: func(s *collector.Snapshot) { s.Ethtool = nil; delete(s.Sources, "ethtool") },
+			id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"--collector.ethtool"}},
+
+		{name: "one sample", id: "no_link_flaps", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"carrier_changes 2"}},
+		{name: "steady", prev: func(_, _ *collector.Snapshot) {}, id: "no_link_flaps", subject: "ens2f0np0", want: StatusOK},
+		{name: "flapped", prev: func(_, cur *collector.Snapshot) {
+			cur.Interfaces["ens2f0np0"].CarrierChanges += 2
+			setCounter(&port(cur, 1).Counters, "link_downed", 2)
+		}, id: "no_link_flaps", subject: "ens2f0np0", want: StatusWarn, msg: []string{"carrier_changes +2", "link_downed +1"}, fix: []string{"ethtool -m ens2f0np0"}},
+
+		{name: "zero", id: "no_transport_retries_exceeded", subject: "mlx5_1", want: StatusOK},
+		{name: "since boot", snap: func(s *collector.Snapshot) { setCounter(&port(s, 1).HWCounters, "req_transport_retries_exceeded", 5) },
+			id: "no_transport_retries_exceeded", subject: "mlx5_1", want: StatusWarn, msg: []string{"5 since boot"}},
+		{name: "rising", prev: func(_, cur *collector.Snapshot) {
+			setCounter(&port(cur, 1).HWCounters, "req_transport_retries_exceeded", 5)
+		},
+			id: "no_transport_retries_exceeded", subject: "mlx5_1", want: StatusFail, msg: []string{"rose by 5"}},
+		{name: "absent", snap: func(s *collector.Snapshot) { dropCounter(&port(s, 1).HWCounters, "req_transport_retries_exceeded") },
+			id: "no_transport_retries_exceeded", subject: "mlx5_1", want: StatusSkipped},
+	})
+}
+
+func TestNCCLEnv(t *testing.T) {
+	runCases(t, []checkCase{
+		{name: "resolves", id: "nccl_env", subject: "node", want: StatusOK,
+			msg: []string{"NCCL_SOCKET_IFNAME==ens1f0np0,ens2f0np0,ens3f0np0 NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1 NCCL_IB_GID_INDEX=3"}},
+		{name: "index from the table", snap: func(s *collector.Snapshot) {
+			for i := 0; i < testRails; i++ {
+				port(s, i).GIDs = gids(netdevName(i), railIP(i), 5)
+			}
+		}, id: "nccl_env", subject: "node", want: StatusOK, msg: []string{"NCCL_IB_GID_INDEX=5"}},
+		{name: "index differs", snap: func(s *collector.Snapshot) { port(s, 1).GIDs = gids("ens2f0np0", railIP(1), 5) },
+			id: "nccl_env", subject: "node", want: StatusWarn,
+			msg:    []string{"NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1", "differs", "3 on mlx5_0, mlx5_2", "5 on mlx5_1", "unset or -1"},
+			notMsg: []string{"NCCL_IB_GID_INDEX="}, fix: []string{"NCCL_IB_GID_INDEX=-1"}},
+		{name: "missing GID", snap: func(s *collector.Snapshot) { port(s, 2).GIDs = port(s, 2).GIDs[:2] },
+			id: "nccl_env", subject: "node", want: StatusWarn, msg: []string{"NCCL_IB_GID_INDEX=3", "no RoCE v2 GID carries 192.168.102.11 on mlx5_2"}},
+		{name: "without plan: active ports", noPlan: true, snap: func(s *collector.Snapshot) {
+			p := port(s, 2)
+			p.State, p.PhysState = 1, 3
+		}, id: "nccl_env", subject: "node", want: StatusOK,
+			msg: []string{"NCCL_SOCKET_IFNAME==ens1f0np0,ens2f0np0 NCCL_IB_HCA==mlx5_0:1,mlx5_1:1 NCCL_IB_GID_INDEX=3", "no plan entry"}},
+		{name: "infiniband needs no GID index", noPlan: true, snap: makeIB, id: "nccl_env", subject: "node", want: StatusOK,
+			msg: []string{"NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1"}, notMsg: []string{"GID_INDEX"}},
+	})
+}
+
+// TestNoRDMADevice: the root cause is reported and every other check is skipped
+// once, for the node, instead of failing per port.
+func TestNoRDMADevice(t *testing.T) {
+	s := buildSnap()
+	s.RDMA = nil
+	s.NICs = []collector.PCINIC{{Address: "0000:18:00.0", VendorID: "0x15b3", DeviceID: "0x1021"}}
+	fs := Run(s, testPlan(t), "node01")
+	checkInvariants(t, fs)
+	if len(fs) != len(Checks()) {
+		t.Fatalf("got %d findings, want one per check (%d):\n%s", len(fs), len(Checks()), dump(fs))
+	}
+	if fs[0].ID != "rdma_nic_present" || fs[0].Status != StatusFail || !strings.Contains(fs[0].Message, "no RDMA driver") {
+		t.Errorf("first finding = %+v, want rdma_nic_present failing with the missing driver", fs[0])
+	}
+	for _, f := range fs[2:] {
+		if f.Status != StatusSkipped || f.Message != ReasonNoRDMADevice || f.Subject != SubjectNode {
+			t.Errorf("%s: %s %q, want skipped %q", f.ID, f.Status, f.Message, ReasonNoRDMADevice)
+		}
+	}
+}
+
+func TestNilSnapshot(t *testing.T) {
+	fs := Run(nil, nil, "node01")
+	checkInvariants(t, fs)
+	for _, f := range fs {
+		if f.Status != StatusSkipped {
+			t.Errorf("%s: %s, want skipped without a snapshot", f.ID, f.Status)
+		}
+	}
+}
+
+// TestInfiniBandSkipsRoCE: on an IB node every RoCE-only check is skipped per port
+// with the same reason, and the link checks still run.
+func TestInfiniBandSkipsRoCE(t *testing.T) {
+	s := buildSnap()
+	makeIB(s)
+	fs := Run(s, nil, "node01")
+	checkInvariants(t, fs)
+	roceOnly := []string{"port_rate_matches_netdev", "roce_mtu_4096_possible", "mtu_consistent", "roce_v2_gid_present",
+		"default_roce_mode_v2", "global_pause_off_with_pfc", "ecn_enabled", "no_pfc_storm"}
+	for _, id := range roceOnly {
+		for i := 0; i < testRails; i++ {
+			f, ok := find(fs, id, netdevName(i))
+			if !ok {
+				f, ok = find(fs, id, devName(i))
+			}
+			if !ok {
+				t.Errorf("%s: no finding for rail %d", id, i)
+				continue
+			}
+			if f.Status != StatusSkipped || f.Message != ReasonInfiniBand {
+				t.Errorf("%s %s: %s %q, want skipped %q", id, f.Subject, f.Status, f.Message, ReasonInfiniBand)
+			}
+		}
+	}
+	if f, _ := find(fs, "port_active", "mlx5_0"); f.Status != StatusOK {
+		t.Errorf("port_active on an active IB port: %+v", f)
+	}
+}
+
+func TestChecksList(t *testing.T) {
+	required := []string{"rdma_nic_present", "rdma_driver_loaded", "verbs_device_usable", "port_active", "link_layer_expected",
+		"compute_ip_configured", "mtu_matches_plan", "roce_mtu_4096_possible", "mtu_consistent", "roce_v2_gid_present",
+		"default_roce_mode_v2", "pfc_enabled_on_roce_priority", "pfc_only_on_roce_priority", "global_pause_off_with_pfc",
+		"trust_mode_matches_plan", "ecn_enabled", "pcie_bandwidth_sufficient", "pcie_link_not_degraded", "firmware_consistent",
+		"link_rate_matches_plan", "no_pfc_storm", "no_uncorrected_phy_errors", "nccl_env", "plan_node_known"}
+	ids := map[string]bool{}
+	for _, c := range Checks() {
+		if ids[c.ID] {
+			t.Errorf("duplicate check id %s", c.ID)
+		}
+		ids[c.ID] = true
+		if c.Title == "" || c.Description == "" {
+			t.Errorf("%s lacks a title or description", c.ID)
+		}
+	}
+	for _, id := range required {
+		if !ids[id] {
+			t.Errorf("check %s missing", id)
+		}
+	}
+	if Checks()[0].ID != "rdma_nic_present" || Checks()[1].ID != "rdma_driver_loaded" {
+		t.Errorf("root-cause checks must come first: %s, %s", Checks()[0].ID, Checks()[1].ID)
+	}
+	// Every check reports on the healthy node, so a check cannot silently drop out.
+	fs := Run(buildSnap(), testPlan(t), "node01")
+	got := map[string]bool{}
+	for _, f := range fs {
+		got[f.ID] = true
+		if f.Status != StatusOK && !(f.Status == StatusSkipped && strings.Contains(f.Message, "two samples")) {
+			t.Errorf("healthy hand-built node: %s %s is %s: %s", f.ID, f.Subject, f.Status, f.Message)
+		}
+	}
+	for id := range ids {
+		if !got[id] {
+			t.Errorf("check %s produced no finding", id)
+		}
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	s := buildSnap()
+	s.Interfaces["ens2f0np0"].MTU = 1500
+	s.RDMA[2].FirmwareVersion = "1.2.3"
+	withPrevious(s, 10*time.Second)
+	want := Run(s, testPlan(t), "node01")
+	for i := 0; i < 20; i++ {
+		got := Run(s, testPlan(t), "node01")
+		if len(got) != len(want) {
+			t.Fatalf("run %d: %d findings, want %d", i, len(got), len(want))
+		}
+		for j := range got {
+			if got[j] != want[j] {
+				t.Fatalf("run %d differs at %d:\n%+v\n%+v", i, j, got[j], want[j])
+			}
+		}
+	}
+}
+
+// TestSubjectOrder: findings come in subject order whatever order the collector
+// listed the devices in.
+func TestSubjectOrder(t *testing.T) {
+	s := buildSnap()
+	for i, j := 0, len(s.RDMA)-1; i < j; i, j = i+1, j-1 {
+		s.RDMA[i], s.RDMA[j] = s.RDMA[j], s.RDMA[i]
+	}
+	fs := Run(s, nil, "node01")
+	checkInvariants(t, fs)
+	var got []string
+	for _, f := range fs {
+		if f.ID == "port_active" {
+			got = append(got, f.Subject)
+		}
+	}
+	if strings.Join(got, " ") != "mlx5_0 mlx5_1 mlx5_2" {
+		t.Errorf("port_active subjects = %v, want mlx5_0 mlx5_1 mlx5_2", got)
+	}
+}
+
+func TestNaturalLess(t *testing.T) {
+	in := []string{"mlx5_10", "node", "mlx5_2", "ens10f0np0", "ens2f0np0", "mlx5_1/2", "mlx5_1/10", "mlx5_01"}
+	want := []string{"ens2f0np0", "ens10f0np0", "mlx5_1/2", "mlx5_1/10", "mlx5_01", "mlx5_2", "mlx5_10", "node"}
+	got := append([]string(nil), in...)
+	for i := range got {
+		for j := i + 1; j < len(got); j++ {
+			if naturalLess(got[j], got[i]) {
+				got[i], got[j] = got[j], got[i]
+			}
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("natural order = %v, want %v", got, want)
+	}
+}
+
+func TestRoCEActiveMTU(t *testing.T) {
+	for mtu, want := range map[int]int{9000: 4096, 4192: 4096, 4191: 2048, 4096: 2048, 1500: 1024, 1100: 512, 300: 0} {
+		if got := roceActiveMTU(mtu); got != want {
+			t.Errorf("roceActiveMTU(%d) = %d, want %d", mtu, got, want)
+		}
+	}
+}

@@ -1,0 +1,374 @@
+package health
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/config"
+)
+
+// env is one evaluation: the inputs plus what every check would otherwise recompute.
+type env struct {
+	snap     *collector.Snapshot
+	prev     *collector.Snapshot
+	plan     *config.Plan
+	nodeName string
+	// node is this node's plan entry; nil when planReason says why.
+	node       *config.Node
+	planReason string
+	noRDMA     bool
+	// targets are the ports the per-port checks look at: the plan's compute
+	// interfaces in rail order when the plan knows this node, else every RDMA port.
+	targets []*target
+}
+
+// target is one compute port: what the plan says and what the node has. Any of the
+// node-side parts may be nil when the node lacks them.
+type target struct {
+	netdev  string
+	planned *config.Interface
+	dev     *collector.RDMADevice
+	port    *collector.RDMAPort
+	iface   *collector.Interface
+}
+
+func newEnv(snap *collector.Snapshot, plan *config.Plan, node string) *env {
+	e := &env{snap: snap, plan: plan, nodeName: node}
+	if snap == nil {
+		return e
+	}
+	e.prev = snap.Previous
+	e.noRDMA = len(snap.RDMA) == 0
+	switch {
+	case plan == nil:
+		e.planReason = ReasonNoPlan
+	case node == "":
+		e.planReason = "this node's name is unknown, so its plan entry cannot be found (see plan_node_known)"
+	default:
+		if n, ok := plan.Node(node); ok {
+			e.node = n
+		} else {
+			e.planReason = fmt.Sprintf("node %q is not in the cluster plan (see plan_node_known)", node)
+		}
+	}
+	e.targets = e.buildTargets()
+	return e
+}
+
+func (e *env) buildTargets() []*target {
+	var out []*target
+	if e.node != nil {
+		for _, pi := range e.node.Interfaces {
+			t := &target{netdev: pi.Netdev, planned: pi, iface: e.snap.Interfaces[pi.Netdev]}
+			t.dev, t.port = e.portByNetdev(pi.Netdev)
+			if t.port == nil && pi.RDMADevice != "" {
+				// Fall back to the planned device only when it backs no netdev (IB
+				// without IPoIB); one that backs another netdev belongs to that one,
+				// and planned_interface_present reports the mix-up.
+				if d := e.snap.Device(pi.RDMADevice); d != nil && len(d.Ports) > 0 && d.Ports[0].Interface == "" {
+					t.dev, t.port = d, d.Ports[0]
+				}
+			}
+			out = append(out, t)
+		}
+		return out
+	}
+	for _, d := range e.snap.RDMA {
+		for _, p := range d.Ports {
+			out = append(out, &target{netdev: p.Interface, dev: d, port: p, iface: e.snap.Interfaces[p.Interface]})
+		}
+	}
+	return out
+}
+
+// portByNetdev finds the RDMA port a netdev backs, from either side of the mapping:
+// the port's own netdev or the interface's RDMA device.
+func (e *env) portByNetdev(netdev string) (*collector.RDMADevice, *collector.RDMAPort) {
+	if netdev == "" {
+		return nil, nil
+	}
+	for _, d := range e.snap.RDMA {
+		for _, p := range d.Ports {
+			if p.Interface == netdev {
+				return d, p
+			}
+		}
+	}
+	if i := e.snap.Interfaces[netdev]; i != nil && i.RDMADevice != "" {
+		if d := e.snap.Device(i.RDMADevice); d != nil {
+			for _, p := range d.Ports {
+				if p.Number == i.Port {
+					return d, p
+				}
+			}
+		}
+	}
+	return nil, nil
+}
+
+// ib reports whether the target is an InfiniBand port, where RoCE checks do not apply.
+func (t *target) ib() bool {
+	if t.port != nil {
+		return t.port.LinkLayer == string(config.LinkLayerInfiniBand)
+	}
+	return false
+}
+
+// subject names the target by its netdev, the name operators configure; ports
+// without one fall back to the RDMA name.
+func (t *target) subject() string {
+	if t.netdev != "" {
+		return t.netdev
+	}
+	return t.devSubject()
+}
+
+// devSubject names the target's RDMA port.
+func (t *target) devSubject() string {
+	if t.port == nil {
+		if t.planned != nil && t.planned.RDMADevice != "" {
+			return t.planned.RDMADevice
+		}
+		return t.netdev
+	}
+	return portSubject(t.dev, t.port)
+}
+
+// portSubject is the device name alone on single-port devices (every mlx5 Ethernet
+// function), and device/port on the dual-port cards where the name alone is ambiguous.
+func portSubject(d *collector.RDMADevice, p *collector.RDMAPort) string {
+	if d == nil || len(d.Ports) <= 1 {
+		return p.Device
+	}
+	return p.Device + "/" + strconv.Itoa(p.Number)
+}
+
+func (t *target) pciAddress() string {
+	if t.dev != nil && t.dev.PCIAddress != "" {
+		return t.dev.PCIAddress
+	}
+	if t.iface != nil {
+		return t.iface.BusInfo
+	}
+	return ""
+}
+
+// missingReason explains why a target lacks the part a check needs.
+func (t *target) missingReason(what string) string {
+	if t.planned != nil && t.port == nil && t.iface == nil {
+		return fmt.Sprintf("%s is not on this node (see planned_interface_present)", t.netdev)
+	}
+	return fmt.Sprintf("no %s for %s", what, t.subject())
+}
+
+// devices returns the distinct RDMA devices of the targets, in target order.
+func (e *env) devices() []*collector.RDMADevice {
+	seen := map[string]bool{}
+	var out []*collector.RDMADevice
+	for _, t := range e.targets {
+		if t.dev != nil && !seen[t.dev.Name] {
+			seen[t.dev.Name] = true
+			out = append(out, t.dev)
+		}
+	}
+	return out
+}
+
+// interval is the time between the previous scrape and this one, in seconds.
+func (e *env) interval() (float64, bool) {
+	if e.prev == nil {
+		return 0, false
+	}
+	dt := e.snap.Time.Sub(e.prev.Time).Seconds()
+	return dt, dt > 0
+}
+
+func (e *env) prevPort(p *collector.RDMAPort) *collector.RDMAPort {
+	if e.prev == nil || p == nil {
+		return nil
+	}
+	if d := e.prev.Device(p.Device); d != nil {
+		for _, pp := range d.Ports {
+			if pp.Number == p.Number {
+				return pp
+			}
+		}
+	}
+	return nil
+}
+
+func (e *env) prevEthtool(netdev string) *collector.EthtoolStats {
+	if e.prev == nil {
+		return nil
+	}
+	return e.prev.Ethtool[netdev]
+}
+
+func (e *env) prevInterface(netdev string) *collector.Interface {
+	if e.prev == nil {
+		return nil
+	}
+	return e.prev.Interfaces[netdev]
+}
+
+func (e *env) prevPCI(addr string) *collector.PCIFunction {
+	if e.prev == nil {
+		return nil
+	}
+	return e.prev.PCI[addr]
+}
+
+// sourceReason explains why a collector's part of the snapshot is missing.
+func (e *env) sourceReason(source, what string) string {
+	ok, ran := e.snap.Sources[source]
+	switch {
+	case !ran:
+		return fmt.Sprintf("%s not collected: the %s collector is disabled (--collector.%s)", what, source, source)
+	case !ok:
+		return fmt.Sprintf("%s not collected: the %s collector failed (see roce_scrape_collector_success and the exporter log)", what, source)
+	}
+	return ""
+}
+
+// delta is cur-prev for a counter, false when the counter went backwards (a driver
+// reload or device reset): a negative rate would be meaningless.
+func delta(cur, prev uint64) (uint64, bool) {
+	if cur < prev {
+		return 0, false
+	}
+	return cur - prev, true
+}
+
+// gbps formats bits/s as a short Gb/s number: 400, 252.1.
+func gbps(bitsPerSecond float64) string {
+	return num(bitsPerSecond / 1e9)
+}
+
+func num(v float64) string {
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
+}
+
+func secs(v float64) string {
+	if v >= 10 {
+		return strconv.FormatFloat(math.Round(v), 'f', -1, 64) + "s"
+	}
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) + "s"
+}
+
+func pct(v float64) string {
+	return strconv.FormatFloat(math.Round(v*1000)/10, 'f', -1, 64) + "%"
+}
+
+// joinNatural sorts names the way findings are sorted and joins them.
+func joinNatural(names []string) string {
+	s := append([]string(nil), names...)
+	sort.SliceStable(s, func(i, j int) bool { return naturalLess(s[i], s[j]) })
+	return strings.Join(s, ", ")
+}
+
+func stateText(n int, name string) string {
+	if name == "" {
+		return strconv.Itoa(n)
+	}
+	return strconv.Itoa(n) + ": " + name
+}
+
+// roceActiveMTU mirrors the kernel's iboe_get_mtu(): RoCE carries up to 96 bytes of
+// headers (GRH 40, UDP 8, BTH 12, XRC 4, AtomicETH 28, ICRC 4) inside the Ethernet
+// MTU, and the path MTU is the largest IB MTU (256…4096) that still fits.
+func roceActiveMTU(netdevMTU int) int {
+	for mtu := 4096; mtu >= 256; mtu /= 2 {
+		if netdevMTU-roceHeaderBytes >= mtu {
+			return mtu
+		}
+	}
+	return 0
+}
+
+const (
+	roceHeaderBytes = 96
+	// minMTUFor4096 is the netdev MTU that lets RoCE use 4096-byte packets.
+	minMTUFor4096 = 4096 + roceHeaderBytes
+)
+
+// Known PCI vendors of RDMA NICs, for messages and for the driver each one needs.
+var vendorNames = map[string]string{
+	"0x15b3": "Mellanox/NVIDIA",
+	"0x14e4": "Broadcom",
+	"0x8086": "Intel",
+	"0x1dd8": "AMD Pensando",
+	"0x1d0f": "Amazon",
+}
+
+// mlx5Models names NVIDIA PCI device ids so a message can say "ConnectX-7" rather
+// than 0x1021 (kernel mlx5 id table).
+var mlx5Models = map[string]string{
+	"0x1013": "ConnectX-4", "0x1015": "ConnectX-4 Lx", "0x1017": "ConnectX-5",
+	"0x1019": "ConnectX-5 Ex", "0x101b": "ConnectX-6", "0x101d": "ConnectX-6 Dx",
+	"0x101f": "ConnectX-6 Lx", "0x1021": "ConnectX-7", "0x1023": "ConnectX-8",
+	"0xa2d6": "BlueField-2", "0xa2dc": "BlueField-3",
+}
+
+func nicName(n collector.PCINIC) string {
+	vendor := vendorNames[n.VendorID]
+	if vendor == "" {
+		vendor = "vendor " + n.VendorID
+	}
+	if n.VendorID == "0x15b3" {
+		if m := mlx5Models[n.DeviceID]; m != "" {
+			return fmt.Sprintf("%s %s (%s:%s)", vendor, m, strings.TrimPrefix(n.VendorID, "0x"), strings.TrimPrefix(n.DeviceID, "0x"))
+		}
+	}
+	return fmt.Sprintf("%s NIC (%s:%s)", vendor, strings.TrimPrefix(n.VendorID, "0x"), strings.TrimPrefix(n.DeviceID, "0x"))
+}
+
+// driverFamily is the pair of kernel modules an RDMA NIC needs: the Ethernet/PCI
+// driver that binds the function and the RDMA driver that registers the ibdev.
+type driverFamily struct {
+	name   string
+	core   string
+	rdma   string
+	vendor string
+}
+
+var driverFamilies = []driverFamily{
+	{name: "mlx5", core: "mlx5_core", rdma: "mlx5_ib", vendor: "0x15b3"},
+	{name: "mlx4", core: "mlx4_core", rdma: "mlx4_ib"},
+	{name: "bnxt", core: "bnxt_en", rdma: "bnxt_re", vendor: "0x14e4"},
+	{name: "irdma", core: "ice", rdma: "irdma", vendor: "0x8086"},
+	{name: "ionic", core: "ionic", rdma: "ionic_rdma", vendor: "0x1dd8"},
+	{name: "efa", core: "efa", rdma: "efa", vendor: "0x1d0f"},
+}
+
+// familyByDriver maps a PCI driver name to its family; i40e (X722) shares irdma.
+func familyByDriver(driver string) (driverFamily, bool) {
+	if driver == "i40e" {
+		return driverFamily{name: "irdma", core: "i40e", rdma: "irdma"}, true
+	}
+	for _, f := range driverFamilies {
+		if f.core == driver {
+			return f, true
+		}
+	}
+	return driverFamily{}, false
+}
+
+func familyByVendor(vendor string) (driverFamily, bool) {
+	for _, f := range driverFamilies {
+		if f.vendor != "" && f.vendor == vendor {
+			return f, true
+		}
+	}
+	return driverFamily{}, false
+}
+
+func orPlaceholder(v, placeholder string) string {
+	if v == "" {
+		return placeholder
+	}
+	return v
+}

@@ -1,0 +1,319 @@
+package health
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/config"
+)
+
+// fixtureExporter reads one of the collector's recorded nodes.
+func fixtureExporter(t *testing.T, scenario string) *collector.Exporter {
+	t.Helper()
+	base := filepath.Join("..", "collector", "testdata", scenario)
+	cfg := &collector.Config{
+		SysPath: filepath.Join(base, "sys"),
+		DevPath: filepath.Join(base, "dev"),
+		Enabled: []string{"rdma", "netdev", "pcie", "ethtool", "dcb"},
+		Timeout: 5 * time.Second,
+		Ethtool: collector.EthtoolConfig{ReplayDir: filepath.Join(base, "replay")},
+	}
+	exp, err := collector.NewExporter(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatalf("exporter on %s: %v", scenario, err)
+	}
+	t.Cleanup(func() { exp.Close() })
+	return exp
+}
+
+func fixturePlan(t *testing.T) *config.Plan {
+	t.Helper()
+	p, err := config.Load(filepath.Join("testdata", "plan-node01.yaml"))
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	if len(p.Warnings) > 0 {
+		t.Errorf("fixture plan has warnings: %v", p.Warnings)
+	}
+	return p
+}
+
+// cloneSnapshot deep-copies a snapshot through JSON, which reaches every exported
+// field; Previous is not copied (it is tagged json:"-").
+func cloneSnapshot(t *testing.T, s *collector.Snapshot) *collector.Snapshot {
+	t.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c collector.Snapshot
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	return &c
+}
+
+func TestFixtureHealthy(t *testing.T) {
+	exp := fixtureExporter(t, "mlx5-8x400g-healthy")
+	plan := fixturePlan(t)
+	first := exp.Snapshot()
+	second := exp.Snapshot()
+	if second.Previous == nil {
+		t.Fatal("second snapshot has no Previous")
+	}
+	for name, snap := range map[string]*collector.Snapshot{"one sample": first, "two samples": second} {
+		t.Run(name, func(t *testing.T) {
+			fs := Run(snap, plan, "node01")
+			checkInvariants(t, fs)
+			for _, f := range fs {
+				if f.Status != StatusOK && f.Status != StatusSkipped {
+					t.Errorf("healthy node: %s %s is %s: %s", f.ID, f.Subject, f.Status, f.Message)
+				}
+			}
+			// The checks that need nothing but the fixture must actually have run.
+			for _, id := range []string{"port_active", "mtu_matches_plan", "roce_v2_gid_present", "pfc_enabled_on_roce_priority", "ecn_enabled", "pcie_bandwidth_sufficient", "firmware_consistent"} {
+				for _, subj := range []string{"mlx5_0", "ens1f0np0"} {
+					if f, ok := find(fs, id, subj); ok && f.Status != StatusOK {
+						t.Errorf("%s %s: %s, want ok: %s", id, subj, f.Status, f.Message)
+					}
+				}
+			}
+			nccl, _ := find(fs, "nccl_env", "node")
+			want := "NCCL_SOCKET_IFNAME==ens1f0np0,ens2f0np0,ens3f0np0,ens4f0np0,ens5f0np0,ens6f0np0,ens7f0np0,ens8f0np0 " +
+				"NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1 NCCL_IB_GID_INDEX=3"
+			if nccl.Message != want {
+				t.Errorf("nccl_env = %q\nwant      %q", nccl.Message, want)
+			}
+		})
+	}
+	t.Run("two samples: rates ran", func(t *testing.T) {
+		fs := Run(second, plan, "node01")
+		for _, id := range []string{"no_pfc_storm", "no_link_flaps"} {
+			if f, _ := find(fs, id, "ens3f0np0"); f.Status != StatusOK {
+				t.Errorf("%s with two samples: %s %s", id, f.Status, f.Message)
+			}
+		}
+	})
+}
+
+func TestFixtureDegraded(t *testing.T) {
+	snap := fixtureExporter(t, "mlx5-degraded").Snapshot()
+	fs := Run(snap, fixturePlan(t), "node01")
+	checkInvariants(t, fs)
+	// Every injected fault, named by check and subject, and nothing else.
+	want := map[[2]string]Status{
+		{"port_active", "mlx5_1"}:                     StatusFail,
+		{"pcie_bandwidth_sufficient", "mlx5_2"}:       StatusFail,
+		{"pcie_link_not_degraded", "mlx5_2"}:          StatusFail,
+		{"pcie_no_aer_errors", "mlx5_2"}:              StatusWarn,
+		{"mtu_matches_plan", "ens4f0np0"}:             StatusFail,
+		{"roce_mtu_4096_possible", "ens4f0np0"}:       StatusWarn,
+		{"mtu_consistent", "ens4f0np0"}:               StatusWarn,
+		{"firmware_consistent", "mlx5_4"}:             StatusWarn,
+		{"no_uncorrected_phy_errors", "ens6f0np0"}:    StatusWarn,
+		{"port_counters_readable", "mlx5_6"}:          StatusWarn,
+		{"ecn_enabled", "ens7f0np0"}:                  StatusFail,
+		{"trust_mode_matches_plan", "ens1f0np0"}:      StatusFail,
+		{"pfc_enabled_on_roce_priority", "ens8f0np0"}: StatusFail,
+		{"pfc_only_on_roce_priority", "ens8f0np0"}:    StatusWarn,
+		{"global_pause_off_with_pfc", "ens8f0np0"}:    StatusFail,
+		{"nccl_env", "node"}:                          StatusWarn,
+	}
+	got := map[[2]string]Finding{}
+	for _, f := range fs {
+		if f.Status == StatusWarn || f.Status == StatusFail {
+			got[[2]string{f.ID, f.Subject}] = f
+		}
+	}
+	for key, st := range want {
+		f, ok := got[key]
+		switch {
+		case !ok:
+			t.Errorf("fault not reported: %s %s (want %s)", key[0], key[1], st)
+		case f.Status != st:
+			t.Errorf("%s %s: %s, want %s: %s", key[0], key[1], f.Status, st, f.Message)
+		case f.Fix == "":
+			t.Errorf("%s %s: no fix", key[0], key[1])
+		}
+	}
+	var extra []string
+	for key, f := range got {
+		if _, ok := want[key]; !ok {
+			extra = append(extra, key[0]+" "+key[1]+" "+string(f.Status)+": "+f.Message)
+		}
+	}
+	sort.Strings(extra)
+	for _, e := range extra {
+		t.Errorf("unexpected finding: %s", e)
+	}
+
+	// The values the operator needs are in the messages.
+	for _, c := range []struct{ id, subject, text string }{
+		{"port_active", "mlx5_1", "1: DOWN"},
+		{"pcie_link_not_degraded", "mlx5_2", "x8"},
+		{"mtu_matches_plan", "ens4f0np0", "MTU 1500"},
+		{"firmware_consistent", "mlx5_4", "28.37.1014"},
+		{"firmware_consistent", "mlx5_4", "28.39.1002"},
+		{"no_uncorrected_phy_errors", "ens6f0np0", "37"},
+		{"trust_mode_matches_plan", "ens1f0np0", "pcp"},
+		{"pfc_enabled_on_roce_priority", "ens8f0np0", "enabled on: 0"},
+	} {
+		if f := got[[2]string{c.id, c.subject}]; !strings.Contains(f.Message, c.text) {
+			t.Errorf("%s %s: message %q lacks %q", c.id, c.subject, f.Message, c.text)
+		}
+	}
+	for _, c := range []struct{ id, subject, text string }{
+		{"mtu_matches_plan", "ens4f0np0", "ip link set dev ens4f0np0 mtu 9000"},
+		{"pfc_enabled_on_roce_priority", "ens8f0np0", "mlnx_qos -i ens8f0np0 --pfc 0,0,0,1,0,0,0,0"},
+		{"global_pause_off_with_pfc", "ens8f0np0", "ethtool -A ens8f0np0 rx off tx off"},
+		{"trust_mode_matches_plan", "ens1f0np0", "mlnx_qos -i ens1f0np0 --trust dscp"},
+		{"firmware_consistent", "mlx5_4", "mlxfwmanager"},
+		{"pcie_link_not_degraded", "mlx5_2", "reseat"},
+	} {
+		if f := got[[2]string{c.id, c.subject}]; !strings.Contains(f.Fix, c.text) {
+			t.Errorf("%s %s: fix %q lacks %q", c.id, c.subject, f.Fix, c.text)
+		}
+	}
+}
+
+func TestFixtureNoRDMADriver(t *testing.T) {
+	snap := fixtureExporter(t, "no-rdma-driver").Snapshot()
+	fs := Run(snap, fixturePlan(t), "node01")
+	checkInvariants(t, fs)
+	if len(fs) < 2 {
+		t.Fatalf("findings:\n%s", dump(fs))
+	}
+	if f := fs[0]; f.Status != StatusFail || !strings.Contains(f.Message, "no RDMA driver") || !strings.Contains(f.Fix, "modprobe") {
+		t.Errorf("first finding = %+v, want a failure naming the missing RDMA driver", f)
+	}
+	if f := fs[1]; f.ID != "rdma_driver_loaded" || f.Status != StatusFail || !strings.Contains(f.Message, "mlx5_ib") {
+		t.Errorf("second finding = %+v, want rdma_driver_loaded failing on mlx5_ib", f)
+	}
+	for _, f := range fs[2:] {
+		if f.Status != StatusSkipped || f.Message != ReasonNoRDMADevice {
+			t.Errorf("%s %s: %s %q, want skipped %q", f.ID, f.Subject, f.Status, f.Message, ReasonNoRDMADevice)
+		}
+	}
+	if len(fs) != len(Checks()) {
+		t.Errorf("%d findings, want one per check (%d)", len(fs), len(Checks()))
+	}
+}
+
+func TestFixturePFCStorm(t *testing.T) {
+	first := fixtureExporter(t, "mlx5-pfc-storm").Snapshot()
+	plan := fixturePlan(t)
+
+	// One sample: the storm watchdog's error events since boot are all there is.
+	fs := Run(first, plan, "node01")
+	checkInvariants(t, fs)
+	if f, _ := find(fs, "no_pfc_storm", "ens3f0np0"); f.Status != StatusWarn || !strings.Contains(f.Message, "since boot") {
+		t.Errorf("one sample: no_pfc_storm ens3f0np0 = %s %q, want warn since boot", f.Status, f.Message)
+	}
+
+	// Ten seconds later the port was paused for four of them.
+	second := cloneSnapshot(t, first)
+	second.Previous = first
+	second.Time = first.Time.Add(10 * time.Second)
+	st := second.Ethtool["ens3f0np0"]
+	before, ok := st.Get(famPauseDuration, "rx", 3, "")
+	if !ok {
+		t.Fatal("fixture has no rx priority 3 pause duration on ens3f0np0")
+	}
+	setEth(st, famPauseDuration, "rx", 3, "", before+4_000_000)
+
+	fs = Run(second, plan, "node01")
+	checkInvariants(t, fs)
+	f, _ := find(fs, "no_pfc_storm", "ens3f0np0")
+	if f.Status != StatusFail || !strings.Contains(f.Message, "rx priority 3 paused 40% of the time") || !strings.Contains(f.Fix, "switch is pausing ens3f0np0") {
+		t.Errorf("no_pfc_storm ens3f0np0 = %s %q (fix %q), want fail at 40%% rx", f.Status, f.Message, f.Fix)
+	}
+	for _, other := range []string{"ens1f0np0", "ens2f0np0", "ens4f0np0", "ens8f0np0"} {
+		if f, _ := find(fs, "no_pfc_storm", other); f.Status != StatusOK {
+			t.Errorf("no_pfc_storm %s = %s %q, want ok", other, f.Status, f.Message)
+		}
+	}
+}
+
+func TestFixtureInfiniBand(t *testing.T) {
+	snap := fixtureExporter(t, "ib-hdr").Snapshot()
+	fs := Run(snap, nil, "node01")
+	checkInvariants(t, fs)
+	for _, dev := range []string{"mlx5_0", "mlx5_1"} {
+		if f, _ := find(fs, "port_active", dev); f.Status != StatusOK {
+			t.Errorf("port_active %s = %s %q", dev, f.Status, f.Message)
+		}
+		if f, _ := find(fs, "default_roce_mode_v2", dev); f.Status != StatusSkipped || f.Message != ReasonInfiniBand {
+			t.Errorf("default_roce_mode_v2 %s = %s %q, want skipped %q", dev, f.Status, f.Message, ReasonInfiniBand)
+		}
+	}
+	for _, nd := range []string{"ibp65s0", "ibp129s0"} {
+		for _, id := range []string{"roce_v2_gid_present", "roce_mtu_4096_possible", "ecn_enabled", "no_pfc_storm"} {
+			if f, _ := find(fs, id, nd); f.Status != StatusSkipped || f.Message != ReasonInfiniBand {
+				t.Errorf("%s %s = %s %q, want skipped %q", id, nd, f.Status, f.Message, ReasonInfiniBand)
+			}
+		}
+	}
+	if f, _ := find(fs, "pcie_bandwidth_sufficient", "mlx5_0"); f.Status != StatusOK || !strings.Contains(f.Message, "200 Gb/s") {
+		t.Errorf("pcie_bandwidth_sufficient mlx5_0 = %s %q", f.Status, f.Message)
+	}
+}
+
+func TestFixtureBroadcom(t *testing.T) {
+	snap := fixtureExporter(t, "bnxt-no-counters").Snapshot()
+	fs := Run(snap, nil, "node01")
+	checkInvariants(t, fs)
+	for _, c := range []struct {
+		id, subject string
+		want        Status
+		text        string
+	}{
+		{"rdma_driver_loaded", "node", StatusOK, "bnxt_re"},
+		{"port_counters_readable", "bnxt_re0", StatusOK, "by design"},
+		{"roce_v2_gid_present", "ens2f0np0", StatusOK, "index 3 carries 192.168.100.21"},
+		{"pcie_bandwidth_sufficient", "bnxt_re0", StatusOK, "200 Gb/s"},
+	} {
+		if f, _ := find(fs, c.id, c.subject); f.Status != c.want || !strings.Contains(f.Message, c.text) {
+			t.Errorf("%s %s = %s %q, want %s with %q", c.id, c.subject, f.Status, f.Message, c.want, c.text)
+		}
+	}
+}
+
+func TestFindingJSON(t *testing.T) {
+	fs := Run(buildSnap(), nil, "node01")
+	b, err := json.Marshal(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw []map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) == 0 {
+		t.Fatal("no findings")
+	}
+	want := []string{"fix", "id", "message", "status", "subject"}
+	for _, m := range raw {
+		var keys []string
+		for k, v := range m {
+			keys = append(keys, k)
+			if _, ok := v.(string); !ok {
+				t.Errorf("key %s is %T, want a string", k, v)
+			}
+		}
+		sort.Strings(keys)
+		if strings.Join(keys, ",") != strings.Join(want, ",") {
+			t.Fatalf("finding keys = %v, want %v", keys, want)
+		}
+	}
+	var back []Finding
+	if err := json.Unmarshal(b, &back); err != nil || len(back) != len(fs) || back[0] != fs[0] {
+		t.Errorf("findings do not round-trip: %v", err)
+	}
+}

@@ -1,0 +1,174 @@
+// Package health checks a node's RDMA / RoCE setup against what RoCE needs and what the
+// cluster plan expects, and says how to fix each difference.
+//
+// Every check is a pure function of the collector's Snapshot (with its Previous scrape
+// for rates), the plan and the node's name: the same inputs always give the same
+// findings in the same order. Nothing here reads the system or changes it, so the
+// exporter can run the checks on every scrape and the doctor can run them once.
+//
+// The findings are written for an operator with little RDMA background: each message
+// carries the values that were observed, and each fix is a command to run or a thing to
+// look at. When the root cause hides everything else (no RDMA device at all), the
+// root-cause checks fail and every other check is skipped with that reason, so the
+// reader sees one problem instead of twenty symptoms.
+package health
+
+import (
+	"sort"
+
+	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/config"
+)
+
+// Status is the outcome of one check for one subject.
+type Status string
+
+// The statuses. A skipped finding says in its message why the check could not run.
+const (
+	StatusOK      Status = "ok"
+	StatusWarn    Status = "warn"
+	StatusFail    Status = "fail"
+	StatusSkipped Status = "skipped"
+)
+
+// Finding is one check's verdict on one subject.
+type Finding struct {
+	// ID is the check's stable id, e.g. "mtu_matches_plan".
+	ID string `json:"id"`
+	// Subject is an RDMA device ("mlx5_0", or "mlx5_0/2" on a multi-port device), a
+	// network interface ("ens1f0np0") or "node".
+	Subject string `json:"subject"`
+	Status  Status `json:"status"`
+	// Message is one line saying what was found, with the observed values.
+	Message string `json:"message"`
+	// Fix is a concrete next step: the command to run or the thing to look at. It is
+	// empty when the status is ok.
+	Fix string `json:"fix"`
+}
+
+// Check describes one check for documentation and for listing.
+type Check struct {
+	ID          string
+	Title       string
+	Description string
+}
+
+// Skip reasons shared by many checks; callers may compare messages against them.
+const (
+	ReasonNoRDMADevice = "no RDMA device"
+	ReasonNoPlan       = "no cluster plan (--config.file)"
+	ReasonInfiniBand   = "InfiniBand port"
+)
+
+// SubjectNode is the subject of findings about the node as a whole.
+const SubjectNode = "node"
+
+type checkDef struct {
+	Check
+	// rootCause checks still run when the node has no RDMA device: they are the ones
+	// that explain why.
+	rootCause bool
+	// needsPlan checks are skipped as a whole, with one finding, when there is no
+	// plan or the plan does not know this node.
+	needsPlan bool
+	run       func(*env, *results)
+}
+
+// Checks returns every check in evaluation order.
+func Checks() []Check {
+	out := make([]Check, len(registry))
+	for i, c := range registry {
+		out[i] = c.Check
+	}
+	return out
+}
+
+// Run evaluates every check against one node's snapshot. plan may be nil: checks that
+// need it are then skipped with ReasonNoPlan. node is this node's name in the plan.
+func Run(snap *collector.Snapshot, plan *config.Plan, node string) []Finding {
+	e := newEnv(snap, plan, node)
+	var out []Finding
+	for _, def := range registry {
+		r := &results{id: def.ID}
+		switch {
+		case e.snap == nil:
+			r.skip(SubjectNode, "no snapshot of this node was taken")
+		case e.noRDMA && !def.rootCause:
+			r.skip(SubjectNode, ReasonNoRDMADevice)
+		case def.needsPlan && e.planReason != "":
+			r.skip(SubjectNode, e.planReason)
+		default:
+			def.run(e, r)
+		}
+		sort.SliceStable(r.out, func(i, j int) bool { return naturalLess(r.out[i].Subject, r.out[j].Subject) })
+		out = append(out, r.out...)
+	}
+	return out
+}
+
+// results collects one check's findings.
+type results struct {
+	id  string
+	out []Finding
+}
+
+func (r *results) add(subject string, st Status, msg, fix string) {
+	if st == StatusOK || st == StatusSkipped {
+		// A fix on a passing finding would read as "something is wrong".
+		fix = ""
+	}
+	r.out = append(r.out, Finding{ID: r.id, Subject: subject, Status: st, Message: msg, Fix: fix})
+}
+
+func (r *results) ok(subject, msg string)        { r.add(subject, StatusOK, msg, "") }
+func (r *results) skip(subject, msg string)      { r.add(subject, StatusSkipped, msg, "") }
+func (r *results) warn(subject, msg, fix string) { r.add(subject, StatusWarn, msg, fix) }
+func (r *results) fail(subject, msg, fix string) { r.add(subject, StatusFail, msg, fix) }
+
+// naturalLess orders subjects so that mlx5_2 comes before mlx5_10 and ens2f0 before
+// ens10f0: operators read the output in rail order, and plain string order scrambles
+// it once a node has ten or more NICs.
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		ca, cb := a[0], b[0]
+		if isDigit(ca) && isDigit(cb) {
+			na, ra := leadingDigits(a)
+			nb, rb := leadingDigits(b)
+			// Compare numerically by length first (after stripping zeros), then text.
+			ta, tb := trimZeros(na), trimZeros(nb)
+			if len(ta) != len(tb) {
+				return len(ta) < len(tb)
+			}
+			if ta != tb {
+				return ta < tb
+			}
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			a, b = ra, rb
+			continue
+		}
+		if ca != cb {
+			return ca < cb
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func leadingDigits(s string) (string, string) {
+	i := 0
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+func trimZeros(s string) string {
+	for len(s) > 1 && s[0] == '0' {
+		s = s[1:]
+	}
+	return s
+}

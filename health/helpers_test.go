@@ -1,0 +1,283 @@
+package health
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/config"
+)
+
+// The hand-built node: three rails of ConnectX-7 400G, mlx5_i <-> ens(i+1)f0np0 with
+// 192.168.(100+i).11/24, configured the way the test plan expects.
+const testRails = 3
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func netdevName(i int) string { return fmt.Sprintf("ens%df0np0", i+1) }
+func devName(i int) string    { return fmt.Sprintf("mlx5_%d", i) }
+func pciAddr(i int) string    { return fmt.Sprintf("0000:%02x:00.0", 0x18+0x10*i) }
+func railIP(i int) netip.Addr { return netip.MustParseAddr(fmt.Sprintf("192.168.%d.11", 100+i)) }
+
+// mappedGID spells an IPv4 address as the kernel prints an IPv4-mapped GID.
+func mappedGID(a netip.Addr) string {
+	b := a.As4()
+	return fmt.Sprintf("0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", b[0], b[1], b[2], b[3])
+}
+
+func gids(netdev string, ip netip.Addr, v2Index int) []collector.GID {
+	ll := "fe80:0000:0000:0000:ba3f:d2ff:fea1:2b3c"
+	return []collector.GID{
+		{Index: 0, GID: ll, Type: "IB/RoCE v1", Interface: netdev},
+		{Index: 1, GID: ll, Type: "RoCE v2", Interface: netdev},
+		{Index: v2Index - 1, GID: mappedGID(ip), Type: "IB/RoCE v1", Interface: netdev},
+		{Index: v2Index, GID: mappedGID(ip), Type: "RoCE v2", Interface: netdev},
+	}
+}
+
+func allPrio(on bool) *[8]bool {
+	var a [8]bool
+	for i := range a {
+		a[i] = on
+	}
+	return &a
+}
+
+// buildSnap returns a fresh healthy snapshot; every call builds new values, so a
+// test can take two and change one without touching the other.
+func buildSnap() *collector.Snapshot {
+	s := &collector.Snapshot{
+		Time:       t0,
+		Sources:    map[string]bool{"rdma": true, "netdev": true, "pcie": true, "ethtool": true, "dcb": true},
+		Modules:    map[string]bool{"ib_core": true, "ib_uverbs": true, "rdma_cm": true, "mlx5_core": true, "mlx5_ib": true, "bnxt_en": false, "bnxt_re": false},
+		Interfaces: map[string]*collector.Interface{},
+		PCI:        map[string]*collector.PCIFunction{},
+		Ethtool:    map[string]*collector.EthtoolStats{},
+		DCB:        map[string]*collector.DCBState{},
+	}
+	for i := 0; i < testRails; i++ {
+		dev, nd, pci, ip := devName(i), netdevName(i), pciAddr(i), railIP(i)
+		verbs := fmt.Sprintf("/dev/infiniband/uverbs%d", i)
+		port := &collector.RDMAPort{
+			Device: dev, Number: 1, LinkLayer: "Ethernet",
+			State: 4, StateName: "ACTIVE", PhysState: 5, PhysStateName: "LinkUp",
+			RateBitsPerSecond: 400e9, Interface: nd,
+			Counters: []collector.CounterValue{{Name: "link_downed", Value: 1}, {Name: "symbol_error", Value: 0}},
+			HWCounters: []collector.CounterValue{
+				{Name: "rp_cnp_ignored", Value: 0}, {Name: "rp_cnp_handled", Value: 500},
+				{Name: "np_ecn_marked_roce_packets", Value: 1000}, {Name: "np_cnp_sent", Value: 900},
+				{Name: "req_transport_retries_exceeded", Value: 0},
+			},
+			GIDs:            gids(nd, ip, 3),
+			DefaultRoCEMode: "RoCE v2",
+		}
+		s.RDMA = append(s.RDMA, &collector.RDMADevice{
+			Name: dev, Driver: "mlx5_core", PCIAddress: pci, FirmwareVersion: "28.39.1002",
+			HCAType: "MT4129", BoardID: "MT_0000000838",
+			VerbsDevices: []string{verbs}, VerbsPresent: []string{verbs},
+			Ports: []*collector.RDMAPort{port},
+		})
+		s.Interfaces[nd] = &collector.Interface{
+			Name: nd, RDMADevice: dev, Port: 1, MTU: 9000, OperState: "up", SpeedMbps: 400000,
+			CarrierChanges: 2, Driver: "mlx5_core", BusInfo: pci,
+			Addresses:      []netip.Prefix{netip.PrefixFrom(ip, 24), netip.MustParsePrefix("fe80::ba3f:d2ff:fea1:2b3c/64")},
+			AddressesKnown: true,
+		}
+		s.PCI[pci] = &collector.PCIFunction{
+			Address: pci, RDMADevices: []string{dev}, VendorID: "0x15b3", DeviceID: "0x1021",
+			CurrentSpeedGTs: 32, MaxSpeedGTs: 32, CurrentWidth: 16, MaxWidth: 16,
+			CurrentBandwidth: 63.014e9, MaxBandwidth: 63.014e9, AvailableBandwidth: 63.014e9,
+			LimitedBy: pci, AER: map[string]uint64{"correctable": 0, "fatal": 0, "nonfatal": 0},
+		}
+		s.Ethtool[nd] = &collector.EthtoolStats{
+			Interface:   nd,
+			GlobalPause: &collector.GlobalPause{},
+			Values: []collector.EthtoolValue{
+				{Family: famPauseDuration, Direction: "rx", Priority: 3, Value: 10000},
+				{Family: famPauseDuration, Direction: "tx", Priority: 3, Value: 2000},
+				{Family: famStormEvents, Priority: -1, Label: stormWarning},
+				{Family: famStormEvents, Priority: -1, Label: stormError},
+				{Family: famUncorrected, Priority: -1},
+				{Family: famLinkDown, Priority: -1, Value: 1},
+			},
+		}
+		var pfc [8]bool
+		pfc[3] = true
+		s.DCB[nd] = &collector.DCBState{Interface: nd, PFCCap: 8, PFCEnabled: pfc, Trust: "dscp",
+			ECN: map[string]*[8]bool{"np": allPrio(true), "rp": allPrio(true)}}
+	}
+	return s
+}
+
+// withPrevious gives cur a previous sample taken dt earlier that is the healthy
+// baseline; tests then move cur's counters.
+func withPrevious(cur *collector.Snapshot, dt time.Duration) *collector.Snapshot {
+	prev := buildSnap()
+	prev.Time = cur.Time.Add(-dt)
+	cur.Previous = prev
+	return prev
+}
+
+const testPlanYAML = `cluster: unit
+networks:
+  management: 10.0.0.0/24
+  compute: [192.168.100.0/24, 192.168.101.0/24, 192.168.102.0/24]
+expectations:
+  link_layer: Ethernet
+  mtu: 9000
+  roce_mode: v2
+  pfc_priority: 3
+  trust: dscp
+  ecn: true
+  link_rate_gbps: 400
+nodes:
+  - name: node01
+    management_ip: 10.0.0.11
+    interfaces:
+      - {netdev: ens1f0np0, rdma_device: mlx5_0, ip: 192.168.100.11/24}
+      - {netdev: ens2f0np0, rdma_device: mlx5_1, ip: 192.168.101.11/24}
+      - {netdev: ens3f0np0, rdma_device: mlx5_2, ip: 192.168.102.11/24}
+  - name: node02
+    management_ip: 10.0.0.12
+    interfaces:
+      - {netdev: ens1f0np0, rdma_device: mlx5_0, ip: 192.168.100.12/24}
+      - {netdev: ens2f0np0, rdma_device: mlx5_1, ip: 192.168.101.12/24}
+      - {netdev: ens3f0np0, rdma_device: mlx5_2, ip: 192.168.102.12/24}
+`
+
+func testPlan(t *testing.T) *config.Plan {
+	t.Helper()
+	p, err := config.Parse("unit.yaml", []byte(testPlanYAML))
+	if err != nil {
+		t.Fatalf("test plan does not load: %v", err)
+	}
+	return p
+}
+
+func port(s *collector.Snapshot, i int) *collector.RDMAPort { return s.RDMA[i].Ports[0] }
+
+func setCounter(vs *[]collector.CounterValue, name string, v uint64) {
+	for i := range *vs {
+		if (*vs)[i].Name == name {
+			(*vs)[i].Value = v
+			return
+		}
+	}
+	*vs = append(*vs, collector.CounterValue{Name: name, Value: v})
+}
+
+func dropCounter(vs *[]collector.CounterValue, name string) {
+	out := (*vs)[:0]
+	for _, c := range *vs {
+		if c.Name != name {
+			out = append(out, c)
+		}
+	}
+	*vs = out
+}
+
+func setEth(st *collector.EthtoolStats, family, dir string, prio int, label string, v uint64) {
+	for i := range st.Values {
+		e := &st.Values[i]
+		if e.Family == family && e.Direction == dir && e.Priority == prio && e.Label == label {
+			e.Value = v
+			return
+		}
+	}
+	st.Values = append(st.Values, collector.EthtoolValue{Family: family, Direction: dir, Priority: prio, Label: label, Value: v})
+}
+
+func dropEth(st *collector.EthtoolStats, family string) {
+	out := st.Values[:0]
+	for _, v := range st.Values {
+		if v.Family != family {
+			out = append(out, v)
+		}
+	}
+	st.Values = out
+}
+
+func ethVal(st *collector.EthtoolStats, family, dir string, prio int, label string) uint64 {
+	v, _ := st.Get(family, dir, prio, label)
+	return v
+}
+
+// makeIB turns the snapshot into an InfiniBand node: IB link layer, no GID IPv4
+// entries, no RoCE configuration sources.
+func makeIB(s *collector.Snapshot) {
+	for _, d := range s.RDMA {
+		p := d.Ports[0]
+		p.LinkLayer = "InfiniBand"
+		p.GIDs = []collector.GID{{Index: 0, GID: "fe80:0000:0000:0000:0c42:a103:006a:1020", Type: "IB/RoCE v1"}}
+		p.DefaultRoCEMode = ""
+	}
+}
+
+// checkInvariants holds for every finding of every run: known statuses, a message,
+// a fix exactly when something is wrong, and ids from the registry in its order.
+func checkInvariants(t *testing.T, fs []Finding) {
+	t.Helper()
+	order := map[string]int{}
+	for i, c := range Checks() {
+		order[c.ID] = i
+	}
+	seen := map[[2]string]bool{}
+	last := -1
+	for i, f := range fs {
+		if i > 0 && fs[i-1].ID == f.ID && naturalLess(f.Subject, fs[i-1].Subject) {
+			t.Errorf("%s: subject %s after %s, want subjects in natural order", f.ID, f.Subject, fs[i-1].Subject)
+		}
+		pos, ok := order[f.ID]
+		if !ok {
+			t.Errorf("finding with unknown id %q", f.ID)
+			continue
+		}
+		if pos < last {
+			t.Errorf("finding %s/%s out of check order", f.ID, f.Subject)
+		}
+		last = pos
+		key := [2]string{f.ID, f.Subject}
+		if seen[key] {
+			t.Errorf("two findings for %s/%s", f.ID, f.Subject)
+		}
+		seen[key] = true
+		if f.Subject == "" || strings.TrimSpace(f.Message) == "" {
+			t.Errorf("%s/%s: empty subject or message: %+v", f.ID, f.Subject, f)
+		}
+		if strings.ContainsAny(f.Message, "\n") || strings.ContainsAny(f.Fix, "\n") {
+			t.Errorf("%s/%s: message and fix must be one line", f.ID, f.Subject)
+		}
+		switch f.Status {
+		case StatusOK, StatusSkipped:
+			if f.Fix != "" {
+				t.Errorf("%s/%s is %s but has a fix: %q", f.ID, f.Subject, f.Status, f.Fix)
+			}
+		case StatusWarn, StatusFail:
+			if f.Fix == "" {
+				t.Errorf("%s/%s is %s without a fix: %s", f.ID, f.Subject, f.Status, f.Message)
+			}
+		default:
+			t.Errorf("%s/%s: unknown status %q", f.ID, f.Subject, f.Status)
+		}
+	}
+}
+
+func find(fs []Finding, id, subject string) (Finding, bool) {
+	for _, f := range fs {
+		if f.ID == id && f.Subject == subject {
+			return f, true
+		}
+	}
+	return Finding{}, false
+}
+
+func dump(fs []Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		fmt.Fprintf(&b, "  %s %s %s: %s\n", f.ID, f.Subject, f.Status, f.Message)
+	}
+	return b.String()
+}

@@ -1,0 +1,142 @@
+package health
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// checkNCCLEnv prints the NCCL variables that pin NCCL to this node's compute ports,
+// the same derivation the NCCL probe uses: exact-match lists ('=' prefix) so that a
+// device named mlx5_1 does not also select mlx5_10, and the GID index read from the
+// GID table rather than assumed to be 3 (it is not in containers).
+func checkNCCLEnv(e *env, r *results) {
+	var ifnames, hcas, problems []string
+	gidIndex := map[string]int{}
+	var gidDevs []string
+	roce := false
+	for _, t := range e.targets {
+		if t.planned == nil && (t.port == nil || !t.port.Up()) {
+			// Without a plan, the compute ports are the ones that work now.
+			continue
+		}
+		if t.planned != nil {
+			if t.planned.Address.IsValid() {
+				ifnames = append(ifnames, t.netdev)
+			}
+		} else if t.netdev != "" && (ifaceHasIPv4(t) || !t.ib() && anyV2IPv4(t) >= 0) {
+			ifnames = append(ifnames, t.netdev)
+		}
+		if t.port == nil {
+			problems = append(problems, fmt.Sprintf("%s has no RDMA port (see planned_interface_present)", t.netdev))
+			continue
+		}
+		hcas = append(hcas, t.port.Device+":"+strconv.Itoa(t.port.Number))
+		if t.ib() {
+			continue
+		}
+		roce = true
+		subj := t.devSubject()
+		if t.planned != nil && t.planned.Address.IsValid() {
+			if g, ok := t.gidWith(t.planned.IP(), true); ok {
+				gidIndex[subj] = g.Index
+				gidDevs = append(gidDevs, subj)
+			} else {
+				problems = append(problems, fmt.Sprintf("no RoCE v2 GID carries %s on %s (see roce_v2_gid_present)", t.planned.IP(), subj))
+			}
+			continue
+		}
+		if idx := anyV2IPv4(t); idx >= 0 {
+			gidIndex[subj] = idx
+			gidDevs = append(gidDevs, subj)
+		} else {
+			problems = append(problems, fmt.Sprintf("no RoCE v2 IPv4 GID on %s (see roce_v2_gid_present)", subj))
+		}
+	}
+	if len(hcas) == 0 && len(ifnames) == 0 {
+		if len(problems) > 0 {
+			r.warn(SubjectNode, "no NCCL setting resolves: "+strings.Join(problems, "; "), "fix the failing checks named here, then run the doctor again")
+			return
+		}
+		r.skip(SubjectNode, "no active compute port to build the NCCL environment from")
+		return
+	}
+
+	var vars []string
+	if len(ifnames) > 0 {
+		vars = append(vars, "NCCL_SOCKET_IFNAME=="+strings.Join(ifnames, ","))
+	} else {
+		mgmt := ""
+		if e.node != nil && e.node.ManagementIP.IsValid() {
+			mgmt = " (the one with " + e.node.ManagementIP.String() + ")"
+		}
+		problems = append(problems, "no compute interface has an IP for NCCL_SOCKET_IFNAME: set it to the management interface"+mgmt)
+	}
+	if len(hcas) > 0 {
+		vars = append(vars, "NCCL_IB_HCA=="+strings.Join(hcas, ","))
+	}
+	fix := "fix the checks named in the message, then run the doctor again"
+	if roce {
+		distinct := map[int][]string{}
+		for _, d := range gidDevs {
+			distinct[gidIndex[d]] = append(distinct[gidIndex[d]], d)
+		}
+		switch len(distinct) {
+		case 0:
+		case 1:
+			vars = append(vars, "NCCL_IB_GID_INDEX="+strconv.Itoa(gidIndex[gidDevs[0]]))
+		default:
+			idx := make([]int, 0, len(distinct))
+			for i := range distinct {
+				idx = append(idx, i)
+			}
+			sort.Ints(idx)
+			var per []string
+			for _, i := range idx {
+				per = append(per, fmt.Sprintf("%d on %s", i, joinNatural(distinct[i])))
+			}
+			problems = append(problems, "the RoCE v2 GID index differs between devices ("+strings.Join(per, "; ")+"), so no single NCCL_IB_GID_INDEX fits: leave it unset or -1 and NCCL (2.21 or later) picks each device's RoCE v2 IPv4 GID itself")
+			fix = "unset NCCL_IB_GID_INDEX (or set NCCL_IB_GID_INDEX=-1) in the job environment; " + fix
+		}
+	}
+	msg := strings.Join(vars, " ")
+	if len(problems) > 0 {
+		r.warn(SubjectNode, msg+" (unresolved: "+strings.Join(problems, "; ")+")", fix)
+		return
+	}
+	if e.node == nil {
+		msg += " (from this node's active RDMA ports; no plan entry for this node)"
+	}
+	r.ok(SubjectNode, msg)
+}
+
+func ifaceHasIPv4(t *target) bool {
+	if t.iface == nil {
+		return false
+	}
+	for _, a := range t.iface.Addresses {
+		if a.Addr().Is4() {
+			return true
+		}
+	}
+	return false
+}
+
+// anyV2IPv4 returns the lowest index of a RoCE v2 GID carrying an IPv4 address on the
+// target's netdev, or -1.
+func anyV2IPv4(t *target) int {
+	if t.port == nil {
+		return -1
+	}
+	best := -1
+	for _, g := range t.port.GIDs {
+		if g.Type != gidTypeV2 || g.Interface != "" && t.netdev != "" && g.Interface != t.netdev {
+			continue
+		}
+		if _, ok := g.IPv4(); ok && (best < 0 || g.Index < best) {
+			best = g.Index
+		}
+	}
+	return best
+}

@@ -275,7 +275,8 @@ func parseRate(s string) (float64, error) {
 		return 0, fmt.Errorf("rate %q: want \"<n> Gb/sec (...)\"", truncate(s, 40))
 	}
 	g, err := strconv.ParseFloat(num, 64)
-	if err != nil || g < 0 || g > 1e6 {
+	// !(g >= 0) also rejects NaN, which ParseFloat accepts.
+	if err != nil || !(g >= 0) || g > 1e6 {
 		return 0, fmt.Errorf("rate %q: bad number", truncate(s, 40))
 	}
 	return g * 1e9, nil

@@ -72,7 +72,7 @@ func (n SysfsNode) PortRateBitsPerSecond(device string) (float64, bool) {
 	}
 	num, _, _ := strings.Cut(v, " ")
 	g, err := strconv.ParseFloat(num, 64)
-	if err != nil || g <= 0 {
+	if err != nil || !(g > 0) || g > 1e6 { // also rejects NaN
 		return 0, false
 	}
 	return g * 1e9, true

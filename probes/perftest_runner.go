@@ -201,6 +201,9 @@ type responder struct {
 	link   Link
 	locks  *deviceLocks
 	logger *slog.Logger
+	// onServed receives the output of every test a client ran against
+	// this responder: perftest prints the same report on both sides.
+	onServed func(l Link, out execResult, connectedAt time.Time, completed bool)
 	// Served counts tests a client ran against this responder.
 	served  int
 	servedM sync.Mutex
@@ -238,6 +241,8 @@ func (rs *responder) run(ctx context.Context) {
 		idle := time.NewTimer(rs.runner.cfg.Timeout)
 		locked := false
 		finished := false
+		var connectedAt time.Time
+		overran := false
 		for !finished {
 			select {
 			case <-p.done:
@@ -248,11 +253,13 @@ func (rs *responder) run(ctx context.Context) {
 				finished = true
 			case <-idle.C:
 				// Nobody connected (or a test overran): restart it.
+				overran = !connectedAt.IsZero()
 				p.kill()
 				<-p.done
 				finished = true
 			case <-connected:
 				connected = nil
+				connectedAt = time.Now()
 				locked = rs.locks.tryLock(rs.link.Device)
 				idle.Reset(rs.runner.cfg.Duration + 30*time.Second)
 				rs.servedM.Lock()
@@ -265,6 +272,10 @@ func (rs *responder) run(ctx context.Context) {
 			rs.locks.unlock(rs.link.Device)
 		}
 		out := p.result()
+		if !connectedAt.IsZero() && ctx.Err() == nil && rs.onServed != nil {
+			out.TimedOut = overran
+			rs.onServed(rs.link, out, connectedAt, !overran)
+		}
 		if out.ExitCode != 0 && !p.killed.Load() && time.Since(p.begin) < 2*time.Second {
 			// Failing at once (no device, port in use): back off instead
 			// of spinning.

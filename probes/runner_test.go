@@ -324,7 +324,7 @@ func TestResponderRestartsAfterEachTestAndWhenIdle(t *testing.T) {
 			plan := testPlan(t, "0.9", "")
 			plan.Probes.IBWriteBW.Timeout = tc.timeout
 			s := newTestScheduler(t, plan, fakeNode{rate: 400e9, gid: 3})
-			rs := &responder{runner: s.bw, link: s.localLinks()[0], locks: s.locks, logger: s.logger}
+			rs := &responder{runner: s.bw, link: s.localLinks()[0], locks: s.locks, logger: s.logger, onServed: s.served(s.bw)}
 			ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
 			defer cancel()
 			rs.run(ctx)
@@ -337,6 +337,17 @@ func TestResponderRestartsAfterEachTestAndWhenIdle(t *testing.T) {
 			}
 			if tc.served != (rs.served > 0) {
 				t.Errorf("served = %d", rs.served)
+			}
+			// The server end records the tests it served, attributed by
+			// the remote GID to node02 and its rail-matched device.
+			latest := s.Store().Latest()
+			if tc.served {
+				if len(latest) != 1 || latest[0].Peer != "node02" || latest[0].Role != "server" || latest[0].PeerDevice != "mlx5_0" ||
+					latest[0].BandwidthBytesPerSecond != 391.90e9/8 || !latest[0].Success {
+					t.Errorf("server-side results: %+v", latest)
+				}
+			} else if len(latest) != 0 {
+				t.Errorf("idle responder recorded %+v", latest)
 			}
 		})
 	}

@@ -93,7 +93,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 			continue
 		}
 		for _, l := range s.localLinks() {
-			rs := &responder{runner: r, link: l, locks: s.locks, logger: s.logger}
+			rs := &responder{runner: r, link: l, locks: s.locks, logger: s.logger, onServed: s.served(r)}
 			wg.Add(1)
 			go func() { defer wg.Done(); rs.run(ctx) }()
 		}
@@ -118,6 +118,55 @@ func (s *Scheduler) Run(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+}
+
+// served records a test a peer's client ran against one of our
+// responders, so that both ends of a link report it: without this a node
+// that is the server for many rounds in a row would look idle. The peer is
+// the owner of the remote GID's address, else the peer the schedule
+// assigned to us for the round.
+func (s *Scheduler) served(r *perftestRunner) func(Link, execResult, time.Time, bool) {
+	return func(l Link, out execResult, connectedAt time.Time, completed bool) {
+		res := &Result{Probe: r.kind, Device: l.Device, Start: connectedAt, Duration: out.Duration, ExitCode: out.ExitCode, StderrTail: out.Stderr, Role: "server"}
+		if addr, ok := RemoteGIDAddress(out.Stdout); ok {
+			res.Peer, res.PeerDevice = s.nodeOfAddress(addr)
+		}
+		if res.Peer == "" {
+			if peer, isClient, ok := PeerFor(s.self.Name, s.roundPairs(r.cfg.Schedule, connectedAt)); ok && !isClient {
+				res.Peer = peer
+				if pn, ok := s.opts.Plan.Node(peer); ok && l.Rail < len(pn.Interfaces) {
+					res.PeerDevice = pn.Interfaces[l.Rail].RDMADevice
+				}
+			}
+		}
+		if res.Peer == "" {
+			s.logger.Debug("served a probe for an unknown peer; not recorded", "device", l.Device)
+			return
+		}
+		r.evaluate(res, out)
+		s.store.Add(res)
+	}
+}
+
+// nodeOfAddress finds the plan node and RDMA device that own a compute IP.
+func (s *Scheduler) nodeOfAddress(a netip.Addr) (string, string) {
+	for _, n := range s.opts.Plan.Nodes {
+		for _, i := range n.Interfaces {
+			if i.Address.IsValid() && i.IP() == a {
+				return n.Name, i.RDMADevice
+			}
+		}
+	}
+	return "", ""
+}
+
+func (s *Scheduler) roundPairs(sch config.Schedule, at time.Time) []Pair {
+	if sch.Interval <= 0 {
+		return nil
+	}
+	sched := NewSchedule(s.opts.Plan.NodeNames())
+	round := at.Add(-sch.Jitter).UnixNano() / int64(sch.Interval)
+	return sched.Round(int(round % int64(2*max(sched.RoundsPerCycle(), 1))))
 }
 
 // loop runs fn once per interval, at a wall-clock-aligned time plus a

@@ -20,9 +20,12 @@ type Result struct {
 	Peer   string `json:"peer"`
 	Device string `json:"device"`
 	// PeerDevice is the rail-matched device on the peer.
-	PeerDevice string        `json:"peer_device,omitempty"`
-	Start      time.Time     `json:"start"`
-	Duration   time.Duration `json:"duration_ns"`
+	PeerDevice string `json:"peer_device,omitempty"`
+	// Role is "server" when a peer's client ran the test against one of
+	// this node's responders; empty for tests this node started.
+	Role     string        `json:"role,omitempty"`
+	Start    time.Time     `json:"start"`
+	Duration time.Duration `json:"duration_ns"`
 
 	Success    bool   `json:"success"`
 	Skipped    bool   `json:"skipped,omitempty"`
@@ -45,7 +48,8 @@ type Result struct {
 	Warnings   []string `json:"warnings,omitempty"`
 }
 
-// Key identifies the link (or run) a result belongs to.
+// Key identifies the link (or run) a result belongs to. Both ends of a
+// link record it, each with the other as peer.
 func (r *Result) Key() string { return r.Probe + "|" + r.Peer + "|" + r.Device }
 
 // historyLimit bounds the results kept for the landing page.

@@ -11,18 +11,31 @@ LDFLAGS   := -X github.com/prometheus/common/version.Version=$(VERSION) \
 DEMO_NODE ?= collector/testdata/mlx5-8x400g-healthy
 DEMO_ARGS ?=
 
-.PHONY: all build test lint demo run e2e fixtures golden clean
+# Iterations per fuzz target: a count, not a duration, because a time
+# budget that runs out while the fuzzer minimises a new input is reported
+# as a failure ("context deadline exceeded").
+FUZZTIME  ?= 50000x
+
+.PHONY: all build test unit fuzz lint demo run e2e fixtures golden dashboards rules bench clean
 
 all: lint build test
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/roce_exporter
 
-# Every test: unit, fixtures, the binary end to end. Tests that need root
-# (network namespaces) skip when not root; CI runs as root.
-test:
+# Every test: vet, unit and fixture tests, the binary end to end, the
+# Kubernetes manifests, short fuzzing of every parser, and the pipeline
+# through Prometheus and Alertmanager. Tests that need root (network
+# namespaces, unprivileged runs) skip when not root; CI runs as root.
+test: unit fuzz e2e
+
+unit:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
+	cd deploy/kubernetes/validate && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) ./scripts/fuzz.sh
 
 lint:
 	@fmt=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -39,9 +52,11 @@ demo: build
 run: build
 	./$(BIN) $(DEMO_ARGS)
 
-# The built binary against every fixture, compared with the golden files.
+# The whole pipeline for real: exporters on fixtures whose counters a
+# driver advances, Prometheus with alerts/ loaded, Alertmanager, a webhook
+# receiver; every dashboard query must return data.
 e2e:
-	$(GO) test -count=1 -run 'TestEndToEnd' ./cmd/roce_exporter
+	$(GO) test -count=1 -timeout 15m -tags e2e -run 'TestPipeline' ./e2e
 
 # Regenerate the sysfs fixture trees, then the golden /metrics files.
 fixtures:
@@ -49,6 +64,21 @@ fixtures:
 
 golden:
 	$(GO) test -count=1 -run 'TestEndToEndGoldenMetrics' ./cmd/roce_exporter -update
+
+dashboards:
+	$(GO) run ./dashboards/cmd/gendashboards -out dashboards
+
+rules:
+	$(GO) run ./alerts/cmd/genprometheusrule
+
+# Scrape cost: Go benchmarks per fixture size, then the binary against
+# Debian's prometheus-node-exporter on the same 8-port fixture, the p99
+# latency on 32 ports, and a 10,000-scrape soak.
+bench: build
+	$(GO) test -run '^$$' -bench BenchmarkScrape -benchtime 300x ./collector
+	$(GO) run ./internal/benchtool -ports 8 -scrapes 2000 -binary ./$(BIN)
+	$(GO) run ./internal/benchtool -ports 32 -scrapes 2000 -all-collectors -strace-scrapes 0 -node-exporter '' -binary ./$(BIN)
+	$(GO) run ./internal/benchtool -ports 32 -soak 10000 -all-collectors -binary ./$(BIN)
 
 clean:
 	rm -f $(BIN)

@@ -339,11 +339,11 @@ func TestAlertmanagerConfig(t *testing.T) {
 	found := false
 	for _, r := range am.InhibitRules {
 		if slices.Contains(r.SourceMatchers, `severity = "critical"`) && slices.Contains(r.TargetMatchers, `severity = "warning"`) &&
-			slices.Equal(r.Equal, []string{"instance", "device"}) {
+			slices.Equal(r.Equal, []string{"instance", "device", "interface"}) {
 			found = true
 		}
 	}
 	if !found {
-		t.Error("no inhibit rule muting warnings while a critical alert fires for the same instance and device")
+		t.Error("no inhibit rule muting warnings while a critical alert fires for the same instance, device and interface")
 	}
 }

@@ -1,11 +1,11 @@
 #!/bin/sh
 # Runs every fuzz target of the module for a bounded time each
-# (FUZZTIME, default 5s). A crash fails the run; `go test` then saves the
+# (FUZZTIME: iterations like 50000x, or a duration). A crash fails the run; `go test` then saves the
 # input under the package's testdata/fuzz/, where it becomes a regression
 # test of the normal test run.
 set -eu
 cd "$(dirname "$0")/.."
-FUZZTIME="${FUZZTIME:-5s}"
+FUZZTIME="${FUZZTIME:-50000x}"
 GO="${GO:-go}"
 status=0
 for file in $(grep -l '^func Fuzz' $(git ls-files '*_test.go' 2>/dev/null || find . -name '*_test.go')); do

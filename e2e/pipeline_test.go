@@ -1,0 +1,585 @@
+//go:build e2e
+
+// Package e2e runs the whole monitoring pipeline for real, on loopback:
+// two exporters on generated nodes whose counters a driver advances (a PFC
+// storm, a flapping link, a probe that regresses), Debian's Prometheus
+// with the alert rules, Alertmanager with the shipped routing, and a
+// webhook receiver. Run it with `make e2e`.
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/roce-exporter/roce_exporter/dashboards"
+	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+)
+
+// timeScale compresses the rules' windows and `for` durations so that the
+// pipeline shows in minutes what takes hours in production: 10m becomes
+// 10s. Thresholds are untouched, so the expressions are the shipped ones.
+const timeScale = 60
+
+const deadline = 4 * time.Minute
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	logs *bytes.Buffer
+}
+
+func startProcess(t *testing.T, name string, env []string, bin string, args ...string) *process {
+	t.Helper()
+	p := &process{name: name, logs: &bytes.Buffer{}, cmd: exec.Command(bin, args...)}
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s log (tail):\n%s", name, tail(p.logs.String(), 3000))
+		}
+	})
+	return p
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+func waitListening(t *testing.T, addr string) {
+	t.Helper()
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return
+		}
+	}
+	t.Fatalf("nothing listens on %s", addr)
+}
+
+// node is one simulated machine: a generated sysfs tree, captures, a plan
+// entry and the stand-in probe programs' state.
+type node struct {
+	name     string
+	host     int // last octet of its addresses
+	root     string
+	sys      *sysfixture.Node
+	nics     map[string]sysfixture.NIC
+	addr     string
+	modeFile string
+}
+
+const rails = 2
+
+// newNode generates a 2-rail ConnectX-7 node whose compute addresses are
+// loopback addresses 127.1.<rail>.<host>: pings between nodes stay on
+// this machine, and the GID table and captures agree with the plan.
+func newNode(t *testing.T, dir, name string, host int) *node {
+	t.Helper()
+	n := sysfixture.HealthyCX7(rails)
+	for i := range n.Devices {
+		for j, g := range n.Devices[i].GIDs {
+			if strings.HasPrefix(g.GID, "0000:0000:0000:0000:0000:ffff:") {
+				n.Devices[i].GIDs[j].GID = fmt.Sprintf("0000:0000:0000:0000:0000:ffff:7f01:%02x%02x", i, host)
+			}
+		}
+	}
+	nd := &node{name: name, host: host, root: filepath.Join(dir, name), sys: &n, nics: map[string]sysfixture.NIC{}}
+	if err := sysfixture.Write(nd.root, n); err != nil {
+		t.Fatal(err)
+	}
+	nd.writeReplay(t)
+	nd.modeFile = filepath.Join(nd.root, "standin-mode")
+	os.WriteFile(nd.modeFile, []byte("bw_ok"), 0o644)
+	return nd
+}
+
+// writeReplay rewrites the captures atomically (write, then rename), as
+// a capture tool would; the exporter re-parses a capture when it changes.
+func (n *node) writeReplay(t *testing.T) {
+	t.Helper()
+	tmp, err := os.MkdirTemp(n.root, ".replay-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := sysfixture.WriteReplay(n.root, tmp, *n.sys, n.nics); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(n.root, "replay")
+	os.MkdirAll(dst, 0o755)
+	ents, _ := os.ReadDir(tmp)
+	for _, e := range ents {
+		if err := os.Rename(filepath.Join(tmp, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// setAttr changes a sysfs attribute in place, keeping its inode: the
+// exporter keeps attribute files open like it does on a real kernel.
+func (n *node) setAttr(t *testing.T, rel, value string) {
+	t.Helper()
+	p, err := filepath.EvalSymlinks(filepath.Join(n.root, "sys", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		os.Chmod(p, 0o644)
+		if f, err = os.OpenFile(p, os.O_WRONLY, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer f.Close()
+	b := []byte(value + "\n")
+	f.WriteAt(b, 0)
+	f.Truncate(int64(len(b)))
+}
+
+func writePlan(t *testing.T, dir string, nodes []*node, standin string) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "cluster: e2e\nnetworks:\n  management: 10.0.0.0/24\n  compute: [127.1.0.0/24, 127.1.1.0/24]\n")
+	b.WriteString("expectations:\n  mtu: 9000\n  roce_mode: v2\n  pfc_priority: 3\n  trust: dscp\n  ecn: true\n  link_rate_gbps: 400\n  min_bandwidth_fraction: 0.3\n")
+	b.WriteString("nodes:\n")
+	for _, n := range nodes {
+		fmt.Fprintf(&b, "  - name: %s\n    management_ip: 10.0.0.%d\n    interfaces:\n", n.name, n.host)
+		for r := 0; r < rails; r++ {
+			fmt.Fprintf(&b, "      - {netdev: %s, rdma_device: mlx5_%d, ip: 127.1.%d.%d/24}\n", sysfixture.Netdev(r), r, r, n.host)
+		}
+	}
+	fmt.Fprintf(&b, `probes:
+  enabled: true
+  max_port_utilization: 1
+  ib_write_bw: {command: %[1]s/ib_write_bw, interval: 4s, timeout: 3s, jitter: 0s, duration: 1s}
+  ib_write_lat: {enabled: true, command: %[1]s/ib_write_lat, interval: 6s, timeout: 3s, jitter: 0s, port_range: 18600-18610}
+  nccl:
+    enabled: true
+    leader: %[2]s
+    mpirun: %[1]s/mpirun
+    command: /opt/nccl-tests/build/all_reduce_perf
+    gpus_per_node: 8
+    interval: 10s
+    timeout: 4s
+    jitter: 0s
+  ping: {interval: 3s, timeout: 2s, count: 3, jitter: 0s}
+`, standin, nodes[0].name)
+	return writeFile(t, dir, "cluster.yaml", b.String())
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var rangeRe = regexp.MustCompile(`\[(\d+[smhdwy])(?::(\d+[smhdwy]))?\]`)
+
+func scaled(d string, min time.Duration) string {
+	v, err := model.ParseDuration(d)
+	if err != nil {
+		return d
+	}
+	s := time.Duration(v) / timeScale
+	if s < min {
+		s = min
+	}
+	return model.Duration(s.Round(time.Second)).String()
+}
+
+// compressRules rewrites a rule file's range windows and `for` durations.
+func compressRules(content string) string {
+	content = rangeRe.ReplaceAllStringFunc(content, func(m string) string {
+		sub := rangeRe.FindStringSubmatch(m)
+		out := "[" + scaled(sub[1], 4*time.Second)
+		if sub[2] != "" {
+			out += ":" + scaled(sub[2], time.Second)
+		}
+		return out + "]"
+	})
+	forRe := regexp.MustCompile(`(?m)^(\s+for:\s*)(\S+)\s*$`)
+	return forRe.ReplaceAllStringFunc(content, func(m string) string {
+		sub := forRe.FindStringSubmatch(m)
+		return sub[1] + scaled(sub[2], time.Second)
+	})
+}
+
+// webhook collects what Alertmanager delivers.
+type webhook struct {
+	mu     sync.Mutex
+	alerts []map[string]string // label sets of firing alerts, with receiver
+}
+
+func (w *webhook) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	var msg struct {
+		Receiver string `json:"receiver"`
+		Alerts   []struct {
+			Status string            `json:"status"`
+			Labels map[string]string `json:"labels"`
+		} `json:"alerts"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
+		http.Error(rw, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.mu.Lock()
+	for _, a := range msg.Alerts {
+		if a.Status == "firing" {
+			l := map[string]string{"_receiver": msg.Receiver, "_path": r.URL.Path}
+			for k, v := range a.Labels {
+				l[k] = v
+			}
+			w.alerts = append(w.alerts, l)
+		}
+	}
+	w.mu.Unlock()
+}
+
+func (w *webhook) find(match map[string]string) (map[string]string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, a := range w.alerts {
+		ok := true
+		for k, v := range match {
+			ok = ok && a[k] == v
+		}
+		if ok {
+			return a, true
+		}
+	}
+	return nil, false
+}
+
+func (w *webhook) all() []map[string]string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]map[string]string(nil), w.alerts...)
+}
+
+func TestPipeline(t *testing.T) {
+	prometheus := lookTool(t, "prometheus")
+	alertmanager := lookTool(t, "prometheus-alertmanager", "alertmanager")
+	root, _ := filepath.Abs("..")
+	work := t.TempDir()
+	bin := filepath.Join(work, "roce_exporter")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/roce_exporter")
+	build.Dir, build.Stderr = root, os.Stderr
+	if err := build.Run(); err != nil {
+		t.Fatal(err)
+	}
+	// Stand-in probe programs, installed under their real names.
+	standin := filepath.Join(work, "bin")
+	os.MkdirAll(standin, 0o755)
+	for name, target := range map[string]string{"ib_write_bw": "perftest", "ib_write_lat": "perftest", "mpirun": "mpirun"} {
+		os.Symlink(filepath.Join(root, "probes", "testdata", "standin", target), filepath.Join(standin, name))
+	}
+
+	healthy := newNode(t, work, "node01", 11)
+	faulty := newNode(t, work, "node02", 12)
+	nodes := []*node{healthy, faulty}
+	plan := writePlan(t, work, nodes, standin)
+
+	// node02 starts with a baseline of good runs, so that a drop shows as
+	// a regression without waiting for the baseline to form.
+	for _, n := range nodes {
+		state := filepath.Join(n.root, "state")
+		os.MkdirAll(state, 0o755)
+		var links []string
+		for r := 0; r < rails; r++ {
+			for _, peer := range nodes {
+				if peer != n {
+					links = append(links, fmt.Sprintf(`"ib_write_bw|%s|mlx5_%d":[49.0e9,49.0e9,49.0e9]`, peer.name, r))
+				}
+			}
+		}
+		writeFile(t, state, "baselines.json", `{"version":1,"links":{`+strings.Join(links, ",")+`}}`)
+	}
+
+	for _, n := range nodes {
+		n.addr = freeAddr(t)
+		startProcess(t, n.name, []string{"STANDIN_DIR=" + n.root, "STANDIN_MODE_FILE=" + n.modeFile, "STANDIN_SERVER=idle"}, bin,
+			"--web.listen-address="+n.addr, "--path.sysfs="+filepath.Join(n.root, "sys"), "--path.dev="+filepath.Join(n.root, "dev"),
+			"--collector.ethtool.replay-dir="+filepath.Join(n.root, "replay"), "--config.file="+plan, "--node.name="+n.name,
+			"--probes.state-dir="+filepath.Join(n.root, "state"), "--collector.rdma.gid-refresh=5s", "--log.level=warn")
+		waitListening(t, n.addr)
+	}
+
+	// Webhook receiver, and Alertmanager with the shipped routing pointed
+	// at it (only timings shortened).
+	hook := &webhook{}
+	hookSrv := &http.Server{Handler: hook}
+	hookLn, _ := net.Listen("tcp", "127.0.0.1:0")
+	go hookSrv.Serve(hookLn)
+	t.Cleanup(func() { hookSrv.Close() })
+	amConfig, _ := os.ReadFile(filepath.Join(root, "deploy", "alertmanager", "alertmanager.yml"))
+	am := strings.ReplaceAll(string(amConfig), "http://127.0.0.1:5001", "http://"+hookLn.Addr().String())
+	am = regexp.MustCompile(`group_wait: \S+`).ReplaceAllString(am, "group_wait: 1s")
+	am = regexp.MustCompile(`group_interval: \S+`).ReplaceAllString(am, "group_interval: 2s")
+	amAddr := freeAddr(t)
+	startProcess(t, "alertmanager", nil, alertmanager, "--config.file="+writeFile(t, work, "alertmanager.yml", am),
+		"--storage.path="+filepath.Join(work, "am"), "--web.listen-address="+amAddr, "--cluster.listen-address=")
+	waitListening(t, amAddr)
+
+	// Prometheus with the time-compressed rules, scraping like the shipped
+	// config does (instance = node name).
+	rulesDir := filepath.Join(work, "rules")
+	os.MkdirAll(rulesDir, 0o755)
+	ruleFiles, _ := filepath.Glob(filepath.Join(root, "alerts", "*.yml"))
+	for _, f := range ruleFiles {
+		b, _ := os.ReadFile(f)
+		writeFile(t, rulesDir, filepath.Base(f), compressRules(string(b)))
+	}
+	var targets strings.Builder
+	for _, n := range nodes {
+		fmt.Fprintf(&targets, "      - targets: ['%s']\n        labels: {node: %s}\n", n.addr, n.name)
+	}
+	promConfig := fmt.Sprintf(`global: {scrape_interval: 1s, scrape_timeout: 900ms, evaluation_interval: 1s}
+rule_files: ['%s/*.yml']
+alerting:
+  alertmanagers: [{static_configs: [{targets: ['%s']}]}]
+scrape_configs:
+  - job_name: roce-exporter
+    static_configs:
+%s    relabel_configs:
+      - {source_labels: [node], target_label: instance}
+      - {action: labeldrop, regex: node}
+`, rulesDir, amAddr, targets.String())
+	promAddr := freeAddr(t)
+	startProcess(t, "prometheus", nil, prometheus, "--config.file="+writeFile(t, work, "prometheus.yml", promConfig),
+		"--storage.tsdb.path="+filepath.Join(work, "tsdb"), "--web.listen-address="+promAddr)
+	waitListening(t, promAddr)
+
+	// The driver: at t=0 the faulty node's rail 1 starts a PFC storm on
+	// priority 3, its rail 0 link flaps, and its probes regress.
+	stop := make(chan struct{})
+	driverDone := make(chan struct{})
+	go func() {
+		defer close(driverDone)
+		drive(t, faulty, stop)
+	}()
+	t.Cleanup(func() { close(stop); <-driverDone })
+
+	want := []map[string]string{
+		{"alertname": "RoCEPFCPauseStorm", "instance": "node02", "interface": "ens2f0np0", "priority": "3", "direction": "rx", "severity": "critical", "_path": "/pager"},
+		{"alertname": "RoCEPFCStormWatchdogTriggered", "instance": "node02", "interface": "ens2f0np0", "severity": "critical"},
+		{"alertname": "RoCELinkFlapping", "instance": "node02", "severity": "warning"},
+		{"alertname": "RoCELinkDown", "instance": "node02", "device": "mlx5_0", "severity": "critical"},
+		{"alertname": "RoCEProbeBandwidthRegression", "instance": "node02", "probe": "ib_write_bw", "peer": "node01", "severity": "warning", "_path": "/ticket"},
+	}
+	begin := time.Now()
+	for _, w := range want {
+		for {
+			if _, ok := hook.find(w); ok {
+				t.Logf("%s arrived after %s", w["alertname"], time.Since(begin).Round(time.Second))
+				break
+			}
+			if time.Since(begin) > deadline {
+				t.Fatalf("alert %v did not arrive within %s; got:\n%s\n%s", w, deadline, describe(hook.all()), probeState(nodes))
+			}
+			time.Sleep(time.Second)
+		}
+	}
+	// The healthy node raised nothing.
+	for _, a := range hook.all() {
+		if a["instance"] == healthy.name {
+			t.Errorf("the healthy node raised %v\n%s", a, probeState(nodes))
+		}
+	}
+
+	// Every panel query of every dashboard returns data from this
+	// Prometheus (rate windows need a minute of samples).
+	if wait := time.Minute + 10*time.Second - time.Since(begin); wait > 0 {
+		time.Sleep(wait)
+	}
+	queries, err := dashboards.Queries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for f := range queries {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	n := 0
+	for _, f := range files {
+		for _, q := range queries[f] {
+			n++
+			res, err := query(promAddr, q)
+			if err != nil {
+				t.Errorf("%s: %s: %v", f, q, err)
+			} else if res == 0 {
+				t.Errorf("%s: no data for %s", f, q)
+			}
+		}
+	}
+	t.Logf("%d dashboard queries checked against Prometheus", n)
+}
+
+// lookTool finds a program under one of its names (Debian installs
+// Alertmanager as prometheus-alertmanager).
+func lookTool(t *testing.T, names ...string) string {
+	t.Helper()
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	t.Skipf("needs %s (apt install prometheus prometheus-alertmanager)", names[0])
+	return ""
+}
+
+// probeState shows the probe series of every node, for failure reports.
+func probeState(nodes []*node) string {
+	var b strings.Builder
+	for _, n := range nodes {
+		resp, err := http.Get("http://" + n.addr + "/metrics")
+		if err != nil {
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, l := range strings.Split(string(body), "\n") {
+			if strings.HasPrefix(l, "roce_probe_success") || strings.HasPrefix(l, "roce_probe_failure_info") || strings.HasPrefix(l, "roce_probe_runs_total") {
+				fmt.Fprintf(&b, "%s: %s\n", n.name, l)
+			}
+		}
+	}
+	return b.String()
+}
+
+func describe(alerts []map[string]string) string {
+	var b strings.Builder
+	for _, a := range alerts {
+		keys := make([]string, 0, len(a))
+		for k := range a {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, "%s=%s ", k, a[k])
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// query runs an instant query and returns the number of series or samples.
+func query(addr, q string) (int, error) {
+	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			ResultType string          `json:"resultType"`
+			Result     json.RawMessage `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return 0, fmt.Errorf("bad response: %s", body)
+	}
+	if r.Status != "success" {
+		return 0, fmt.Errorf("%s", r.Error)
+	}
+	switch r.Data.ResultType {
+	case "vector", "matrix":
+		var v []json.RawMessage
+		json.Unmarshal(r.Data.Result, &v)
+		return len(v), nil
+	}
+	return 1, nil
+}
+
+// drive advances the faulty node once a second.
+func drive(t *testing.T, n *node, stop chan struct{}) {
+	storm := sysfixture.DefaultNIC(1)
+	pauseNIC := sysfixture.DefaultNIC(0)
+	// 802.3x pause left on by mistake on rail 0 (its counters feed the
+	// dashboards' global pause panel).
+	pauseNIC.GlobalPauseRX, pauseNIC.GlobalPauseTX = true, true
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	linkDowns := 0
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		// Storm: the switch holds priority 3 paused 60% of the time, and
+		// the NIC's watchdog fires now and then.
+		storm.RXPauseDurationUS += 600_000
+		storm.RXPause += 90_000
+		storm.RXPauseTransitions += 45_000
+		storm.RXDiscardsPHY += 1200
+		storm.RXPrioDiscards += 1200
+		if i%5 == 0 {
+			storm.StormWarnings++
+			storm.StormErrors++
+		}
+		pauseNIC.LinkDownEvents = uint64(linkDowns)
+		n.nics["mlx5_1"], n.nics["mlx5_0"] = storm, pauseNIC
+		if i == 3 {
+			os.WriteFile(n.modeFile, []byte("bw_regressed"), 0o644)
+		}
+		// Flap: rail 0 goes down for 3s every 6s for half a minute, then
+		// stays down (a link that flaps before it dies).
+		port := "class/infiniband/mlx5_0/ports/1/"
+		netdev := "class/net/" + sysfixture.Netdev(0) + "/"
+		if i <= 30 && i%6 == 0 {
+			linkDowns++
+			n.setAttr(t, port+"state", "1: DOWN")
+			n.setAttr(t, port+"phys_state", "3: Disabled")
+			n.setAttr(t, netdev+"operstate", "down")
+			n.setAttr(t, port+"counters/link_downed", fmt.Sprint(linkDowns))
+			n.setAttr(t, netdev+"carrier_changes", fmt.Sprint(2+2*linkDowns-1))
+		} else if i < 30 && i%6 == 3 {
+			n.setAttr(t, port+"state", "4: ACTIVE")
+			n.setAttr(t, port+"phys_state", "5: LinkUp")
+			n.setAttr(t, netdev+"operstate", "up")
+			n.setAttr(t, netdev+"carrier_changes", fmt.Sprint(2+2*linkDowns))
+		}
+		n.writeReplay(t)
+	}
+}

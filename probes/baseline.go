@@ -56,6 +56,12 @@ func LoadBaselines(dir string, logger *slog.Logger) (*Baselines, error) {
 		return nil, fmt.Errorf("probe state directory: %w", err)
 	}
 	b.path = filepath.Join(dir, baselineFile)
+	// Temporary files of a writer killed mid-write are garbage.
+	if stale, _ := filepath.Glob(filepath.Join(dir, "."+baselineFile+".tmp-*")); len(stale) > 0 {
+		for _, f := range stale {
+			os.Remove(f)
+		}
+	}
 	data, err := os.ReadFile(b.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return b, nil

@@ -293,7 +293,7 @@ func (s *Scheduler) guarded(ctx context.Context, kind string, l Link, run func()
 		return skip("another probe is using the device")
 	}
 	defer s.locks.unlock(devices...)
-	if limit := s.opts.Plan.Probes.MaxPortUtilization; limit > 0 && s.opts.Node != nil {
+	if limit := s.opts.Plan.Probes.MaxPortUtilization; limit > 0 && limit < 1 && s.opts.Node != nil {
 		for _, dev := range devices {
 			u, err := s.opts.Node.PortUtilization(ctx, dev, s.opts.LoadWindow)
 			if err == nil && u > limit {

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -48,7 +49,26 @@ const fixtureDir = "../../collector/testdata"
 type exporterProcess struct {
 	cmd  *exec.Cmd
 	addr string
-	logs *bytes.Buffer
+	logs *syncBuffer
+}
+
+// syncBuffer collects a child's output; the copying goroutine of os/exec
+// writes while the test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func freePort(t testing.TB) string {
@@ -63,7 +83,7 @@ func freePort(t testing.TB) string {
 
 func startExporter(t testing.TB, args ...string) *exporterProcess {
 	t.Helper()
-	p := &exporterProcess{addr: freePort(t), logs: &bytes.Buffer{}}
+	p := &exporterProcess{addr: freePort(t), logs: &syncBuffer{}}
 	p.cmd = exec.Command(binary, append([]string{"--web.listen-address=" + p.addr}, args...)...)
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	if err := p.cmd.Start(); err != nil {

@@ -126,7 +126,7 @@ func TestVethThroughRealKernelPaths(t *testing.T) {
 	peerIndex := strings.TrimSpace(strings.SplitN(ipCmd(t, "-n", ns, "-o", "link", "show", "vroce1"), ":", 2)[0])
 
 	addr := "127.0.0.1:14791"
-	logs := &strings.Builder{}
+	logs := &syncBuffer{}
 	cmd := exec.Command("ip", "netns", "exec", ns, binary,
 		"--web.listen-address="+addr, "--collector.netdev.include=^vroce",
 		"--collector.ethtool.raw-include=^peer_ifindex$", "--collector.rdma.gid-refresh=0s", "--log.level=debug")

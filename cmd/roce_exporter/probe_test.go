@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -168,7 +167,7 @@ func TestProbeMetricsAndRegressionOnServe(t *testing.T) {
   ping:
     enabled: false
 `, absPath(t, "../../probes/testdata/standin/perftest")))
-	p := &exporterProcess{addr: freePort(t), logs: &bytes.Buffer{}}
+	p := &exporterProcess{addr: freePort(t), logs: &syncBuffer{}}
 	p.cmd = exec.Command(binary, append([]string{"--web.listen-address=" + p.addr, "--config.file=" + plan, "--node.name=node01"},
 		scenarioArgs("mlx5-8x400g-healthy")...)...)
 	p.cmd.Env = append(os.Environ(), "STANDIN_DIR="+dir, "STANDIN_MODE=bw_ok", "STANDIN_SERVER=idle")

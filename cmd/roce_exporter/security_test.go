@@ -199,7 +199,7 @@ func TestUnprivilegedRunSkipsUnreadableFiles(t *testing.T) {
 	os.Chmod(bin, 0o755)
 
 	addr := freePort(t)
-	logs := &bytes.Buffer{}
+	logs := &syncBuffer{}
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
 		"--path.sysfs="+filepath.Join(dir, "sys"), "--path.dev="+filepath.Join(dir, "dev"),
 		"--collector.ethtool.replay-dir="+filepath.Join(dir, "replay"), "--web.listen-address="+addr)

@@ -42,7 +42,7 @@ func newServeCommand(a *app) *serveCommand {
 	// invocation without a subcommand accepts them.
 	s.webFlags = kingpinflag.AddFlags(a.kp, defaultListenAddress)
 	s.telemetryPath = a.kp.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
-	s.maxRequests = a.kp.Flag("web.max-requests", "Maximum number of parallel scrape requests; more get 503. Concurrent scrapes share one collection. 0 disables the limit.").Default("40").Int()
+	s.maxRequests = a.kp.Flag("web.max-requests", "Maximum number of parallel scrape requests; more get 503. Concurrent scrapes share one collection, so a request costs little beyond writing the response. 0 disables the limit.").Default("100").Int()
 	s.webTimeout = a.kp.Flag("web.timeout", "Upper bound for answering a scrape; collectors that are still reading by then are reported as failed.").Default("10s").Duration()
 	s.disableExpMetr = a.kp.Flag("web.disable-exporter-metrics", "Exclude metrics about the exporter itself (promhttp_*, process_*, go_*).").Bool()
 	return s

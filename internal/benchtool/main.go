@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/roce-exporter/roce_exporter/internal/loadtest"
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
 )
 
@@ -32,6 +33,8 @@ func main() {
 	scrapes := flag.Int("scrapes", 1000, "scrapes per exporter for CPU and latency")
 	straceScrapes := flag.Int("strace-scrapes", 50, "scrapes counted under strace (0 skips)")
 	soak := flag.Int("soak", 0, "if > 0: scrape our exporter this many times and report RSS at 1,000 and at the end")
+	load := flag.Int("load", 0, "if > 0: this many concurrent clients for -load-duration (load test)")
+	loadDuration := flag.Duration("load-duration", 60*time.Second, "duration of the load test")
 	ours := flag.String("binary", "./roce_exporter", "our exporter binary")
 	nodeExp := flag.String("node-exporter", "/usr/bin/prometheus-node-exporter", "node_exporter binary ('' skips the comparison)")
 	allCollectors := flag.Bool("all-collectors", false, "run every default collector (with ethtool/DCB captures) instead of the node_exporter-equivalent rdma+netdev")
@@ -60,6 +63,17 @@ func main() {
 
 	if *soak > 0 {
 		runSoak(a, *soak)
+		return
+	}
+	if *load > 0 {
+		pid := a.cmd.Process.Pid
+		rss0 := statusKB(pid, "VmRSS")
+		r := loadtest.Run("http://"+a.addr+"/metrics", *load, *loadDuration)
+		fmt.Println("load:", r)
+		if r.FirstError != "" {
+			fmt.Println("  first error:", r.FirstError)
+		}
+		fmt.Printf("  RSS before %.1f MiB, after %.1f MiB, peak %.1f MiB\n", float64(rss0)/1024, float64(statusKB(pid, "VmRSS"))/1024, float64(statusKB(pid, "VmHWM"))/1024)
 		return
 	}
 	ra := measure(a, *scrapes)

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/internal/loadtest"
+	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+)
+
+// TestLoad50Clients scrapes the 32-port scale fixture from 50 concurrent
+// clients (10 s here; `go run ./internal/benchtool -ports 32 -all-collectors
+// -load 50` runs the full minute): zero errors, bounded latency, bounded
+// memory.
+func TestLoad50Clients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load test")
+	}
+	duration := 10 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("ROCE_LOAD_DURATION")); err == nil {
+		duration = d
+	}
+	root := filepath.Join(t.TempDir(), "node")
+	n := sysfixture.ScaleNode(32)
+	if err := sysfixture.Write(root, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := sysfixture.WriteReplay(root, filepath.Join(root, "replay"), n, map[string]sysfixture.NIC{}); err != nil {
+		t.Fatal(err)
+	}
+	p := startExporter(t, "--path.sysfs="+filepath.Join(root, "sys"), "--path.dev="+filepath.Join(root, "dev"),
+		"--collector.ethtool.replay-dir="+filepath.Join(root, "replay"), "--log.level=warn")
+	r := loadtest.Run("http://"+p.addr+"/metrics", 50, duration)
+	peak := statusKB(t, p.cmd.Process.Pid, "VmHWM")
+	t.Logf("%s; peak RSS %.1f MiB", r, float64(peak)/1024)
+	if r.Errors > 0 {
+		t.Errorf("%d errors, first: %s", r.Errors, r.FirstError)
+	}
+	if r.Requests < 100 {
+		t.Errorf("only %d requests completed", r.Requests)
+	}
+	// Generous bounds for a loaded 2-core CI machine; the benchmark
+	// figures are reported separately.
+	if r.P99 > 5*time.Second {
+		t.Errorf("p99 latency %s under load", r.P99)
+	}
+	if peak > 200*1024 {
+		t.Errorf("peak RSS %.0f MiB under load", float64(peak)/1024)
+	}
+}
+
+func statusKB(t *testing.T, pid int, field string) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, field+":") {
+			v, _ := strconv.Atoi(strings.Fields(l)[1])
+			return v
+		}
+	}
+	return 0
+}

@@ -111,8 +111,10 @@ type Exporter struct {
 
 	// Buffers reused by consecutive collections (which never overlap).
 	all      Sink
-	order    []int32
+	order    sortCache
 	lastSize int
+	current  *collection // the latest finished collection
+	free     [][]byte    // output buffers no reader holds (guarded by mu)
 }
 
 // collection is one run of every collector; concurrent scrapes share it.
@@ -121,6 +123,7 @@ type collection struct {
 	text   []byte
 	series int
 	snap   *Snapshot
+	refs   int // guarded by Exporter.mu
 }
 
 // NewExporter builds the enabled collectors. A collector whose factory
@@ -157,38 +160,87 @@ func (e *Exporter) Collectors() []string {
 }
 
 // Snapshot runs one collection and returns the typed view of the node.
-func (e *Exporter) Snapshot() *Snapshot { return e.collect().snap }
+func (e *Exporter) Snapshot() *Snapshot {
+	c := e.collect()
+	defer e.release(c)
+	return c.snap
+}
 
 // Text runs one collection (or joins the one in flight, so that a burst
-// of concurrent scrapes costs one read of the hardware) and returns the
-// rendered exposition. The slice must not be modified.
-func (e *Exporter) Text() []byte { return e.collect().text }
+// of concurrent scrapes costs one read of the hardware) and returns a copy
+// of the rendered exposition.
+func (e *Exporter) Text() []byte {
+	c := e.collect()
+	defer e.release(c)
+	return append([]byte(nil), c.text...)
+}
 
+// WriteText collects (or joins a collection) and writes the exposition
+// to w without copying it. It returns the number of series.
+func (e *Exporter) WriteText(w interface{ Write([]byte) (int, error) }) (int, error) {
+	c := e.collect()
+	defer e.release(c)
+	_, err := w.Write(c.text)
+	return c.series, err
+}
+
+// collect returns a collection the caller holds a reference to; it must
+// call release when done with the text. The references let the next
+// collection render into a buffer nobody is still writing out.
 func (e *Exporter) collect() *collection {
 	e.mu.Lock()
 	if c := e.inflight; c != nil {
+		c.refs++
 		e.mu.Unlock()
 		<-c.done
 		return c
 	}
-	c := &collection{done: make(chan struct{})}
+	// One reference for the caller, one for the exporter until the next
+	// collection replaces this one.
+	c := &collection{done: make(chan struct{}), refs: 2}
 	e.inflight = c
 	prev := e.latest
+	buf := e.takeBuffer()
 	e.mu.Unlock()
 
 	c.snap = e.run(prev)
-	// A fresh buffer per collection: waiters of this collection may still
-	// be writing it out while the next one renders.
-	c.text, e.order = e.all.render(make([]byte, 0, e.lastSize+e.lastSize/8), e.order)
+	c.text = e.all.render(buf, &e.order)
 	c.series = len(e.all.samples)
 	e.lastSize = len(c.text)
 
 	e.mu.Lock()
 	e.inflight = nil
 	e.previous, e.latest = prev, c.snap
+	old := e.current
+	e.current = c
 	e.mu.Unlock()
 	close(c.done)
+	if old != nil {
+		e.release(old)
+	}
 	return c
+}
+
+func (e *Exporter) release(c *collection) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c.refs--
+	if c.refs == 0 && c.text != nil {
+		e.free = append(e.free, c.text[:0])
+		c.text = nil
+	}
+}
+
+// takeBuffer reuses the output buffer of a collection nobody reads any
+// more: on a 32-port node the text is half a megabyte per scrape, which
+// would otherwise dominate the garbage collector's work. Call with e.mu.
+func (e *Exporter) takeBuffer() []byte {
+	if n := len(e.free); n > 0 {
+		b := e.free[n-1]
+		e.free = e.free[:n-1]
+		return b
+	}
+	return make([]byte, 0, e.lastSize+e.lastSize/8)
 }
 
 type result struct {
@@ -245,23 +297,31 @@ func (e *Exporter) runPhase(s *Scrape, p phase) {
 	for _, rc := range started {
 		pending[rc] = true
 	}
+	done := make(map[*runningCollector]result, len(started))
+wait:
 	for len(pending) > 0 {
 		select {
 		case r := <-results:
 			delete(pending, r.rc)
-			e.finish(r)
+			done[r.rc] = r
 			if p == phaseSource {
 				ok := r.err == nil
 				s.update(func(sn *Snapshot) { sn.Sources[r.rc.name] = ok })
 			}
 		case <-timer.C:
-			for rc := range pending {
-				e.logger.Warn("collector timed out; its source is not answering", "collector", rc.name, "timeout", e.cfg.Timeout)
-				e.all.emit(scrapeDurationDesc, e.cfg.Timeout.Seconds(), rc.name)
-				e.all.emit(scrapeSuccessDesc, 0, rc.name)
-			}
-			return
+			break wait
 		}
+	}
+	// Append in collector order, not completion order: the output then has
+	// the same shape every scrape, which lets render reuse its sort.
+	for _, rc := range started {
+		if r, ok := done[rc]; ok {
+			e.finish(r)
+			continue
+		}
+		e.logger.Warn("collector timed out; its source is not answering", "collector", rc.name, "timeout", e.cfg.Timeout)
+		e.all.emit(scrapeDurationDesc, e.cfg.Timeout.Seconds(), rc.name)
+		e.all.emit(scrapeSuccessDesc, 0, rc.name)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -39,15 +40,15 @@ type dcbSource interface {
 }
 
 type dcbCollector struct {
-	cfg     *Config
-	logger  *slog.Logger
-	src     dcbSource
-	attrs   *attrCache
-	ecnDirs map[string][2]string
+	cfg    *Config
+	logger *slog.Logger
+	src    dcbSource
+	attrs  *attrCache
+	ecn    map[string]*ecnState
 }
 
 func newDCBCollector(cfg *Config, logger *slog.Logger) (Collector, error) {
-	c := &dcbCollector{cfg: cfg, logger: logger, attrs: newAttrCache(cfg.fs), ecnDirs: map[string][2]string{}}
+	c := &dcbCollector{cfg: cfg, logger: logger, attrs: newAttrCache(cfg.fs), ecn: map[string]*ecnState{}}
 	if cfg.Ethtool.ReplayDir != "" {
 		c.src = &replayDCB{dir: cfg.Ethtool.ReplayDir}
 	} else {
@@ -99,6 +100,11 @@ func (c *dcbCollector) Update(s *Scrape, out *Sink) error {
 			states[iface] = st
 		}
 	}
+	for iface := range c.ecn {
+		if !slices.Contains(ifaces, iface) {
+			delete(c.ecn, iface)
+		}
+	}
 	if len(states) == 0 {
 		return errors.Join(ErrNoData, errors.New("no interface reports DCB state"))
 	}
@@ -106,42 +112,67 @@ func (c *dcbCollector) Update(s *Scrape, out *Sink) error {
 	return nil
 }
 
-// readECN reads MLNX_OFED's /sys/class/net/<if>/ecn/roce_{np,rp}/enable/<p>.
+// readECN reports MLNX_OFED's /sys/class/net/<if>/ecn/roce_{np,rp}/enable/<p>.
 // Upstream mlx5 has no such files; then ECN is inferred from counters by
-// the health checks.
+// the health checks. The files are settings, not readings, so they are
+// read on the refresh interval (16 files per interface) and reported from
+// the cache in between.
 func (c *dcbCollector) readECN(s *Scrape, iface string, out *Sink) map[string]*[8]bool {
-	dirs, ok := c.ecnDirs[iface]
-	if !ok {
-		for i, role := range ecnRoles {
-			dirs[i] = c.cfg.sys("class", "net", iface, "ecn", "roce_"+role, "enable")
-		}
-		c.ecnDirs[iface] = dirs
+	cached, ok := c.ecn[iface]
+	if !ok || s.Time.Sub(cached.at) >= c.cfg.GIDRefresh {
+		cached = c.loadECN(s, iface)
+		c.ecn[iface] = cached
 	}
-	var result map[string]*[8]bool
 	for i, role := range ecnRoles {
+		if v := cached.values[role]; v != nil {
+			for p := 0; p < 8; p++ {
+				if cached.present[i][p] {
+					out.emit(ecnEnabledDesc, boolFloat(v[p]), iface, priorityLabels[p], role)
+				}
+			}
+		}
+	}
+	return cached.values
+}
+
+type ecnState struct {
+	at      time.Time
+	values  map[string]*[8]bool // nil when the driver has no ecn/ files
+	present [2][8]bool
+}
+
+func (c *dcbCollector) loadECN(s *Scrape, iface string) *ecnState {
+	st := &ecnState{at: s.Time}
+	for i, role := range ecnRoles {
+		dir := c.cfg.sys("class", "net", iface, "ecn", "roce_"+role, "enable")
 		var enabled [8]bool
 		found := false
 		for p := 0; p < 8; p++ {
-			v, err := c.attrs.readUint(dirs[i], priorityLabels[p])
+			path := joinPath(dir, priorityLabels[p])
+			text, err := readSysfsFile(c.cfg.fs, path)
 			if err != nil {
 				if !isVanished(err) {
-					s.readError("dcb", joinPath(dirs[i], priorityLabels[p]), err)
+					s.readError("dcb", path, err)
 				}
+				continue
+			}
+			v, err := parseSysfsUint(path, []byte(text))
+			if err != nil {
+				s.readError("dcb", path, err)
 				continue
 			}
 			found = true
 			enabled[p] = v != 0
-			out.emit(ecnEnabledDesc, boolFloat(v != 0), iface, priorityLabels[p], role)
+			st.present[i][p] = true
 		}
 		if found {
-			if result == nil {
-				result = map[string]*[8]bool{}
+			if st.values == nil {
+				st.values = map[string]*[8]bool{}
 			}
-			e := enabled
-			result[role] = &e
+			st.values[role] = &enabled
 		}
 	}
-	return result
+	return st
 }
 
 var ecnRoles = [2]string{"np", "rp"}

@@ -167,7 +167,7 @@ func (c *ethtoolCollector) updateInterface(s *Scrape, iface string, out *Sink) *
 			c.logger.Debug("ethtool stat maps to a series already fed by another name", "interface", iface, "stat", d.Raw, "kept", d.KeptRaw)
 		}
 	}
-	result := &EthtoolStats{Interface: iface}
+	result := &EthtoolStats{Interface: iface, Values: make([]EthtoolValue, 0, len(im.m.Entries()))}
 	labels := make([]string, 0, 4)
 	err = im.m.Each(st.Values, func(e nicstats.Entry, v uint64) {
 		labels = append(labels[:0], iface)

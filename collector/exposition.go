@@ -124,33 +124,72 @@ func (s *Sink) appendSink(other *Sink) {
 	}
 }
 
-// render sorts the samples into families and writes the text format to
-// buf: families by name, series by label values in label-name order, as
-// client_golang's registry does.
-func (s *Sink) render(buf []byte, idx []int32) ([]byte, []int32) {
-	idx = idx[:0]
-	for i := range s.samples {
-		idx = append(idx, int32(i))
+// sortCache remembers the order render sorted the last scrape's samples
+// into. A node's series come out of the collectors in the same sequence
+// scrape after scrape, so checking that the sequence is unchanged (one
+// linear pass) usually replaces the sort.
+type sortCache struct {
+	idx    []int32
+	descs  []*Desc
+	labels []string
+}
+
+func (c *sortCache) matches(s *Sink) bool {
+	if len(c.descs) != len(s.samples) || len(c.labels) != len(s.labels) {
+		return false
 	}
-	slices.SortStableFunc(idx, func(a, b int32) int {
-		sa, sb := &s.samples[a], &s.samples[b]
-		if c := cmp.Compare(sa.desc.name, sb.desc.name); c != 0 {
-			return c
+	for i := range s.samples {
+		if c.descs[i] != s.samples[i].desc {
+			return false
 		}
-		la, lb := s.labels[sa.lo:sa.hi], s.labels[sb.lo:sb.hi]
-		for _, o := range sa.desc.order {
-			if o >= len(lb) {
-				return 1
-			}
-			if c := cmp.Compare(la[o], lb[o]); c != 0 {
+	}
+	for i, l := range s.labels {
+		if c.labels[i] != l {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *sortCache) remember(s *Sink) {
+	c.descs = c.descs[:0]
+	for i := range s.samples {
+		c.descs = append(c.descs, s.samples[i].desc)
+	}
+	c.labels = append(c.labels[:0], s.labels...)
+}
+
+// render writes the samples in the text format to buf: families by name,
+// series by label values in label-name order, as client_golang's registry
+// does.
+func (s *Sink) render(buf []byte, cache *sortCache) []byte {
+	if !cache.matches(s) {
+		idx := cache.idx[:0]
+		for i := range s.samples {
+			idx = append(idx, int32(i))
+		}
+		slices.SortFunc(idx, func(a, b int32) int {
+			sa, sb := &s.samples[a], &s.samples[b]
+			if c := cmp.Compare(sa.desc.name, sb.desc.name); c != 0 {
 				return c
 			}
-		}
-		return 0
-	})
+			la, lb := s.labels[sa.lo:sa.hi], s.labels[sb.lo:sb.hi]
+			for _, o := range sa.desc.order {
+				if o >= len(lb) {
+					return 1
+				}
+				if c := cmp.Compare(la[o], lb[o]); c != 0 {
+					return c
+				}
+			}
+			return cmp.Compare(a, b) // keep duplicates in emission order
+		})
+		cache.idx = idx
+		cache.remember(s)
+	}
 	var prev *Desc
 	prevName := ""
-	for _, i := range idx {
+	for _, i := range cache.idx {
 		smp := &s.samples[i]
 		d := smp.desc
 		if d != prev && d.name != prevName {
@@ -176,7 +215,7 @@ func (s *Sink) render(buf []byte, idx []int32) ([]byte, []int32) {
 		buf = appendFloat(buf, smp.value)
 		buf = append(buf, '\n')
 	}
-	return buf, idx
+	return buf
 }
 
 // appendEscaped escapes as the text format requires: backslash and
@@ -226,8 +265,4 @@ func NewTextWriter(e *Exporter) *TextWriter { return &TextWriter{e: e} }
 
 // Write collects once (or joins a collection in flight) and writes the
 // exposition; it returns the number of series written.
-func (t *TextWriter) Write(w io.Writer) (int, error) {
-	c := t.e.collect()
-	_, err := w.Write(c.text)
-	return c.series, err
-}
+func (t *TextWriter) Write(w io.Writer) (int, error) { return t.e.WriteText(w) }

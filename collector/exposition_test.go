@@ -75,10 +75,34 @@ func TestTextEscapesLabelValuesAndHelp(t *testing.T) {
 	var s Sink
 	s.emit(d, 1.5, `quote " and \ backslash`, "line\nbreak")
 	s.emit(d, 2, "x", "y")
-	text, _ := s.render(nil, nil)
+	text := s.render(nil, &sortCache{})
 	assertReencodes(t, text)
 	want := `roce_test_escape{a="quote \" and \\ backslash",b="line\nbreak"} 1.5`
 	if !strings.Contains(string(text), want) {
 		t.Errorf("got\n%s\nwant a line %s", text, want)
 	}
+}
+
+func TestRenderReusesItsSortOnlyWhenTheSamplesAreTheSame(t *testing.T) {
+	d := newGaugeDesc("roce_test_order", "h", "device")
+	var s Sink
+	var cache sortCache
+	s.emit(d, 1, "mlx5_10")
+	s.emit(d, 2, "mlx5_2")
+	first := string(s.render(nil, &cache))
+	s.reset()
+	s.emit(d, 3, "mlx5_10")
+	s.emit(d, 4, "mlx5_2")
+	second := string(s.render(nil, &cache))
+	if !strings.Contains(second, `roce_test_order{device="mlx5_10"} 3`+"\n"+`roce_test_order{device="mlx5_2"} 4`) {
+		t.Errorf("cached order gave:\n%s", second)
+	}
+	s.reset()
+	s.emit(d, 5, "mlx5_3")
+	s.emit(d, 6, "mlx5_1")
+	third := string(s.render(nil, &cache))
+	if !strings.Contains(third, `device="mlx5_1"} 6`+"\n"+`roce_test_order{device="mlx5_3"} 5`) {
+		t.Errorf("changed samples were not re-sorted:\n%s", third)
+	}
+	_ = first
 }

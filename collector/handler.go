@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -56,21 +57,25 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	text := make(chan []byte, 1)
-	go func() { text <- h.e.Text() }()
-	var body []byte
+	done := make(chan *collection, 1)
+	go func() { done <- h.e.collect() }()
+	var c *collection
 	if h.opts.Timeout > 0 {
 		timer := time.NewTimer(h.opts.Timeout)
 		defer timer.Stop()
 		select {
-		case body = <-text:
+		case c = <-done:
 		case <-timer.C:
+			// The collection goes on; drop our reference when it ends.
+			go func() { h.e.release(<-done) }()
 			http.Error(w, "scrape timed out", http.StatusServiceUnavailable)
 			return
 		}
 	} else {
-		body = <-text
+		c = <-done
 	}
+	defer h.e.release(c)
+	body := c.text
 
 	var self []byte
 	if h.opts.Self != nil {
@@ -91,6 +96,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.gz.Put(zw)
 		return
 	}
+	// With the length known, net/http sends the body in one write instead
+	// of chunking it through its 4 KiB buffer.
+	w.Header().Set("Content-Length", strconv.Itoa(len(self)+len(body)))
 	w.Write(self)
 	w.Write(body)
 }

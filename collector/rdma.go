@@ -95,6 +95,7 @@ type rdmaPortState struct {
 }
 
 type counterFile struct {
+	handle    *cachedAttr
 	path      string
 	canonical string
 	desc      *Desc
@@ -591,7 +592,7 @@ func (c *rdmaCollector) readCounters(s *Scrape, ps *rdmaPortState, files []count
 	values := make([]CounterValue, 0, len(files))
 	for i := range files {
 		f := &files[i]
-		raw, err := ps.attrs.readUint(f.path, "")
+		raw, err := ps.attrs.readUintVia(&f.handle, f.path)
 		if err != nil {
 			if isVanished(err) {
 				ps.listed = false // layout changed: list again next scrape

@@ -112,6 +112,9 @@ type attrCache struct {
 type attrKey struct{ dir, name string }
 
 type cachedAttr struct {
+	// closed is set when the cache drops the file, so a holder of the
+	// pointer (see readUintVia) knows to look it up again.
+	closed  bool
 	path    string
 	f       attrFile
 	seen    uint64
@@ -131,6 +134,7 @@ func (c *attrCache) sweep() {
 	for k, a := range c.files {
 		if a.seen != c.gen {
 			a.f.close()
+			a.closed = true
 			delete(c.files, k)
 		}
 	}
@@ -140,6 +144,7 @@ func (c *attrCache) sweep() {
 func (c *attrCache) closeAll() {
 	for k, a := range c.files {
 		a.f.close()
+		a.closed = true
 		delete(c.files, k)
 	}
 }
@@ -173,15 +178,44 @@ func (c *attrCache) readEntry(dir, name string) (*cachedAttr, []byte, error) {
 		// The device behind a cached fd was removed, possibly re-added under
 		// the same name: retry once with a fresh open.
 		a.f.close()
+		a.closed = true
 		delete(c.files, k)
 		return c.readEntry(dir, name)
 	}
 	if err != nil {
 		a.f.close()
+		a.closed = true
 		delete(c.files, k)
 		return nil, nil, &fs.PathError{Op: "read", Path: a.path, Err: err}
 	}
 	return a, c.buf[:n], nil
+}
+
+// readUintVia reads a counter through a handle the caller keeps between
+// scrapes, skipping the map lookup (two string hashes) of readUint; the
+// handle is refreshed when the cache dropped the file.
+func (c *attrCache) readUintVia(h **cachedAttr, path string) (uint64, error) {
+	a := *h
+	if a == nil || a.closed {
+		var b []byte
+		var err error
+		a, b, err = c.readEntry(path, "")
+		if err != nil {
+			*h = nil
+			return 0, err
+		}
+		*h = a
+		return parseSysfsUint(a.path, b)
+	}
+	a.seen = c.gen
+	n, err := a.f.preadAt0(c.buf[:])
+	if err != nil {
+		// Let the general path handle reopening and cleanup.
+		a.seen = 0
+		*h = nil
+		return c.readUint(path, "")
+	}
+	return parseSysfsUint(a.path, c.buf[:n])
 }
 
 // readString returns the trimmed text of a sysfs attribute. An unchanged

@@ -89,16 +89,22 @@ func (t *topologyCache) get() (*Topology, error) {
 			continue
 		}
 		dir := joinPath(classDir, name)
-		ino, err := t.cfg.fs.inode(dir)
-		if err != nil {
-			continue // vanished between listing and stat
+		d := t.devices[name]
+		// A device's identity (kernfs inode) is checked when its layout is
+		// due for a refresh, not every scrape: a device removed and
+		// re-added in between keeps being read through reopened files and
+		// gets its new layout at the refresh.
+		if d == nil || now.Sub(d.built) > t.refreshInterval() {
+			ino, err := t.cfg.fs.inode(dir)
+			if err != nil {
+				continue // vanished between listing and stat
+			}
+			if d == nil || d.Inode != ino || now.Sub(d.built) > t.refreshInterval() {
+				d = t.build(name, dir, ino, now)
+				t.devices[name] = d
+			}
 		}
 		seen[name] = true
-		d := t.devices[name]
-		if d == nil || d.Inode != ino || now.Sub(d.built) > t.refreshInterval() {
-			d = t.build(name, dir, ino, now)
-			t.devices[name] = d
-		}
 		topo.Devices = append(topo.Devices, d)
 	}
 	for name := range t.devices {

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+)
+
+// BenchmarkFullScrape is one scrape of every default collector, the
+// health checks included, as the served binary runs it (the collector
+// package's BenchmarkScrape leaves the health checks out).
+func BenchmarkFullScrape(b *testing.B) {
+	for _, ports := range []int{1, 8, 32} {
+		b.Run(fmt.Sprintf("ports=%d", ports), func(b *testing.B) {
+			root := filepath.Join(b.TempDir(), "node")
+			n := sysfixture.ScaleNode(ports)
+			if err := sysfixture.Write(root, n); err != nil {
+				b.Fatal(err)
+			}
+			if err := sysfixture.WriteReplay(root, filepath.Join(root, "replay"), n, map[string]sysfixture.NIC{}); err != nil {
+				b.Fatal(err)
+			}
+			cfg := &collector.Config{SysPath: filepath.Join(root, "sys"), DevPath: filepath.Join(root, "dev"),
+				Timeout: 10 * time.Second, GIDRefresh: time.Minute,
+				Enabled: []string{"dcb", "ethtool", "health", "netdev", "pcie", "probe", "rdma"}}
+			cfg.Ethtool.ReplayDir = filepath.Join(root, "replay")
+			cfg.Health.Evaluate = evaluateHealth
+			e, err := collector.NewExporter(cfg, slog.New(slog.DiscardHandler))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Close()
+			series, _ := e.WriteText(io.Discard)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				e.WriteText(io.Discard)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(series), "series/scrape")
+		})
+	}
+}

@@ -266,7 +266,6 @@ func (e *Exporter) run(prev *Snapshot) *Snapshot {
 
 func (e *Exporter) runPhase(s *Scrape, p phase) {
 	var started []*runningCollector
-	results := make(chan result, len(e.collectors))
 	for _, rc := range e.collectors {
 		if rc.phase != p {
 			continue
@@ -279,44 +278,49 @@ func (e *Exporter) runPhase(s *Scrape, p phase) {
 			continue
 		}
 		started = append(started, rc)
-		go func(rc *runningCollector) {
+	}
+	if len(started) == 0 {
+		return
+	}
+	// Each goroutine writes its own slot and then flags it; only the last
+	// one to finish wakes the waiter, since every wake-up costs a futex
+	// call on the scrape path.
+	results := make([]result, len(started))
+	finished := make([]atomic.Bool, len(started))
+	var remaining atomic.Int64
+	remaining.Store(int64(len(started)))
+	allDone := make(chan struct{})
+	for i, rc := range started {
+		go func() {
 			rc.sink.reset()
 			begin := time.Now()
 			err := safeUpdate(rc, s, &rc.sink)
 			d := time.Since(begin)
+			if p == phaseSource {
+				s.update(func(sn *Snapshot) { sn.Sources[rc.name] = err == nil })
+			}
+			results[i] = result{rc: rc, err: err, duration: d}
+			finished[i].Store(true)
 			// Clear busy before reporting, or the next scrape could start
 			// before this goroutine gets to run again and skip the
 			// collector as stuck.
 			rc.busy.Store(false)
-			results <- result{rc: rc, err: err, duration: d}
-		}(rc)
+			if remaining.Add(-1) == 0 {
+				close(allDone)
+			}
+		}()
 	}
 	timer := time.NewTimer(e.cfg.Timeout)
-	defer timer.Stop()
-	pending := make(map[*runningCollector]bool, len(started))
-	for _, rc := range started {
-		pending[rc] = true
+	select {
+	case <-allDone:
+	case <-timer.C:
 	}
-	done := make(map[*runningCollector]result, len(started))
-wait:
-	for len(pending) > 0 {
-		select {
-		case r := <-results:
-			delete(pending, r.rc)
-			done[r.rc] = r
-			if p == phaseSource {
-				ok := r.err == nil
-				s.update(func(sn *Snapshot) { sn.Sources[r.rc.name] = ok })
-			}
-		case <-timer.C:
-			break wait
-		}
-	}
+	timer.Stop()
 	// Append in collector order, not completion order: the output then has
 	// the same shape every scrape, which lets render reuse its sort.
-	for _, rc := range started {
-		if r, ok := done[rc]; ok {
-			e.finish(r)
+	for i, rc := range started {
+		if finished[i].Load() {
+			e.finish(results[i])
 			continue
 		}
 		e.logger.Warn("collector timed out; its source is not answering", "collector", rc.name, "timeout", e.cfg.Timeout)

@@ -122,7 +122,7 @@ func RegisterFlags(app *kingpin.Application) *Flags {
 	}
 	f.devInclude = app.Flag("collector.rdma.device-include", "Regexp of RDMA devices to read (all collectors); others are never touched.").PlaceHolder("REGEX").String()
 	f.devExclude = app.Flag("collector.rdma.device-exclude", "Regexp of RDMA devices never to read (all collectors), e.g. firmware-restricted functions.").PlaceHolder("REGEX").String()
-	f.gidRefresh = app.Flag("collector.rdma.gid-refresh", "How long a port's GID table is cached before it is read again (0 = every scrape).").Default("60s").Duration()
+	f.gidRefresh = app.Flag("collector.rdma.gid-refresh", "How long a port's configuration (GID table, default RoCE mode, active MTU) and slow-changing device metadata are cached before they are read again (0 = every scrape).").Default("60s").Duration()
 	f.netdevInclude = app.Flag("collector.netdev.include", "Regexp of extra network interfaces to report besides those backing RDMA ports.").PlaceHolder("REGEX").String()
 	f.ethtoolReplay = app.Flag("collector.ethtool.replay-dir", "Read recorded `ethtool -S/-i/-a` and DCB text from DIR/<iface>.txt, <iface>.driver.txt, <iface>.pause.txt, <iface>.dcb.txt instead of the kernel.").PlaceHolder("DIR").String()
 	f.ethtoolRawInclude = app.Flag("collector.ethtool.raw-include", "Regexp of raw ethtool stat names to export as roce_ethtool_<name> (off by default: NICs have thousands).").PlaceHolder("REGEX").String()

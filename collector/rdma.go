@@ -82,7 +82,8 @@ type rdmaDeviceState struct {
 type rdmaPortState struct {
 	attrs     *attrCache
 	linkLayer string
-	netdevDir string
+	// activeMTU is 0 where it does not apply (InfiniBand, no netdev).
+	activeMTU int
 	counters  []counterFile
 	hw        []counterFile
 	// lifespanSeconds is -1 when the port has no lifespan file.
@@ -199,8 +200,18 @@ var errPartial = errors.New("partial data")
 func (c *rdmaCollector) readDevices(s *Scrape, tds []*TopoDevice, states []*rdmaDeviceState) ([]*RDMADevice, []string) {
 	n := len(tds)
 	devs := make([]*RDMADevice, n)
-	done := make(chan int, n)
-	var next atomic.Int64
+	// status[i] is published after devs[i] is written, so the waiter may
+	// read devs[i] once it sees deviceRead. The waiter is woken once, by
+	// the last device, not once per device: every wake-up is a futex call.
+	status := make([]atomic.Int32, n)
+	var next, completed atomic.Int64
+	allDone := make(chan struct{})
+	finish := func(i int, st int32) {
+		status[i].Store(st)
+		if completed.Add(1) == int64(n) {
+			close(allDone)
+		}
+	}
 	worker := func() {
 		for {
 			i := int(next.Add(1) - 1)
@@ -209,7 +220,7 @@ func (c *rdmaCollector) readDevices(s *Scrape, tds []*TopoDevice, states []*rdma
 			}
 			st := states[i]
 			if !st.busy.CompareAndSwap(false, true) {
-				done <- -1 - i // still stuck in an earlier scrape
+				finish(i, deviceSkipped) // still stuck in an earlier scrape
 				continue
 			}
 			st.sink.reset()
@@ -218,7 +229,7 @@ func (c *rdmaCollector) readDevices(s *Scrape, tds []*TopoDevice, states []*rdma
 			st.attrs.sweep()
 			devs[i] = d
 			st.busy.Store(false)
-			done <- i
+			finish(i, deviceRead)
 		}
 	}
 	workers := min(rdmaWorkers, (n+devicesPerWorker-1)/devicesPerWorker)
@@ -228,50 +239,58 @@ func (c *rdmaCollector) readDevices(s *Scrape, tds []*TopoDevice, states []*rdma
 	for w := 0; w < workers; w++ {
 		go worker()
 	}
+	// One timer serves both the stall check and the deadline: each timer
+	// armed on the scrape path can cost a netpoller wake-up.
 	budget := c.cfg.Timeout * 3 / 4
-	deadline := time.NewTimer(budget)
-	defer deadline.Stop()
-	stall := time.NewTicker(max(budget/8, time.Millisecond))
-	defer stall.Stop()
-	finished := make([]bool, n)
-	var skipped []string
-	completed, progress, extra := 0, 0, 0
-	for completed < n {
+	stallEvery := max(budget/8, time.Millisecond)
+	begin := time.Now()
+	tick := time.NewTimer(stallEvery)
+	defer tick.Stop()
+	timedOut := false
+	for lastProgress, extra := int64(-1), 0; ; {
 		select {
-		case i := <-done:
-			completed++
-			progress++
-			if i >= 0 {
-				finished[i] = true
-			} else {
-				skipped = append(skipped, tds[-1-i].Name)
-				c.logger.Debug("RDMA device still stuck in an earlier read, skipped", "device", tds[-1-i].Name)
+		case <-allDone:
+		case <-tick.C:
+			left := budget - time.Since(begin)
+			if left <= 0 {
+				timedOut = true
+				break
 			}
-		case <-stall.C:
-			if progress == 0 && int(next.Load()) < n && extra < maxExtraWorkers {
+			p := completed.Load()
+			if p == lastProgress && int(next.Load()) < n && extra < maxExtraWorkers {
 				extra++
 				go worker()
 			}
-			progress = 0
-		case <-deadline.C:
-			stuck := skipped
-			for i := range tds {
-				if !finished[i] && states[i].busy.Load() {
-					stuck = append(stuck, tds[i].Name)
-				}
-			}
+			lastProgress = p
+			tick.Reset(min(stallEvery, left))
+			continue
+		}
+		break
+	}
+	out := make([]*RDMADevice, n)
+	var stuck []string
+	for i := range tds {
+		switch status[i].Load() {
+		case deviceRead:
 			// Results of devices that finished are kept; the rest are nil.
-			out := make([]*RDMADevice, n)
-			for i := range tds {
-				if finished[i] {
-					out[i] = devs[i]
-				}
+			out[i] = devs[i]
+		case deviceSkipped:
+			stuck = append(stuck, tds[i].Name)
+			c.logger.Debug("RDMA device still stuck in an earlier read, skipped", "device", tds[i].Name)
+		default:
+			if timedOut && states[i].busy.Load() {
+				stuck = append(stuck, tds[i].Name)
 			}
-			return out, stuck
 		}
 	}
-	return devs, skipped
+	return out, stuck
 }
+
+const (
+	devicePending int32 = iota
+	deviceRead
+	deviceSkipped
+)
 
 // maxExtraWorkers bounds the workers added to route around stuck reads.
 const maxExtraWorkers = 4
@@ -457,19 +476,6 @@ func (c *rdmaCollector) updatePort(s *Scrape, td *TopoDevice, tp *TopoPort, ps *
 		s.readError("rdma", joinPath(tp.Dir, "rate"), err)
 	}
 
-	if p.LinkLayer == "Ethernet" && p.Interface != "" {
-		if ps.netdevDir == "" {
-			ps.netdevDir = c.cfg.sys("class", "net", p.Interface)
-		}
-		if mtu, err := ps.attrs.readUint(ps.netdevDir, "mtu"); err == nil {
-			if active := roceActiveMTU(int(mtu)); active > 0 {
-				out.emit(portActiveMTUDesc, float64(active), td.Name, port)
-			}
-		} else if !isVanished(err) {
-			s.readError("rdma", joinPath(ps.netdevDir, "mtu"), err)
-		}
-	}
-
 	p.Counters = c.readCounters(s, ps, ps.counters, td.Name, port, out)
 	p.HWCounters = c.readCounters(s, ps, ps.hw, td.Name, port, out)
 	if ps.lifespanSeconds >= 0 {
@@ -479,7 +485,14 @@ func (c *rdmaCollector) updatePort(s *Scrape, td *TopoDevice, tp *TopoPort, ps *
 	if ps.gidsAt.IsZero() || s.Time.Sub(ps.gidsAt) >= c.refresh() {
 		ps.gids = c.readGIDs(s, tp)
 		ps.roceMode = c.readRoCEMode(td.Name, port)
+		ps.activeMTU = c.readActiveMTU(s, p)
 		ps.gidsAt = s.Time
+	}
+	// The active MTU is configuration derived from the netdev MTU, like the
+	// GIDs, so it follows their refresh; the netdev collector reads the
+	// MTU itself every scrape for roce_interface_mtu_bytes.
+	if ps.activeMTU > 0 {
+		out.emit(portActiveMTUDesc, float64(ps.activeMTU), td.Name, port)
 	}
 	p.GIDs = ps.gids
 	for _, g := range ps.gids {
@@ -708,6 +721,26 @@ func (c *rdmaCollector) readRoCEMode(device, port string) string {
 		return ""
 	}
 	return sanitizeLabel(v)
+}
+
+func (c *rdmaCollector) readActiveMTU(s *Scrape, p *RDMAPort) int {
+	if p.LinkLayer != "Ethernet" || p.Interface == "" {
+		return 0
+	}
+	path := c.cfg.sys("class", "net", p.Interface, "mtu")
+	v, err := readSysfsFile(c.cfg.fs, path)
+	if err != nil {
+		if !isVanished(err) {
+			s.readError("rdma", path, err)
+		}
+		return 0
+	}
+	mtu, err := strconv.Atoi(v)
+	if err != nil {
+		s.readError("rdma", path, err)
+		return 0
+	}
+	return roceActiveMTU(mtu)
 }
 
 // roceActiveMTU mirrors the kernel's iboe_get_mtu(): RoCE needs 96 bytes of

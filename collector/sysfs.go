@@ -44,7 +44,7 @@ type osAttrFile struct{ fd int }
 func (osFS) openAttr(path string) (attrFile, error) {
 	// A blocking open is deliberate: tests plant a FIFO to model a sysfs
 	// read that hangs in firmware, and the collector timeout must cope.
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	fd, err := openRetry(path, syscall.O_RDONLY|syscall.O_CLOEXEC)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -63,13 +63,39 @@ func (f *osAttrFile) preadAt0(buf []byte) (int, error) {
 
 func (f *osAttrFile) close() error { return syscall.Close(f.fd) }
 
+// readDirNames lists a directory with raw getdents: os.Open would also try
+// to register the descriptor with the netpoller, one more syscall on a
+// listing made every scrape.
 func (osFS) readDirNames(path string) ([]string, error) {
-	d, err := os.Open(path)
+	fd, err := openRetry(path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC)
 	if err != nil {
-		return nil, err
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer d.Close()
-	return d.Readdirnames(-1)
+	defer syscall.Close(fd)
+	var buf [8192]byte
+	var names []string
+	for {
+		n, err := syscall.ReadDirent(fd, buf[:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "readdirent", Path: path, Err: err}
+		}
+		if n <= 0 {
+			return names, nil
+		}
+		_, _, names = syscall.ParseDirent(buf[:n], -1, names)
+	}
+}
+
+func openRetry(path string, flags int) (int, error) {
+	for {
+		fd, err := syscall.Open(path, flags, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
 }
 
 func (osFS) readlink(path string) (string, error) { return os.Readlink(path) }

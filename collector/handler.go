@@ -34,6 +34,9 @@ type handler struct {
 	opts  HandlerOpts
 	slots chan struct{}
 	gz    sync.Pool
+
+	mu  sync.Mutex
+	cur *output // of the latest collection served
 }
 
 // NewHandler serves the exporter in the Prometheus text format.
@@ -75,32 +78,67 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c = <-done
 	}
 	defer h.e.release(c)
-	body := c.text
+	out := h.outputFor(c)
 
-	var self []byte
-	if h.opts.Self != nil {
-		self = h.selfMetrics()
-	}
 	w.Header().Set("Content-Type", textContentType)
 	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		gz := out.gzipped(h, c.text)
 		w.Header().Set("Content-Encoding", "gzip")
-		zw, _ := h.gz.Get().(*gzip.Writer)
-		if zw == nil {
-			zw, _ = gzip.NewWriterLevel(w, gzip.BestSpeed)
-		} else {
-			zw.Reset(w)
-		}
-		zw.Write(self)
-		zw.Write(body)
-		zw.Close()
-		h.gz.Put(zw)
+		w.Header().Set("Content-Length", strconv.Itoa(len(gz)))
+		w.Write(gz)
 		return
 	}
 	// With the length known, net/http sends the body in one write instead
 	// of chunking it through its 4 KiB buffer.
-	w.Header().Set("Content-Length", strconv.Itoa(len(self)+len(body)))
-	w.Write(self)
-	w.Write(body)
+	w.Header().Set("Content-Length", strconv.Itoa(len(out.self)+len(c.text)))
+	w.Write(out.self)
+	w.Write(c.text)
+}
+
+// output is what every request served from one collection sends: the
+// exporter's self-metrics are gathered once per collection and the body is
+// compressed once, so a scrape storm sharing a collection costs one gzip
+// instead of one per client (Prometheus always asks for gzip).
+type output struct {
+	c      *collection
+	self   []byte
+	gzOnce sync.Once
+	gz     []byte
+}
+
+func (h *handler) outputFor(c *collection) *output {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.cur != nil && h.cur.c == c {
+		return h.cur
+	}
+	o := &output{c: c}
+	if h.opts.Self != nil {
+		o.self = h.selfMetrics()
+	}
+	h.cur = o
+	return o
+}
+
+// gzipped compresses self-metrics and body on first use. body must be the
+// text of o.c, read while the caller holds a reference to it.
+func (o *output) gzipped(h *handler, body []byte) []byte {
+	o.gzOnce.Do(func() {
+		var b bytes.Buffer
+		b.Grow((len(o.self) + len(body)) / 6)
+		zw, _ := h.gz.Get().(*gzip.Writer)
+		if zw == nil {
+			zw, _ = gzip.NewWriterLevel(&b, gzip.BestSpeed)
+		} else {
+			zw.Reset(&b)
+		}
+		zw.Write(o.self)
+		zw.Write(body)
+		zw.Close()
+		h.gz.Put(zw)
+		o.gz = b.Bytes()
+	})
+	return o.gz
 }
 
 func (h *handler) selfMetrics() []byte {

@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -318,22 +319,57 @@ func topSyscalls(b []byte) string {
 	return out.String()
 }
 
+// runSoak scrapes n times and samples RSS every 1,000 scrapes. RSS of a Go
+// process moves by a megabyte or so with the heap goal and the scavenger, so
+// a leak is told from noise by the least-squares trend of the samples, not
+// by the difference of two of them.
 func runSoak(p *proc, n int) {
 	pid := p.cmd.Process.Pid
-	var rss1000 int
+	var xs, ys []float64
 	begin := time.Now()
 	for i := 1; i <= n; i++ {
 		p.scrape()
-		if i == 1000 {
-			rss1000 = statusKB(pid, "VmRSS")
+		if i%1000 == 0 {
+			xs = append(xs, float64(i))
+			ys = append(ys, float64(statusKB(pid, "VmRSS"))/1024)
 		}
 	}
-	end := statusKB(pid, "VmRSS")
 	fmt.Printf("soak: %d scrapes in %s\n", n, time.Since(begin).Round(time.Second))
-	fmt.Printf("  RSS after 1,000 scrapes: %.1f MiB\n", float64(rss1000)/1024)
-	fmt.Printf("  RSS after %d scrapes: %.1f MiB (target <= 30 MiB)\n", n, float64(end)/1024)
-	fmt.Printf("  growth 1,000 -> %d: %+.1f MiB\n", n, float64(end-rss1000)/1024)
+	if len(ys) == 0 {
+		fmt.Println("  fewer than 1,000 scrapes: no samples")
+		return
+	}
+	fmt.Printf("  RSS every 1,000 scrapes (MiB):")
+	for _, y := range ys {
+		fmt.Printf(" %.1f", y)
+	}
+	fmt.Println()
+	last := ys[len(ys)-1]
+	fmt.Printf("  RSS after 1,000 scrapes: %.1f MiB, after %d: %.1f MiB (target <= 30 MiB)\n", ys[0], n, last)
+	fmt.Printf("  samples 1,000..%d: min %.1f, max %.1f MiB\n", n, slices.Min(ys), slices.Max(ys))
+	if len(ys) >= 3 {
+		fmt.Printf("  trend: %+.3f MiB per 1,000 scrapes (least squares; a leak shows as a steady positive trend)\n", slope(xs, ys)*1000)
+	}
 	fmt.Printf("  peak RSS: %.1f MiB\n", float64(statusKB(pid, "VmHWM"))/1024)
+}
+
+func slope(xs, ys []float64) float64 {
+	var mx, my float64
+	for i := range xs {
+		mx += xs[i]
+		my += ys[i]
+	}
+	mx /= float64(len(xs))
+	my /= float64(len(ys))
+	var num, den float64
+	for i := range xs {
+		num += (xs[i] - mx) * (ys[i] - my)
+		den += (xs[i] - mx) * (xs[i] - mx)
+	}
+	if den == 0 {
+		return 0
+	}
+	return num / den
 }
 
 func check(err error) {

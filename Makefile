@@ -73,12 +73,14 @@ rules:
 
 # Scrape cost: Go benchmarks per fixture size, then the binary against
 # Debian's prometheus-node-exporter on the same 8-port fixture, the p99
-# latency on 32 ports, and a 10,000-scrape soak.
+# latency on 32 ports, a 10,000-scrape soak and 50 clients for a minute.
 bench: build
 	$(GO) test -run '^$$' -bench BenchmarkScrape -benchtime 300x ./collector
+	$(GO) test -run '^$$' -bench BenchmarkFullScrape -benchtime 300x ./cmd/roce_exporter
 	$(GO) run ./internal/benchtool -ports 8 -scrapes 2000 -binary ./$(BIN)
 	$(GO) run ./internal/benchtool -ports 32 -scrapes 2000 -all-collectors -strace-scrapes 0 -node-exporter '' -binary ./$(BIN)
 	$(GO) run ./internal/benchtool -ports 32 -soak 10000 -all-collectors -binary ./$(BIN)
+	$(GO) run ./internal/benchtool -ports 32 -all-collectors -load 50 -load-duration 60s -node-exporter '' -binary ./$(BIN)
 
 clean:
 	rm -f $(BIN)

@@ -14,7 +14,7 @@
 package health
 
 import (
-	"sort"
+	"slices"
 
 	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/config"
@@ -87,9 +87,12 @@ func Checks() []Check {
 // need it are then skipped with ReasonNoPlan. node is this node's name in the plan.
 func Run(snap *collector.Snapshot, plan *config.Plan, node string) []Finding {
 	e := newEnv(snap, plan, node)
-	var out []Finding
+	// The exporter runs this every scrape: one findings buffer serves every
+	// check, and the output is sized for a finding per check and target.
+	out := make([]Finding, 0, len(registry)*(len(e.targets)+1))
+	r := &results{}
 	for _, def := range registry {
-		r := &results{id: def.ID}
+		r.id, r.out = def.ID, r.out[:0]
 		switch {
 		case e.snap == nil:
 			r.skip(SubjectNode, "no snapshot of this node was taken")
@@ -100,7 +103,15 @@ func Run(snap *collector.Snapshot, plan *config.Plan, node string) []Finding {
 		default:
 			def.run(e, r)
 		}
-		sort.SliceStable(r.out, func(i, j int) bool { return naturalLess(r.out[i].Subject, r.out[j].Subject) })
+		slices.SortStableFunc(r.out, func(a, b Finding) int {
+			switch {
+			case naturalLess(a.Subject, b.Subject):
+				return -1
+			case naturalLess(b.Subject, a.Subject):
+				return 1
+			}
+			return 0
+		})
 		out = append(out, r.out...)
 	}
 	return out

@@ -247,8 +247,10 @@ func TestRespondersOnlyWithProbesEnabled(t *testing.T) {
 	// The same plan with the master switch off.
 	b, _ := os.ReadFile(plan)
 	os.WriteFile(plan, bytes.Replace(b, []byte("enabled: true"), []byte("enabled: false"), 1), 0o644)
+	// The stand-in logs every call to $STANDIN_DIR/calls; the exporter
+	// passes its environment on to the probe processes.
+	t.Setenv("STANDIN_DIR", dir)
 	p := startExporter(t, append(scenarioArgs("mlx5-8x400g-healthy"), "--config.file="+plan, "--node.name=node01")...)
-	p.cmd.Env = append(os.Environ(), "STANDIN_DIR="+dir)
 	for _, path := range []string{"/", "/metrics", "/?target=192.168.100.12&module=ib_write_bw", "/probe?target=x", "/metrics?collect[]=probe"} {
 		p.get(t, path)
 	}

@@ -77,6 +77,7 @@ rules:
 bench: build
 	$(GO) test -run '^$$' -bench BenchmarkScrape -benchtime 300x ./collector
 	$(GO) test -run '^$$' -bench BenchmarkFullScrape -benchtime 300x ./cmd/roce_exporter
+	$(GO) test -run '^$$' -bench BenchmarkLiveHeap -benchtime 20000x -timeout 30m ./collector
 	$(GO) run ./internal/benchtool -ports 8 -scrapes 2000 -binary ./$(BIN)
 	$(GO) run ./internal/benchtool -ports 32 -scrapes 2000 -all-collectors -strace-scrapes 0 -node-exporter '' -binary ./$(BIN)
 	$(GO) run ./internal/benchtool -ports 32 -soak 10000 -all-collectors -binary ./$(BIN)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -61,4 +62,38 @@ func BenchmarkScrape(b *testing.B) {
 			b.ReportMetric(float64(series), "series/scrape")
 		})
 	}
+}
+
+// BenchmarkLiveHeap scrapes the 32-port fixture b.N times and reports the
+// live heap after a forced GC at the first tenth and at the end: RSS moves
+// with the GC's heap goal, the live heap only when something accumulates.
+// Run it long enough to cross a few --collector.rdma.gid-refresh intervals
+// (make bench: 20000x, about two minutes).
+func BenchmarkLiveHeap(b *testing.B) {
+	cfg := benchNode(b, 32)
+	e, err := NewExporter(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	w := NewTextWriter(e)
+	liveHeap := func() float64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return float64(ms.HeapAlloc)
+	}
+	var early float64
+	for i := 0; i < b.N; i++ {
+		if _, err := w.Write(io.Discard); err != nil {
+			b.Fatal(err)
+		}
+		if i == b.N/10 {
+			early = liveHeap()
+		}
+	}
+	end := liveHeap()
+	b.ReportMetric(early/(1<<20), "MiB-live-early")
+	b.ReportMetric(end/(1<<20), "MiB-live-end")
+	b.ReportMetric((end-early)/(1<<10), "KiB-growth")
 }

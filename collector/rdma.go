@@ -592,6 +592,10 @@ func (c *rdmaCollector) listCounterDir(s *Scrape, dir string, hw bool, driver st
 		}
 		taken[f.canonical] = true
 		if prev, ok := old[f.path]; ok {
+			// The open file and the path string the attribute cache is
+			// keyed by carry over too: a relisting must not reopen every
+			// file nor keep two copies of every path.
+			f.path, f.handle = prev.path, prev.handle
 			f.last, f.high, f.seen = prev.last, prev.high, prev.seen
 		}
 		files = append(files, f)

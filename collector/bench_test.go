@@ -17,11 +17,7 @@ import (
 func benchNode(b *testing.B, ports int) *Config {
 	b.Helper()
 	root := filepath.Join(b.TempDir(), "node")
-	n := sysfixture.ScaleNode(ports)
-	if err := sysfixture.Write(root, n); err != nil {
-		b.Fatal(err)
-	}
-	if err := sysfixture.WriteReplay(root, filepath.Join(root, "replay"), n, map[string]sysfixture.NIC{}); err != nil {
+	if err := sysfixture.WriteScaleNode(root, ports); err != nil {
 		b.Fatal(err)
 	}
 	cfg := &Config{

@@ -19,11 +19,7 @@ func BenchmarkFullScrape(b *testing.B) {
 	for _, ports := range []int{1, 8, 32} {
 		b.Run(fmt.Sprintf("ports=%d", ports), func(b *testing.B) {
 			root := filepath.Join(b.TempDir(), "node")
-			n := sysfixture.ScaleNode(ports)
-			if err := sysfixture.Write(root, n); err != nil {
-				b.Fatal(err)
-			}
-			if err := sysfixture.WriteReplay(root, filepath.Join(root, "replay"), n, map[string]sysfixture.NIC{}); err != nil {
+			if err := sysfixture.WriteScaleNode(root, ports); err != nil {
 				b.Fatal(err)
 			}
 			cfg := &collector.Config{SysPath: filepath.Join(root, "sys"), DevPath: filepath.Join(root, "dev"),

@@ -25,11 +25,7 @@ func TestLoad50Clients(t *testing.T) {
 		duration = d
 	}
 	root := filepath.Join(t.TempDir(), "node")
-	n := sysfixture.ScaleNode(32)
-	if err := sysfixture.Write(root, n); err != nil {
-		t.Fatal(err)
-	}
-	if err := sysfixture.WriteReplay(root, filepath.Join(root, "replay"), n, map[string]sysfixture.NIC{}); err != nil {
+	if err := sysfixture.WriteScaleNode(root, 32); err != nil {
 		t.Fatal(err)
 	}
 	p := startExporter(t, "--path.sysfs="+filepath.Join(root, "sys"), "--path.dev="+filepath.Join(root, "dev"),

@@ -46,9 +46,7 @@ func main() {
 	check(err)
 	defer os.RemoveAll(dir)
 	root := filepath.Join(dir, "node")
-	node := sysfixture.ScaleNode(*ports)
-	check(sysfixture.Write(root, node))
-	check(sysfixture.WriteReplay(root, filepath.Join(root, "replay"), node, map[string]sysfixture.NIC{}))
+	check(sysfixture.WriteScaleNode(root, *ports))
 	sys := filepath.Join(root, "sys")
 	fmt.Printf("fixture: %d ConnectX-7 ports (full counters, hw_counters, 256-slot GID tables) in %s\n", *ports, root)
 

@@ -2,6 +2,7 @@ package sysfixture
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -338,4 +339,14 @@ func ScaleNode(n int) Node {
 		node.Devices = append(node.Devices, d)
 	}
 	return node
+}
+
+// WriteScaleNode writes ScaleNode(ports) under root with its ethtool/DCB
+// captures in root/replay: the tree benchmarks and load tests scrape.
+func WriteScaleNode(root string, ports int) error {
+	n := ScaleNode(ports)
+	if err := Write(root, n); err != nil {
+		return err
+	}
+	return WriteReplay(root, filepath.Join(root, "replay"), n, map[string]NIC{})
 }

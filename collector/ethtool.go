@@ -138,6 +138,9 @@ func (c *ethtoolCollector) Update(s *Scrape, out *Sink) error {
 	for iface := range c.mappings {
 		if !live[iface] {
 			delete(c.mappings, iface)
+			if f, ok := c.src.(interface{ forget(string) }); ok {
+				f.forget(iface)
+			}
 		}
 	}
 	if len(stats) == 0 {
@@ -231,21 +234,27 @@ func boolFloat(b bool) float64 {
 	return 0
 }
 
-// liveEthtool reads the kernel through one long-lived ioctl socket.
+// liveEthtool reads the kernel through long-lived ioctl sockets: statistics
+// with nicstats.Reader, which keeps each interface's string table between
+// scrapes (github.com/safchain/ethtool's StatsWithBuffer builds a map of
+// every name on every call: thousands of strings per ConnectX port per
+// scrape), and pause settings with safchain/ethtool.
 type liveEthtool struct {
 	mu       sync.Mutex
+	reader   *nicstats.Reader
 	handle   *ethtool.Ethtool
-	strings  *ethtool.EthtoolGStrings
-	values   *ethtool.EthtoolStats
 	dialFail error
 }
 
 func (l *liveEthtool) open() error {
-	if l.handle == nil && l.dialFail == nil {
-		l.handle, l.dialFail = ethtool.NewEthtool()
-		// The buffers are large (1.25 MiB); reuse one pair instead of a
-		// pool hit per interface.
-		l.strings, l.values = &ethtool.EthtoolGStrings{}, &ethtool.EthtoolStats{}
+	if l.reader == nil && l.dialFail == nil {
+		l.reader, l.dialFail = nicstats.NewReader()
+		if l.dialFail == nil {
+			if l.handle, l.dialFail = ethtool.NewEthtool(); l.dialFail != nil {
+				l.reader.Close()
+				l.reader = nil
+			}
+		}
 	}
 	return l.dialFail
 }
@@ -256,11 +265,15 @@ func (l *liveEthtool) stats(iface string) (nicstats.Stats, error) {
 	if err := l.open(); err != nil {
 		return nicstats.Stats{}, err
 	}
-	m, err := l.handle.StatsWithBuffer(iface, l.strings, l.values)
-	if err != nil {
-		return nicstats.Stats{}, err
+	return l.reader.Stats(iface)
+}
+
+func (l *liveEthtool) forget(iface string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.reader != nil {
+		l.reader.Forget(iface)
 	}
-	return nicstats.FromMap(m), nil
 }
 
 func (l *liveEthtool) pause(iface string) (*GlobalPause, error) {
@@ -282,6 +295,10 @@ func (l *liveEthtool) close() error {
 	if l.handle != nil {
 		l.handle.Close()
 		l.handle = nil
+	}
+	if l.reader != nil {
+		l.reader.Close()
+		l.reader = nil
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package nicstats
 import (
 	"errors"
 	"fmt"
+	"unsafe"
 )
 
 // Mapping is the classification of one string table, computed once and then
@@ -14,8 +15,11 @@ import (
 type Mapping struct {
 	n           int
 	fingerprint uint64
-	entries     []Entry
-	duplicates  []Duplicate
+	// src is the table the mapping was built from, kept for the identity
+	// check of Matches (holding it also keeps its address from being reused).
+	src        []string
+	entries    []Entry
+	duplicates []Duplicate
 }
 
 // Duplicate records a raw name that would feed a series already fed by an
@@ -34,7 +38,7 @@ type Duplicate struct {
 // from the table produces no entry at all: a priority whose PFC counters the
 // driver does not expose is never reported as 0.
 func NewMapping(names []string) *Mapping {
-	m := &Mapping{n: len(names), fingerprint: Fingerprint(names)}
+	m := &Mapping{n: len(names), fingerprint: Fingerprint(names), src: names}
 	seen := make(map[key]int)
 	for i, name := range names {
 		e := Classify(name)
@@ -101,8 +105,17 @@ func (m *Mapping) Duplicates() []Duplicate { return m.duplicates }
 // A hash collision would make a changed table look unchanged; with 64 bits
 // and a length check in front this is not a practical concern, and the worst
 // outcome is one scrape of mislabelled values until the count changes.
+//
+// A source that hands out the same, never-modified Names slice while its
+// table is unchanged (Reader does) is matched by identity, without hashing.
 func (m *Mapping) Matches(names []string) bool {
-	return len(names) == m.n && Fingerprint(names) == m.fingerprint
+	if len(names) != m.n {
+		return false
+	}
+	if m.n > 0 && unsafe.SliceData(names) == unsafe.SliceData(m.src) {
+		return true
+	}
+	return Fingerprint(names) == m.fingerprint
 }
 
 // Fingerprint returns the FNV-1a hash of names, each name terminated by a

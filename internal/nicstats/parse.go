@@ -3,9 +3,11 @@
 // maps vendor-specific statistic names (mlx5, bnxt_en, ice) onto the
 // driver-neutral metric families of roce_exporter.
 //
-// Everything here is pure: the only input is an io.Reader or a slice, so the
-// same code serves the live ioctl path (names/values from ETHTOOL_GSTRINGS /
-// ETHTOOL_GSTATS) and replays of text recorded on another machine.
+// The parsers and the mapping are pure (an io.Reader or a slice in, values
+// out), so the same code serves the live path and replays of text recorded
+// on another machine. Reader is the live path: the ETHTOOL_GSTRINGS /
+// ETHTOOL_GSTATS ioctls, with each interface's string table kept between
+// calls.
 package nicstats
 
 import (
@@ -13,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -129,23 +130,6 @@ func splitStat(line string) (string, uint64, bool) {
 		return "", 0, false
 	}
 	return name, v, true
-}
-
-// FromMap converts a name→value map (what github.com/safchain/ethtool's
-// Stats/StatsWithBuffer return) into Stats. The kernel order is already lost
-// in a map, so names are sorted to keep the result - and therefore
-// Fingerprint and the "first name wins" rule of NewMapping - deterministic.
-func FromMap(m map[string]uint64) Stats {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	values := make([]uint64, len(names))
-	for i, n := range names {
-		values[i] = m[n]
-	}
-	return Stats{Names: names, Values: values}
 }
 
 // DriverInfo is the text of `ethtool -i <if>`.

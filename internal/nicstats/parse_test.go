@@ -171,13 +171,6 @@ func TestParseStatisticsErrors(t *testing.T) {
 	}
 }
 
-func TestFromMap(t *testing.T) {
-	st := FromMap(map[string]uint64{"b": 2, "a": 1, "c": 3})
-	if strings.Join(st.Names, ",") != "a,b,c" || st.Values[0] != 1 || st.Values[1] != 2 || st.Values[2] != 3 {
-		t.Errorf("FromMap = %+v", st)
-	}
-}
-
 func openTestdata(t *testing.T, name string) *os.File {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", name))

@@ -1,0 +1,136 @@
+package nicstats
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// inNetns runs fn on a thread inside the named network namespace: an ioctl
+// socket belongs to the namespace of the thread that created it.
+func inNetns(t *testing.T, ns string, fn func()) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		// The thread stays locked and is discarded when the goroutine
+		// exits, instead of going back to the pool inside the namespace.
+		runtime.LockOSThread()
+		f, err := os.Open("/run/netns/" + ns)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer f.Close()
+		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+			done <- err
+			return
+		}
+		fn()
+		done <- nil
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func run(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestReaderMatchesEthtoolOnVeth reads a veth pair in a fresh namespace
+// through Reader and compares names, order and values with what
+// ethtool(8) prints for the same interface; then changes the channel count,
+// which changes the string table, and checks that the names are rebuilt.
+func TestReaderMatchesEthtoolOnVeth(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create a network namespace")
+	}
+	for _, tool := range []string{"ip", "ethtool"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s", tool)
+		}
+	}
+	ns := fmt.Sprintf("nicstats-%d-%d", os.Getpid(), time.Now().UnixNano()%100000)
+	run(t, "ip", "netns", "add", ns)
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
+	run(t, "ip", "-n", ns, "link", "add", "vst0", "numtxqueues", "4", "numrxqueues", "4", "type", "veth", "peer", "name", "vst1", "numtxqueues", "4", "numrxqueues", "4")
+	run(t, "ip", "-n", ns, "link", "set", "vst0", "up")
+	run(t, "ip", "-n", ns, "link", "set", "vst1", "up")
+
+	var r *Reader
+	inNetns(t, ns, func() {
+		var err error
+		r, err = NewReader()
+		if err != nil {
+			t.Error(err)
+		}
+	})
+	if r == nil {
+		t.FailNow()
+	}
+	defer r.Close()
+
+	want, err := ParseStatistics(strings.NewReader(run(t, "ip", "netns", "exec", ns, "ethtool", "-S", "vst0")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Stats("vst0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got.Names, ",") != strings.Join(want.Names, ",") {
+		t.Fatalf("names differ from ethtool -S:\n got %q\nwant %q", got.Names, want.Names)
+	}
+	// veth counts only XDP traffic, and there is none: every value is stable.
+	for i := range want.Values {
+		if got.Values[i] != want.Values[i] {
+			t.Errorf("%s = %d, ethtool -S says %d", want.Names[i], got.Values[i], want.Values[i])
+		}
+	}
+
+	again, err := r.Stats("vst0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &again.Names[0] != &got.Names[0] {
+		t.Error("an unchanged string table was rebuilt")
+	}
+	if n := testing.AllocsPerRun(50, func() { r.Stats("vst0") }); n != 0 {
+		t.Errorf("a steady read allocates %.0f times", n)
+	}
+
+	if _, err := r.Stats("nosuchif0"); !errors.Is(err, syscall.ENODEV) {
+		t.Errorf("missing interface: %v, want ENODEV", err)
+	}
+	if _, err := r.Stats("lo"); !errors.Is(err, syscall.EOPNOTSUPP) {
+		t.Errorf("loopback: %v, want EOPNOTSUPP", err)
+	}
+
+	// Fewer channels, fewer per-queue names.
+	if out, err := exec.Command("ip", "netns", "exec", ns, "ethtool", "-L", "vst0", "rx", "1", "tx", "1").CombinedOutput(); err != nil {
+		t.Skipf("veth channel change not supported here: %v %s", err, bytes.TrimSpace(out))
+	}
+	after, err := r.Stats("vst0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ = ParseStatistics(strings.NewReader(run(t, "ip", "netns", "exec", ns, "ethtool", "-S", "vst0")))
+	t.Logf("names: %d with 4 channels, %d with 1", len(got.Names), len(after.Names))
+	if len(after.Names) == len(got.Names) || strings.Join(after.Names, ",") != strings.Join(want.Names, ",") {
+		t.Errorf("after ethtool -L: %d names %q, ethtool -S has %d %q", len(after.Names), after.Names, len(want.Names), want.Names)
+	}
+}

@@ -106,7 +106,6 @@ type Exporter struct {
 
 	mu       sync.Mutex
 	inflight *collection
-	previous *Snapshot
 	latest   *Snapshot
 
 	// Buffers reused by consecutive collections (which never overlap).
@@ -210,7 +209,7 @@ func (e *Exporter) collect() *collection {
 
 	e.mu.Lock()
 	e.inflight = nil
-	e.previous, e.latest = prev, c.snap
+	e.latest = c.snap
 	old := e.current
 	e.current = c
 	e.mu.Unlock()
@@ -252,12 +251,9 @@ type result struct {
 func (e *Exporter) run(prev *Snapshot) *Snapshot {
 	s := newScrape(e, prev)
 	e.all.reset()
-	for _, p := range []phase{phaseSource, phaseDerived} {
-		e.runPhase(s, p)
-		if p == phaseSource {
-			s.seal()
-		}
-	}
+	e.runPhase(s, phaseSource)
+	s.seal()
+	e.runPhase(s, phaseDerived)
 	for _, rc := range e.collectors {
 		e.all.emit(readErrorsDesc, float64(rc.readErrors.Load()), rc.name)
 	}

@@ -43,12 +43,11 @@ type dcbCollector struct {
 	cfg    *Config
 	logger *slog.Logger
 	src    dcbSource
-	attrs  *attrCache
 	ecn    map[string]*ecnState
 }
 
 func newDCBCollector(cfg *Config, logger *slog.Logger) (Collector, error) {
-	c := &dcbCollector{cfg: cfg, logger: logger, attrs: newAttrCache(cfg.fs), ecn: map[string]*ecnState{}}
+	c := &dcbCollector{cfg: cfg, logger: logger, ecn: map[string]*ecnState{}}
 	if cfg.Ethtool.ReplayDir != "" {
 		c.src = &replayDCB{dir: cfg.Ethtool.ReplayDir}
 	} else {
@@ -57,14 +56,9 @@ func newDCBCollector(cfg *Config, logger *slog.Logger) (Collector, error) {
 	return c, nil
 }
 
-func (c *dcbCollector) Close() error {
-	c.attrs.closeAll()
-	return c.src.close()
-}
+func (c *dcbCollector) Close() error { return c.src.close() }
 
 func (c *dcbCollector) Update(s *Scrape, out *Sink) error {
-	c.attrs.begin()
-	defer c.attrs.sweep()
 	ifaces, err := ethernetInterfaces(s)
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -25,14 +24,13 @@ type driverInfo struct {
 // ioctl socket) or from recorded text in the replay directory.
 type driverInfoSource struct {
 	replayDir string
-	logger    *slog.Logger
 	mu        sync.Mutex
 	handle    *ethtool.Ethtool
 	dialErr   error
 }
 
-func newDriverInfoSource(cfg *Config, logger *slog.Logger) driverInfoSource {
-	return driverInfoSource{replayDir: cfg.Ethtool.ReplayDir, logger: logger}
+func newDriverInfoSource(cfg *Config) driverInfoSource {
+	return driverInfoSource{replayDir: cfg.Ethtool.ReplayDir}
 }
 
 func (d *driverInfoSource) info(iface string) (driverInfo, error) {

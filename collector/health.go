@@ -40,13 +40,10 @@ var (
 		"check", "subject", "severity", "hint")
 )
 
-type healthCollector struct {
-	cfg    *Config
-	logger *slog.Logger
-}
+type healthCollector struct{ cfg *Config }
 
-func newHealthCollector(cfg *Config, logger *slog.Logger) (Collector, error) {
-	return &healthCollector{cfg: cfg, logger: logger}, nil
+func newHealthCollector(cfg *Config, _ *slog.Logger) (Collector, error) {
+	return &healthCollector{cfg: cfg}, nil
 }
 
 func (c *healthCollector) Update(s *Scrape, out *Sink) error {

@@ -34,7 +34,6 @@ var (
 
 type netdevCollector struct {
 	cfg    *Config
-	logger *slog.Logger
 	attrs  *attrCache
 	meta   map[string]*netdevMeta
 	driver driverInfoSource
@@ -50,12 +49,12 @@ type netdevMeta struct {
 	at                        time.Time
 }
 
-func newNetdevCollector(cfg *Config, logger *slog.Logger) (Collector, error) {
+func newNetdevCollector(cfg *Config, _ *slog.Logger) (Collector, error) {
 	return &netdevCollector{
-		cfg: cfg, logger: logger,
+		cfg:    cfg,
 		attrs:  newAttrCache(cfg.fs),
 		meta:   map[string]*netdevMeta{},
-		driver: newDriverInfoSource(cfg, logger),
+		driver: newDriverInfoSource(cfg),
 	}, nil
 }
 
@@ -194,7 +193,7 @@ func (c *netdevCollector) readMeta(name, dir string, now time.Time) *netdevMeta 
 	if drv, err := c.cfg.fs.readlink(joinPath(dir, "device", "driver")); err == nil {
 		m.driver = filepath.Base(drv)
 	}
-	if dev, err := resolveLink(c.cfg.fs, joinPath(dir, "device")); err == nil {
+	if dev, err := c.cfg.fs.realpath(joinPath(dir, "device")); err == nil {
 		m.busInfo = filepath.Base(dev)
 	}
 	if di, err := c.driver.info(name); err == nil {

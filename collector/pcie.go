@@ -60,7 +60,6 @@ func pcieBandwidth(gts float64, width int) float64 {
 
 type pcieCollector struct {
 	cfg    *Config
-	logger *slog.Logger
 	attrs  *attrCache
 	chains map[string]*pcieChain
 }
@@ -74,8 +73,8 @@ type pcieChain struct {
 	at        time.Time
 }
 
-func newPCIeCollector(cfg *Config, logger *slog.Logger) (Collector, error) {
-	return &pcieCollector{cfg: cfg, logger: logger, attrs: newAttrCache(cfg.fs), chains: map[string]*pcieChain{}}, nil
+func newPCIeCollector(cfg *Config, _ *slog.Logger) (Collector, error) {
+	return &pcieCollector{cfg: cfg, attrs: newAttrCache(cfg.fs), chains: map[string]*pcieChain{}}, nil
 }
 
 func (c *pcieCollector) Close() error {

@@ -31,13 +31,10 @@ var (
 	probeStatOrdering = []string{"avg", "min", "max", "p99"}
 )
 
-type probeCollector struct {
-	cfg    *Config
-	logger *slog.Logger
-}
+type probeCollector struct{ cfg *Config }
 
-func newProbeCollector(cfg *Config, logger *slog.Logger) (Collector, error) {
-	return &probeCollector{cfg: cfg, logger: logger}, nil
+func newProbeCollector(cfg *Config, _ *slog.Logger) (Collector, error) {
+	return &probeCollector{cfg: cfg}, nil
 }
 
 func (c *probeCollector) Update(s *Scrape, out *Sink) error {

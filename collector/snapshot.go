@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"log/slog"
 	"net/netip"
 	"sort"
 	"sync"
@@ -166,10 +165,9 @@ type PCINIC struct {
 // Scrape carries one collection: the shared topology and the snapshot the
 // source collectors fill for the derived ones.
 type Scrape struct {
-	Time   time.Time
-	cfg    *Config
-	logger *slog.Logger
-	exp    *Exporter
+	Time time.Time
+	cfg  *Config
+	exp  *Exporter
 
 	mu     sync.Mutex
 	snap   *Snapshot
@@ -186,7 +184,7 @@ func newScrape(e *Exporter, prev *Snapshot) *Scrape {
 		prev.Previous = nil // keep one level of history, not a chain
 	}
 	return &Scrape{
-		Time: now, cfg: e.cfg, logger: e.logger, exp: e,
+		Time: now, cfg: e.cfg, exp: e,
 		snap: &Snapshot{Time: now, Sources: map[string]bool{}, Previous: prev},
 	}
 }

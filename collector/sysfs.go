@@ -359,6 +359,3 @@ func joinPath(parts ...string) string {
 	}
 	return b.String()
 }
-
-// resolveLink returns the real path a sysfs link points to.
-func resolveLink(f fsys, path string) (string, error) { return f.realpath(path) }

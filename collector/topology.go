@@ -118,7 +118,7 @@ func (t *topologyCache) get() (*Topology, error) {
 func (t *topologyCache) build(name, dir string, ino uint64, now time.Time) *TopoDevice {
 	f := t.cfg.fs
 	d := &TopoDevice{Name: name, Dir: dir, Inode: ino, built: now}
-	if pci, err := resolveLink(f, joinPath(dir, "device")); err == nil {
+	if pci, err := f.realpath(joinPath(dir, "device")); err == nil {
 		d.PCIDir = pci
 		if base := filepath.Base(pci); bdfPattern.MatchString(base) {
 			d.PCIAddress = base

@@ -99,14 +99,7 @@ func (r *ncclRunner) run(ctx context.Context) *Result {
 	out := runCommand(ctx, r.cfg().Timeout, res.Command, procEnv, nil)
 	res.Duration = time.Since(res.Start)
 	res.ExitCode, res.StderrTail = out.ExitCode, out.Stderr
-	fail := func(reason string) { res.Success, res.Reason, res.Hint = false, reason, Hint(reason) }
-	switch {
-	case out.Err != nil:
-		res.StderrTail = strings.TrimSpace(res.StderrTail + "\n" + out.Err.Error())
-		fail(ReasonExecError)
-		return res
-	case out.TimedOut:
-		fail(ReasonTimeout)
+	if res.failedToRun(out) {
 		return res
 	}
 	parsed, err := ParseNCCL(bytes.NewReader(combined(out)))
@@ -126,29 +119,16 @@ func (r *ncclRunner) run(ctx context.Context) *Result {
 		res.BandwidthBytesPerSecond = parsed.AvgBusBandwidthBytesPerSecond
 	}
 	if reason := NCCLFailureReason(out.ExitCode, parsed); reason != "" {
-		fail(reason)
+		res.fail(reason)
 		return res
 	}
 	if err != nil || parsed == nil || len(parsed.Rows) == 0 {
-		fail(ReasonExecError)
+		res.fail(ReasonExecError)
 		return res
 	}
 	if floor := r.cfg().MinBusBandwidthGBps * 1e9; floor > 0 {
 		res.ExpectedBytesPerSecond = floor
 	}
-	base, judged := r.base.Baseline(res.Key())
-	res.BaselineBytesPerSecond = base
-	switch {
-	case res.ExpectedBytesPerSecond > 0 && res.BandwidthBytesPerSecond < res.ExpectedBytesPerSecond:
-		fail(ReasonBelowThreshold)
-	case judged && res.BandwidthBytesPerSecond < RegressionFactor*base:
-		fail(ReasonRegression)
-	default:
-		res.Success = true
-		if err := r.base.Record(res.Key(), res.BandwidthBytesPerSecond); err != nil {
-			r.logger.Warn("cannot persist probe baseline", "err", err)
-		}
-		res.BaselineBytesPerSecond, _ = r.base.Baseline(res.Key())
-	}
+	judgeBandwidth(res, r.base, r.logger)
 	return res
 }

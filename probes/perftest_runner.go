@@ -130,16 +130,7 @@ func combined(out execResult) []byte {
 }
 
 func (r *perftestRunner) evaluate(res *Result, out execResult) {
-	fail := func(reason string) {
-		res.Success, res.Reason, res.Hint = false, reason, Hint(reason)
-	}
-	switch {
-	case out.Err != nil:
-		res.StderrTail = strings.TrimSpace(res.StderrTail + "\n" + out.Err.Error())
-		fail(ReasonExecError)
-		return
-	case out.TimedOut:
-		fail(ReasonTimeout)
+	if res.failedToRun(out) {
 		return
 	}
 	parsed, err := ParsePerftest(bytes.NewReader(combined(out)))
@@ -147,20 +138,16 @@ func (r *perftestRunner) evaluate(res *Result, out execResult) {
 		res.Warnings = parsed.Warnings
 	}
 	if parsed != nil && parsed.Reason != "" {
-		fail(parsed.Reason)
+		res.fail(parsed.Reason)
 		return
 	}
-	if err != nil || parsed == nil {
-		fail(ReasonExecError)
-		return
-	}
-	if out.ExitCode != 0 {
-		fail(ReasonExecError)
+	if err != nil || parsed == nil || out.ExitCode != 0 {
+		res.fail(ReasonExecError)
 		return
 	}
 	if r.latency() {
 		if len(parsed.LatencyRows) == 0 {
-			fail(ReasonExecError)
+			res.fail(ReasonExecError)
 			return
 		}
 		row := parsed.LatencyRows[len(parsed.LatencyRows)-1]
@@ -175,20 +162,7 @@ func (r *perftestRunner) evaluate(res *Result, out execResult) {
 	if rate, ok := r.node.PortRateBitsPerSecond(res.Device); ok {
 		res.ExpectedBytesPerSecond = r.fraction * rate / 8
 	}
-	base, judged := r.base.Baseline(res.Key())
-	res.BaselineBytesPerSecond = base
-	switch {
-	case res.ExpectedBytesPerSecond > 0 && res.BandwidthBytesPerSecond < res.ExpectedBytesPerSecond:
-		fail(ReasonBelowThreshold)
-	case judged && res.BandwidthBytesPerSecond < RegressionFactor*base:
-		fail(ReasonRegression)
-	default:
-		res.Success = true
-		if err := r.base.Record(res.Key(), res.BandwidthBytesPerSecond); err != nil {
-			r.logger.Warn("cannot persist probe baseline", "err", err)
-		}
-		res.BaselineBytesPerSecond, _ = r.base.Baseline(res.Key())
-	}
+	judgeBandwidth(res, r.base, r.logger)
 }
 
 // responder keeps one perftest server listening for a local device.

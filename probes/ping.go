@@ -46,7 +46,8 @@ func (p *pingRunner) run(ctx context.Context, l Link) *Result {
 	loss, rtts, err := p.ping(ctx, l.LocalIP, l.PeerIP)
 	res.Duration = time.Since(res.Start)
 	if err != nil {
-		res.Reason, res.Hint, res.StderrTail = ReasonExecError, Hint(ReasonExecError), err.Error()
+		res.StderrTail = err.Error()
+		res.fail(ReasonExecError)
 		return res
 	}
 	res.LossRatio = &loss

@@ -324,13 +324,12 @@ func NoRDMADriver() Node {
 func ScaleNode(n int) Node {
 	node := Node{Modules: mlx5Modules}
 	for i := 0; i < n; i++ {
+		// cx7 names the device, netdev and GIDs after i already; only the
+		// PCI placement and the IPv4 GIDs need room for more than 8 ports.
 		d := cx7(i)
-		d.Name = fmt.Sprintf("mlx5_%d", i)
 		d.PCIAddress = fmt.Sprintf("0000:%02x:00.0", 0x10+2*i)
 		d.RootPort = fmt.Sprintf("0000:%02x:01.0", 0x0f+2*i)
-		d.Netdev = fmt.Sprintf("ens%df0np0", i+1)
 		for j := range d.GIDs {
-			d.GIDs[j].Ndev = d.Netdev
 			if strings.HasPrefix(d.GIDs[j].GID, "0000:") {
 				d.GIDs[j].GID = ipv4GID(10, i/256, i%256, 11)
 			}

@@ -88,11 +88,14 @@ func Write(root string, n Node) error {
 		return fmt.Errorf("%s already exists", root)
 	}
 	w := &writer{root: root}
+	// Every directory gets a file the real sysfs has there: git cannot
+	// carry an empty directory, and a fixture checked out without
+	// sys/module would model a node with no driver loaded.
 	for _, m := range n.Modules {
-		w.dir("sys/module/" + m)
+		w.file("sys/module/"+m+"/initstate", "live")
 	}
 	w.dir("sys/class/infiniband")
-	w.dir("sys/class/net")
+	w.loopback()
 	for _, d := range n.Devices {
 		w.device(d)
 	}
@@ -129,23 +132,26 @@ func (w *writer) file(rel, content string) {
 }
 
 func (w *writer) raw(rel, content string) {
+	if p, ok := w.parent(rel); ok {
+		w.err = os.WriteFile(p, []byte(content), 0o444)
+	}
+}
+
+// parent creates the directory rel goes into and returns rel's full path;
+// ok is false once an earlier step has failed.
+func (w *writer) parent(rel string) (p string, ok bool) {
 	if w.err != nil {
-		return
+		return "", false
 	}
-	p := w.path(rel)
-	if w.err = os.MkdirAll(filepath.Dir(p), 0o755); w.err != nil {
-		return
-	}
-	w.err = os.WriteFile(p, []byte(content), 0o444)
+	p = w.path(rel)
+	w.err = os.MkdirAll(filepath.Dir(p), 0o755)
+	return p, w.err == nil
 }
 
 // link creates rel as a relative symlink to target (both root-relative).
 func (w *writer) link(rel, target string) {
-	if w.err != nil {
-		return
-	}
-	p := w.path(rel)
-	if w.err = os.MkdirAll(filepath.Dir(p), 0o755); w.err != nil {
+	p, ok := w.parent(rel)
+	if !ok {
 		return
 	}
 	r, err := filepath.Rel(filepath.Dir(p), w.path(target))
@@ -154,6 +160,18 @@ func (w *writer) link(rel, target string) {
 		return
 	}
 	w.err = os.Symlink(r, p)
+}
+
+// loopback is the lo every Linux node has: sys/class/net is never empty.
+func (w *writer) loopback() {
+	dir := "sys/devices/virtual/net/lo"
+	w.file(dir+"/mtu", "65536")
+	w.file(dir+"/operstate", "unknown")
+	w.file(dir+"/carrier", "1")
+	w.file(dir+"/type", "772")
+	w.file(dir+"/address", "00:00:00:00:00:00")
+	w.file(dir+"/flags", "0x9")
+	w.link("sys/class/net/lo", dir)
 }
 
 func (w *writer) pciFunction(addr, root, vendor, device, class, driver string) string {
@@ -169,7 +187,7 @@ func (w *writer) pciFunction(addr, root, vendor, device, class, driver string) s
 	w.file(fdir+"/numa_node", "0")
 	w.link("sys/bus/pci/devices/"+addr, fdir)
 	if driver != "" {
-		w.dir("sys/bus/pci/drivers/" + driver)
+		w.link("sys/bus/pci/drivers/"+driver+"/"+addr, fdir)
 		w.link(fdir+"/driver", "sys/bus/pci/drivers/"+driver)
 	}
 	return fdir
@@ -192,8 +210,8 @@ func (w *writer) device(d Device) {
 	w.file(fdir+"/current_link_width", fmt.Sprint(d.PCIeCurWidth))
 	w.file(fdir+"/max_link_width", fmt.Sprint(d.PCIeMaxWidth))
 	w.raw(fdir+"/aer_dev_correctable", aerText([]string{"RxErr", "BadTLP", "BadDLLP", "Rollover", "Timeout", "NonFatalErr", "CorrIntErr", "HeaderOF"}, "TOTAL_ERR_COR", d.AERCorrectable))
-	w.raw(fdir+"/aer_dev_nonfatal", aerText([]string{"Undefined", "DLP", "SDES", "TLP", "FCP", "CmpltTO", "CmpltAbrt", "UnxCmplt", "RxOF", "MalfTLP", "ECRC", "UnsupReq", "ACSViol"}, "TOTAL_ERR_NONFATAL", 0))
-	w.raw(fdir+"/aer_dev_fatal", aerText([]string{"Undefined", "DLP", "SDES", "TLP", "FCP", "CmpltTO", "CmpltAbrt", "UnxCmplt", "RxOF", "MalfTLP", "ECRC", "UnsupReq", "ACSViol"}, "TOTAL_ERR_FATAL", 0))
+	w.raw(fdir+"/aer_dev_nonfatal", aerText(aerUncorrectable, "TOTAL_ERR_NONFATAL", 0))
+	w.raw(fdir+"/aer_dev_fatal", aerText(aerUncorrectable, "TOTAL_ERR_FATAL", 0))
 
 	ib := fdir + "/infiniband/" + d.Name
 	w.link("sys/class/infiniband/"+d.Name, ib)
@@ -288,6 +306,9 @@ func (w *writer) device(d Device) {
 		w.file(nd+"/dev_port", "0")
 	}
 }
+
+// aerUncorrectable are the rows of aer_dev_nonfatal and aer_dev_fatal.
+var aerUncorrectable = []string{"Undefined", "DLP", "SDES", "TLP", "FCP", "CmpltTO", "CmpltAbrt", "UnxCmplt", "RxOF", "MalfTLP", "ECRC", "UnsupReq", "ACSViol"}
 
 func aerText(names []string, total string, n int) string {
 	var b strings.Builder

@@ -18,6 +18,9 @@ func TestCommittedFixturesMatchGenerator(t *testing.T) {
 			}
 			committed := filepath.Join("..", "..", "collector", "testdata", name)
 			want := snapshotTree(t, fresh)
+			for _, dir := range emptyDirs(t, fresh) {
+				t.Errorf("%s: the generator leaves it empty, and git cannot carry an empty directory", dir)
+			}
 			got := snapshotTree(t, committed)
 			for p, w := range want {
 				if g, ok := got[p]; !ok {
@@ -73,4 +76,24 @@ func snapshotTree(t *testing.T, root string) map[string]string {
 		}
 	}
 	return out
+}
+
+func emptyDirs(t *testing.T, root string) []string {
+	t.Helper()
+	var empty []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		entries, err := os.ReadDir(p)
+		if err == nil && len(entries) == 0 {
+			rel, _ := filepath.Rel(root, p)
+			empty = append(empty, rel)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return empty
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
 const (
@@ -529,11 +531,7 @@ func TestRulesUseRealMetricNames(t *testing.T) {
 
 func promtool(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed (Debian: apt-get install prometheus)")
-	}
-	return p
+	return testenv.LookPath(t, "prometheus", "promtool")
 }
 
 func runPromtool(t *testing.T, bin string, args ...string) {

@@ -16,6 +16,8 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/cog/plugins"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+
+	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
 // committed reads the committed dashboard files.
@@ -582,10 +584,7 @@ func TestLabelValuesToPromQL(t *testing.T) {
 // Every substituted query parses as PromQL: promtool (Debian prometheus
 // package) checks them as recording rules.
 func TestQueriesParseWithPromtool(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed (Debian package prometheus)")
-	}
+	promtool := testenv.LookPath(t, "prometheus", "promtool")
 	qs, err := Queries()
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
 // ---------------------------------------------------------------------------
@@ -108,12 +110,9 @@ func verifyUnits(t *testing.T, tool string, dropIn string, extra string, units .
 
 func systemdAnalyze(t *testing.T) string {
 	t.Helper()
-	tool, err := exec.LookPath("systemd-analyze")
-	if err != nil {
-		t.Skip("systemd-analyze not installed")
-	}
+	tool := testenv.LookPath(t, "systemd", "systemd-analyze")
 	if _, err := os.Stat("/bin/true"); err != nil {
-		t.Skip("/bin/true not found")
+		testenv.Missing(t, "needs /bin/true")
 	}
 	return tool
 }
@@ -265,10 +264,7 @@ func TestPrometheusConfig(t *testing.T) {
 		t.Error("no relabeling of the node label into instance")
 	}
 
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed (Debian package prometheus)")
-	}
+	promtool := testenv.LookPath(t, "prometheus", "promtool")
 	out, err := exec.Command(promtool, "check", "config", "prometheus/prometheus.yml").CombinedOutput()
 	if err != nil {
 		t.Errorf("promtool check config: %v\n%s", err, out)
@@ -278,14 +274,11 @@ func TestPrometheusConfig(t *testing.T) {
 // amtool runs amtool and returns its standard output.
 func amtool(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	tool, err := exec.LookPath("amtool")
-	if err != nil {
-		t.Skip("amtool not installed (Debian package prometheus-alertmanager)")
-	}
+	tool := testenv.LookPath(t, "prometheus-alertmanager", "amtool")
 	cmd := exec.Command(tool, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	if err != nil {
 		return stdout.String() + stderr.String(), err
 	}

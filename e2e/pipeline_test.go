@@ -29,6 +29,8 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/dashboards"
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+
+	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
 // timeScale compresses the rules' windows and `for` durations so that the
@@ -294,8 +296,8 @@ func (w *webhook) all() []map[string]string {
 }
 
 func TestPipeline(t *testing.T) {
-	prometheus := lookTool(t, "prometheus")
-	alertmanager := lookTool(t, "prometheus-alertmanager", "alertmanager")
+	prometheus := testenv.LookPath(t, "prometheus", "prometheus")
+	alertmanager := testenv.LookPath(t, "prometheus-alertmanager", "prometheus-alertmanager", "alertmanager")
 	root, _ := filepath.Abs("..")
 	work := t.TempDir()
 	bin := filepath.Join(work, "roce_exporter")
@@ -450,19 +452,6 @@ scrape_configs:
 		}
 	}
 	t.Logf("%d dashboard queries checked against Prometheus", n)
-}
-
-// lookTool finds a program under one of its names (Debian installs
-// Alertmanager as prometheus-alertmanager).
-func lookTool(t *testing.T, names ...string) string {
-	t.Helper()
-	for _, n := range names {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	t.Skipf("needs %s (apt install prometheus prometheus-alertmanager)", names[0])
-	return ""
 }
 
 // probeState shows the probe series of every node, for failure reports.

@@ -14,18 +14,16 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
 // requireRoot skips tests that create network namespaces unless they can;
 // CI runs as root, so there they run.
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("needs iproute2 (ip)")
-	}
+	testenv.RequireRoot(t)
+	testenv.LookPath(t, "iproute2", "ip")
 }
 
 func ipCmd(t *testing.T, args ...string) string {

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
 // selfSignedCert writes a CA-less self-signed certificate for 127.0.0.1.
@@ -174,10 +176,7 @@ func TestHungSysfsReadStillAnswers(t *testing.T) {
 // skip, and the exporter keeps serving.
 func TestUnprivilegedRunSkipsUnreadableFiles(t *testing.T) {
 	requireRoot(t)
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("needs setpriv (util-linux)")
-	}
+	setpriv := testenv.LookPath(t, "util-linux", "setpriv")
 	dir, err := os.MkdirTemp("", "roce-unpriv-")
 	if err != nil {
 		t.Fatal(err)

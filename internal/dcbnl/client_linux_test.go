@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
 // RTM_GETDCB needs no privilege, and lo never has dcbnl_ops, so these run
@@ -87,13 +89,8 @@ func TestClientContextAndStaleSocket(t *testing.T) {
 // veth has no dcbnl_ops, so the kernel must answer EOPNOTSUPP, and names
 // that exist only outside the namespace must be ENODEV.
 func TestIntegrationNetNS(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a network namespace")
-	}
-	ip, err := exec.LookPath("ip")
-	if err != nil {
-		t.Skip("iproute2 `ip` not installed")
-	}
+	testenv.RequireRoot(t)
+	ip := testenv.LookPath(t, "iproute2", "ip")
 	run := func(args ...string) {
 		t.Helper()
 		if out, err := exec.Command(ip, args...).CombinedOutput(); err != nil {

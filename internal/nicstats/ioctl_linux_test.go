@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
 // inNetns runs fn on a thread inside the named network namespace: an ioctl
@@ -56,14 +58,9 @@ func run(t *testing.T, name string, args ...string) string {
 // ethtool(8) prints for the same interface; then changes the channel count,
 // which changes the string table, and checks that the names are rebuilt.
 func TestReaderMatchesEthtoolOnVeth(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a network namespace")
-	}
-	for _, tool := range []string{"ip", "ethtool"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s", tool)
-		}
-	}
+	testenv.RequireRoot(t)
+	testenv.LookPath(t, "iproute2", "ip")
+	testenv.LookPath(t, "ethtool", "ethtool")
 	ns := fmt.Sprintf("nicstats-%d-%d", os.Getpid(), time.Now().UnixNano()%100000)
 	run(t, "ip", "netns", "add", ns)
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })

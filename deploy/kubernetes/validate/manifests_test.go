@@ -21,6 +21,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/roce-exporter/roce_exporter/config"
+
+	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
 const (
@@ -419,10 +421,7 @@ func TestPrometheusRule(t *testing.T) {
 			seen[g.Name] = true
 		}
 		// The groups are a Prometheus rule file: let promtool check them.
-		promtool, err := exec.LookPath("promtool")
-		if err != nil {
-			t.Skip("promtool not installed (Debian package prometheus)")
-		}
+		promtool := testenv.LookPath(t, "prometheus", "promtool")
 		raw, err := yaml.Marshal(map[string]any{"groups": pr.Spec.Groups})
 		if err != nil {
 			t.Fatal(err)

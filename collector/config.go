@@ -78,6 +78,14 @@ func (c *Config) sys(parts ...string) string {
 }
 
 // deviceSelected applies the include/exclude filter to an RDMA device name.
+// due reports whether what was read at `at` must be read again at now:
+// never read, or read at least --collector.rdma.gid-refresh ago. All the
+// slow-changing configuration (GIDs, device and interface metadata, PCIe
+// chains, ECN settings, topology) follows this one interval.
+func (c *Config) due(at, now time.Time) bool {
+	return at.IsZero() || now.Sub(at) >= c.GIDRefresh
+}
+
 func (c *Config) deviceSelected(name string) bool {
 	if c.DeviceInclude != nil && !c.DeviceInclude.MatchString(name) {
 		return false

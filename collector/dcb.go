@@ -113,7 +113,7 @@ func (c *dcbCollector) Update(s *Scrape, out *Sink) error {
 // the cache in between.
 func (c *dcbCollector) readECN(s *Scrape, iface string, out *Sink) map[string]*[8]bool {
 	cached, ok := c.ecn[iface]
-	if !ok || s.Time.Sub(cached.at) >= c.cfg.GIDRefresh {
+	if !ok || c.cfg.due(cached.at, s.Time) {
 		cached = c.loadECN(s, iface)
 		c.ecn[iface] = cached
 	}

@@ -146,7 +146,7 @@ func (c *netdevCollector) updateInterface(s *Scrape, t netdevTarget, out *Sink) 
 		s.readError("netdev", joinPath(dir, "operstate"), err)
 	}
 
-	if m == nil || s.Time.Sub(m.at) >= c.cfg.GIDRefresh {
+	if m == nil || c.cfg.due(m.at, s.Time) {
 		m = c.readMeta(t.name, dir, s.Time)
 		c.meta[t.name] = m
 	}

@@ -175,7 +175,7 @@ func (c *pcieCollector) readFunction(s *Scrape, dir string, f *PCIFunction) bool
 	}
 
 	ch := c.chains[f.Address]
-	if ch == nil || s.Time.Sub(ch.at) >= c.cfg.GIDRefresh {
+	if ch == nil || c.cfg.due(ch.at, s.Time) {
 		ch = c.readChain(dir, f, s.Time)
 		c.chains[f.Address] = ch
 	}

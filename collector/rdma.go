@@ -88,11 +88,11 @@ type rdmaPortState struct {
 	hw        []counterFile
 	// lifespanSeconds is -1 when the port has no lifespan file.
 	lifespanSeconds float64
-	listed          bool
-	listedAt        time.Time
-	gids            []GID
-	gidsAt          time.Time
-	roceMode        string
+	// listedAt is zero when the port must be listed again.
+	listedAt time.Time
+	gids     []GID
+	gidsAt   time.Time
+	roceMode string
 }
 
 type counterFile struct {
@@ -308,10 +308,8 @@ func (c *rdmaCollector) dropAll() {
 	}
 }
 
-func (c *rdmaCollector) refresh() time.Duration { return c.cfg.GIDRefresh }
-
 func (c *rdmaCollector) readModules(now time.Time) map[string]bool {
-	if c.modules != nil && now.Sub(c.modulesAt) < c.refresh() {
+	if c.modules != nil && !c.cfg.due(c.modulesAt, now) {
 		return c.modules
 	}
 	mods := make(map[string]bool, len(modulesOfInterest))
@@ -326,7 +324,7 @@ func (c *rdmaCollector) readModules(now time.Time) map[string]bool {
 // updateDevice emits one device's metrics. It returns nil when the device
 // vanished mid-scrape, so no partial series of a removed device remain.
 func (c *rdmaCollector) updateDevice(s *Scrape, td *TopoDevice, st *rdmaDeviceState, out *Sink) *RDMADevice {
-	if st.infoAt.IsZero() || s.Time.Sub(st.infoAt) >= c.refresh() {
+	if c.cfg.due(st.infoAt, s.Time) {
 		info, ok := c.readDeviceInfo(s, td)
 		if !ok {
 			return nil
@@ -418,7 +416,7 @@ func (c *rdmaCollector) updatePort(s *Scrape, td *TopoDevice, tp *TopoPort, ps *
 	port := tp.Label
 	p := &RDMAPort{Device: td.Name, Number: tp.Number, Interface: tp.Netdev}
 
-	if !ps.listed || s.Time.Sub(ps.listedAt) >= c.refresh() {
+	if c.cfg.due(ps.listedAt, s.Time) {
 		if !c.listPort(s, td, tp, ps, dev.Driver) {
 			return nil
 		}
@@ -435,7 +433,7 @@ func (c *rdmaCollector) updatePort(s *Scrape, td *TopoDevice, tp *TopoPort, ps *
 			s.readError("rdma", joinPath(tp.Dir, "state"), perr)
 		}
 	} else if isVanished(err) {
-		ps.listed = false
+		ps.listedAt = time.Time{}
 		return nil
 	} else {
 		s.readError("rdma", joinPath(tp.Dir, "state"), err)
@@ -482,7 +480,7 @@ func (c *rdmaCollector) updatePort(s *Scrape, td *TopoDevice, tp *TopoPort, ps *
 		out.emit(lifespanDesc, ps.lifespanSeconds, td.Name, port)
 	}
 
-	if ps.gidsAt.IsZero() || s.Time.Sub(ps.gidsAt) >= c.refresh() {
+	if c.cfg.due(ps.gidsAt, s.Time) {
 		ps.gids = c.readGIDs(s, tp)
 		ps.roceMode = c.readRoCEMode(td.Name, port)
 		ps.activeMTU = c.readActiveMTU(s, p)
@@ -540,7 +538,7 @@ func (c *rdmaCollector) listPort(s *Scrape, td *TopoDevice, tp *TopoPort, ps *rd
 	} else if !isVanished(err) {
 		s.readError("rdma", joinPath(tp.Dir, "hw_counters", "lifespan"), err)
 	}
-	ps.listed, ps.listedAt = true, s.Time
+	ps.listedAt = s.Time
 	return true
 }
 
@@ -612,7 +610,7 @@ func (c *rdmaCollector) readCounters(s *Scrape, ps *rdmaPortState, files []count
 		raw, err := ps.attrs.readUintVia(&f.handle, f.path)
 		if err != nil {
 			if isVanished(err) {
-				ps.listed = false // layout changed: list again next scrape
+				ps.listedAt = time.Time{} // layout changed: list again next scrape
 			} else {
 				// EINVAL, EOPNOTSUPP, EIO, "N/A (no PMA)", garbage.
 				s.readError("rdma", f.path, err)

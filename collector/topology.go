@@ -61,13 +61,6 @@ func newTopologyCache(cfg *Config) *topologyCache {
 	return &topologyCache{cfg: cfg, devices: map[string]*TopoDevice{}}
 }
 
-func (t *topologyCache) refreshInterval() time.Duration {
-	if t.cfg.GIDRefresh > 0 {
-		return t.cfg.GIDRefresh
-	}
-	return 0
-}
-
 func (t *topologyCache) get() (*Topology, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -90,19 +83,17 @@ func (t *topologyCache) get() (*Topology, error) {
 		}
 		dir := joinPath(classDir, name)
 		d := t.devices[name]
-		// A device's identity (kernfs inode) is checked when its layout is
+		// A device's identity (kernfs inode) is read when its layout is
 		// due for a refresh, not every scrape: a device removed and
 		// re-added in between keeps being read through reopened files and
 		// gets its new layout at the refresh.
-		if d == nil || now.Sub(d.built) > t.refreshInterval() {
+		if d == nil || t.cfg.due(d.built, now) {
 			ino, err := t.cfg.fs.inode(dir)
 			if err != nil {
 				continue // vanished between listing and stat
 			}
-			if d == nil || d.Inode != ino || now.Sub(d.built) > t.refreshInterval() {
-				d = t.build(name, dir, ino, now)
-				t.devices[name] = d
-			}
+			d = t.build(name, dir, ino, now)
+			t.devices[name] = d
 		}
 		seen[name] = true
 		topo.Devices = append(topo.Devices, d)

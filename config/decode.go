@@ -172,9 +172,6 @@ const (
 	maxEthernetMTU = 9216
 	// maxIPoIBMTU is the IPoIB connected-mode maximum.
 	maxIPoIBMTU = 65520
-	// minMTUForIB4096 is the netdev MTU at which RoCE can use a 4096-byte IB path MTU:
-	// the kernel subtracts 96 bytes of RoCE headers (iboe_get_mtu).
-	minMTUForIB4096 = 4096 + 96
 )
 
 // nodeName: what hostnames, metric labels and mpirun host lists all accept.

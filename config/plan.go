@@ -81,6 +81,26 @@ type Expectations struct {
 	FirmwareConsistent bool
 }
 
+const (
+	// RoCEHeaderBytes is what RoCE carries inside the Ethernet MTU: GRH 40, UDP 8, BTH 12,
+	// XRC 4, AtomicETH 28, ICRC 4.
+	RoCEHeaderBytes = 96
+	// MinMTUForRoCE4096 is the netdev MTU at which RoCE can use a 4096-byte IB path MTU.
+	MinMTUForRoCE4096 = 4096 + RoCEHeaderBytes
+)
+
+// RoCEActiveMTU is the IB path MTU RoCE uses for a netdev MTU, as the kernel's
+// iboe_get_mtu() computes it: the largest of 4096, 2048, 1024, 512 and 256 that fits
+// after RoCEHeaderBytes, or 0 when none does.
+func RoCEActiveMTU(netdevMTU int) int {
+	for mtu := 4096; mtu >= 256; mtu /= 2 {
+		if netdevMTU-RoCEHeaderBytes >= mtu {
+			return mtu
+		}
+	}
+	return 0
+}
+
 // HasPFC reports whether the plan expects lossless RoCE, i.e. whether PFC checks apply.
 func (e Expectations) HasPFC() bool {
 	return e.PFCPriority != nil && e.LinkLayer != LinkLayerInfiniBand

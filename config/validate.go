@@ -54,20 +54,10 @@ func (l *loader) validateExpectations(e Expectations) {
 		switch {
 		case e.MTU > maxEthernetMTU:
 			l.errorf("expectations.mtu", "%d is above %d, the largest Ethernet jumbo frame RoCE NICs and switches take", e.MTU, maxEthernetMTU)
-		case e.MTU > 0 && e.MTU < minMTUForIB4096:
-			l.warnf("expectations.mtu", "%d is below %d, so RoCE runs with a %d-byte path MTU instead of 4096 and loses a few percent of bandwidth; 9000 is usual on a RoCE fabric", e.MTU, minMTUForIB4096, roceActiveMTU(e.MTU))
+		case e.MTU > 0 && e.MTU < MinMTUForRoCE4096:
+			l.warnf("expectations.mtu", "%d is below %d, so RoCE runs with a %d-byte path MTU instead of 4096 and loses a few percent of bandwidth; 9000 is usual on a RoCE fabric", e.MTU, MinMTUForRoCE4096, RoCEActiveMTU(e.MTU))
 		}
 	}
-}
-
-// roceActiveMTU is the IB path MTU RoCE uses for a netdev MTU: the largest of 256…4096 that
-// fits after the 96 bytes of RoCE headers (the kernel's iboe_get_mtu).
-func roceActiveMTU(netdevMTU int) int {
-	mtu := 4096
-	for mtu > 256 && mtu > netdevMTU-96 {
-		mtu /= 2
-	}
-	return mtu
 }
 
 func (l *loader) validateNodes(p *Plan) {

@@ -3,10 +3,10 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/procfs"
 
 	"github.com/roce-exporter/roce_exporter/internal/loadtest"
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
@@ -31,8 +31,16 @@ func TestLoad50Clients(t *testing.T) {
 	p := startExporter(t, "--path.sysfs="+filepath.Join(root, "sys"), "--path.dev="+filepath.Join(root, "dev"),
 		"--collector.ethtool.replay-dir="+filepath.Join(root, "replay"), "--log.level=warn")
 	r := loadtest.Run("http://"+p.addr+"/metrics", 50, duration)
-	peak := statusKB(t, p.cmd.Process.Pid, "VmHWM")
-	t.Logf("%s; peak RSS %.1f MiB", r, float64(peak)/1024)
+	pf, err := procfs.NewProc(p.cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := pf.NewStatus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak := st.VmHWM
+	t.Logf("%s; peak RSS %.1f MiB", r, float64(peak)/(1<<20))
 	if r.Errors > 0 {
 		t.Errorf("%d errors, first: %s", r.Errors, r.FirstError)
 	}
@@ -44,22 +52,7 @@ func TestLoad50Clients(t *testing.T) {
 	if r.P99 > 5*time.Second {
 		t.Errorf("p99 latency %s under load", r.P99)
 	}
-	if peak > 200*1024 {
-		t.Errorf("peak RSS %.0f MiB under load", float64(peak)/1024)
+	if peak > 200<<20 {
+		t.Errorf("peak RSS %.0f MiB under load", float64(peak)/(1<<20))
 	}
-}
-
-func statusKB(t *testing.T, pid int, field string) int {
-	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, field+":") {
-			v, _ := strconv.Atoi(strings.Fields(l)[1])
-			return v
-		}
-	}
-	return 0
 }

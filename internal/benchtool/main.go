@@ -25,6 +25,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/procfs"
+
 	"github.com/roce-exporter/roce_exporter/internal/loadtest"
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
 )
@@ -65,14 +67,14 @@ func main() {
 		return
 	}
 	if *load > 0 {
-		pid := a.cmd.Process.Pid
-		rss0 := statusKB(pid, "VmRSS")
+		rss0, _ := a.rss()
 		r := loadtest.Run("http://"+a.addr+"/metrics", *load, *loadDuration)
 		fmt.Println("load:", r)
 		if r.FirstError != "" {
 			fmt.Println("  first error:", r.FirstError)
 		}
-		fmt.Printf("  RSS before %.1f MiB, after %.1f MiB, peak %.1f MiB\n", float64(rss0)/1024, float64(statusKB(pid, "VmRSS"))/1024, float64(statusKB(pid, "VmHWM"))/1024)
+		rss1, peak := a.rss()
+		fmt.Printf("  RSS before %.1f MiB, after %.1f MiB, peak %.1f MiB\n", rss0, rss1, peak)
 		return
 	}
 	ra := measure(a, *scrapes)
@@ -99,6 +101,7 @@ func main() {
 type proc struct {
 	name string
 	cmd  *exec.Cmd
+	pf   procfs.Proc
 	addr string
 	logs bytes.Buffer
 }
@@ -112,6 +115,8 @@ func start(name, bin string, args []string) *proc {
 	p.cmd = exec.Command(bin, append(args, "--web.listen-address="+addr)...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.logs, &p.logs
 	check(p.cmd.Start())
+	p.pf, err = procfs.NewProc(p.cmd.Process.Pid)
+	check(err)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
@@ -143,29 +148,18 @@ func (p *proc) scrape() ([]byte, time.Duration) {
 	return body, time.Since(begin)
 }
 
-// cpuSeconds reads utime+stime of a process from /proc.
-func cpuSeconds(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+// cpuSeconds is the CPU time (user + system) the process has used.
+func (p *proc) cpuSeconds() float64 {
+	st, err := p.pf.Stat()
 	check(err)
-	// Fields after the parenthesised command name.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / 100 // USER_HZ
+	return st.CPUTime()
 }
 
-func statusKB(pid int, field string) int {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+// rss returns the resident set size and its peak (VmRSS, VmHWM) in MiB.
+func (p *proc) rss() (cur, peak float64) {
+	st, err := p.pf.NewStatus()
 	check(err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), field+":") {
-			v, _ := strconv.Atoi(strings.Fields(sc.Text())[1])
-			return v
-		}
-	}
-	return 0
+	return float64(st.VmRSS) / (1 << 20), float64(st.VmHWM) / (1 << 20)
 }
 
 type result struct {
@@ -174,7 +168,7 @@ type result struct {
 	counterValues  int
 	cpuPerScrape   float64
 	p50, p99, pmax time.Duration
-	peakRSSKB      int
+	peakRSSMiB     float64
 }
 
 func measure(p *proc, n int) result {
@@ -182,20 +176,20 @@ func measure(p *proc, n int) result {
 	for i := 0; i < 20; i++ { // warm up: caches, fds, GC steady state
 		body, _ = p.scrape()
 	}
-	pid := p.cmd.Process.Pid
-	cpu0 := cpuSeconds(pid)
+	cpu0 := p.cpuSeconds()
 	lat := make([]time.Duration, n)
 	for i := 0; i < n; i++ {
 		_, lat[i] = p.scrape()
 	}
-	cpu1 := cpuSeconds(pid)
+	cpu1 := p.cpuSeconds()
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	series, counters := countSeries(body)
+	_, peak := p.rss()
 	return result{
 		scrapes: n, series: series, counterValues: counters,
 		cpuPerScrape: (cpu1 - cpu0) / float64(n),
 		p50:          lat[n/2], p99: lat[n*99/100], pmax: lat[n-1],
-		peakRSSKB: statusKB(pid, "VmHWM"),
+		peakRSSMiB: peak,
 	}
 }
 
@@ -232,7 +226,7 @@ func report(name string, r result) {
 	fmt.Printf("\n%s: %d scrapes, %d series (%d counter values)\n", name, r.scrapes, r.series, r.counterValues)
 	fmt.Printf("  CPU per scrape:   %.3f ms\n", r.cpuPerScrape*1000)
 	fmt.Printf("  latency:          p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", ms(r.p50), ms(r.p99), ms(r.pmax))
-	fmt.Printf("  peak RSS:         %.1f MiB\n", float64(r.peakRSSKB)/1024)
+	fmt.Printf("  peak RSS:         %.1f MiB\n", r.peakRSSMiB)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
@@ -322,14 +316,14 @@ func topSyscalls(b []byte) string {
 // a leak is told from noise by the least-squares trend of the samples, not
 // by the difference of two of them.
 func runSoak(p *proc, n int) {
-	pid := p.cmd.Process.Pid
 	var xs, ys []float64
 	begin := time.Now()
 	for i := 1; i <= n; i++ {
 		p.scrape()
 		if i%1000 == 0 {
 			xs = append(xs, float64(i))
-			ys = append(ys, float64(statusKB(pid, "VmRSS"))/1024)
+			rss, _ := p.rss()
+			ys = append(ys, rss)
 		}
 	}
 	fmt.Printf("soak: %d scrapes in %s\n", n, time.Since(begin).Round(time.Second))
@@ -348,7 +342,8 @@ func runSoak(p *proc, n int) {
 	if len(ys) >= 3 {
 		fmt.Printf("  trend: %+.3f MiB per 1,000 scrapes (least squares; a leak shows as a steady positive trend)\n", slope(xs, ys)*1000)
 	}
-	fmt.Printf("  peak RSS: %.1f MiB\n", float64(statusKB(pid, "VmHWM"))/1024)
+	_, peak := p.rss()
+	fmt.Printf("  peak RSS: %.1f MiB\n", peak)
 }
 
 func slope(xs, ys []float64) float64 {

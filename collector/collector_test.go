@@ -169,6 +169,40 @@ func TestNetdevIncludeAddsInterfaces(t *testing.T) {
 	mustSeries(t, out, "roce_interface_info", `interface="ens1f0np0"`, `device=""`)
 }
 
+// One listing per scrape serves netdev, ethtool and dcb: IPoIB netdevs,
+// behind a port or only matched by --collector.netdev.include, are
+// interfaces for netdev but have no ethtool PFC statistics or DCB.
+func TestInterfacesListedOnceIPoIBLeftToNetdev(t *testing.T) {
+	for _, exclude := range []string{"^$", ".*"} {
+		cfg := fixtureConfig("ib-hdr", "netdev")
+		cfg.NetdevInclude = mustRegexp(t, "^(ib|lo)")
+		cfg.DeviceExclude = mustRegexp(t, exclude)
+		e, _ := newTestExporter(t, cfg)
+		s := newScrape(e, nil)
+		targets, err := s.Interfaces()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all []string
+		for _, tg := range targets {
+			all = append(all, tg.name)
+		}
+		eth, err := ethernetInterfaces(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(all, " "); got != "ibp129s0 ibp65s0 lo" && got != "ibp65s0 ibp129s0 lo" {
+			t.Errorf("exclude %q: interfaces %q", exclude, got)
+		}
+		if got := strings.Join(eth, " "); got != "lo" {
+			t.Errorf("exclude %q: ethernet interfaces %q, want lo only", exclude, got)
+		}
+		if again, _ := s.Interfaces(); &again[0] != &targets[0] {
+			t.Errorf("exclude %q: the listing was made twice in one scrape", exclude)
+		}
+	}
+}
+
 func TestPCIeFixture(t *testing.T) {
 	e, _ := newTestExporter(t, fixtureConfig("mlx5-degraded", "pcie"))
 	out := scrape(t, e)

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"syscall"
 
@@ -83,40 +82,17 @@ func (c *ethtoolCollector) familyDesc(f nicstats.Family) *Desc {
 	return d
 }
 
-// ethernetInterfaces lists the netdevs backing Ethernet (RoCE) ports plus
-// those selected by --collector.netdev.include; IPoIB interfaces have no
-// PFC or pause statistics.
+// ethernetInterfaces names the scrape's interfaces that are not IPoIB:
+// IPoIB has no PFC or pause statistics and no DCB.
 func ethernetInterfaces(s *Scrape) ([]string, error) {
-	topo, err := s.Topology()
+	targets, err := s.Interfaces()
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	seen := map[string]bool{}
-	for _, d := range topo.Devices {
-		for _, p := range d.Ports {
-			// ARPHRD_INFINIBAND (32): an IPoIB netdev.
-			if p.Netdev != "" && !seen[p.Netdev] && p.NetdevType != "32" {
-				seen[p.Netdev] = true
-				out = append(out, p.Netdev)
-			}
-		}
-	}
-	if s.cfg.NetdevInclude != nil {
-		names, err := s.cfg.fs.readDirNames(s.cfg.sys("class", "net"))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			if seen[n] || !s.cfg.NetdevInclude.MatchString(n) {
-				continue
-			}
-			seen[n] = true
-			if t, err := readSysfsFile(s.cfg.fs, s.cfg.sys("class", "net", n, "type")); err == nil && t == "32" {
-				continue
-			}
-			out = append(out, n)
+	out := make([]string, 0, len(targets))
+	for _, t := range targets {
+		if !t.ipoib {
+			out = append(out, t.name)
 		}
 	}
 	return out, nil

@@ -2,12 +2,10 @@ package collector
 
 import (
 	"errors"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/netip"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"syscall"
 	"time"
@@ -63,47 +61,10 @@ func (c *netdevCollector) Close() error {
 	return c.driver.close()
 }
 
-type netdevTarget struct {
-	name, device string
-	port         int
-	portLabel    string
-}
-
-func (c *netdevCollector) targets(s *Scrape) ([]netdevTarget, error) {
-	topo, err := s.Topology()
-	if err != nil {
-		return nil, err
-	}
-	var out []netdevTarget
-	seen := map[string]bool{}
-	for _, d := range topo.Devices {
-		for _, p := range d.Ports {
-			if p.Netdev != "" && !seen[p.Netdev] {
-				seen[p.Netdev] = true
-				out = append(out, netdevTarget{name: p.Netdev, device: d.Name, port: p.Number, portLabel: p.Label})
-			}
-		}
-	}
-	if c.cfg.NetdevInclude != nil {
-		names, err := c.cfg.fs.readDirNames(c.cfg.sys("class", "net"))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			if !seen[n] && c.cfg.NetdevInclude.MatchString(n) {
-				seen[n] = true
-				out = append(out, netdevTarget{name: n})
-			}
-		}
-	}
-	return out, nil
-}
-
 func (c *netdevCollector) Update(s *Scrape, out *Sink) error {
 	c.attrs.begin()
 	defer c.attrs.sweep()
-	targets, err := c.targets(s)
+	targets, err := s.Interfaces()
 	if err != nil {
 		return err
 	}

@@ -176,6 +176,10 @@ type Scrape struct {
 	topoOnce sync.Once
 	topo     *Topology
 	topoErr  error
+
+	ifacesOnce sync.Once
+	ifaces     []netdevTarget
+	ifacesErr  error
 }
 
 func newScrape(e *Exporter, prev *Snapshot) *Scrape {
@@ -193,6 +197,14 @@ func newScrape(e *Exporter, prev *Snapshot) *Scrape {
 func (s *Scrape) Topology() (*Topology, error) {
 	s.topoOnce.Do(func() { s.topo, s.topoErr = s.exp.topology.get() })
 	return s.topo, s.topoErr
+}
+
+// Interfaces returns, once per scrape for the netdev, ethtool and dcb
+// collectors, the netdevs behind RDMA ports in topology order, then those
+// --collector.netdev.include selects in name order.
+func (s *Scrape) Interfaces() ([]netdevTarget, error) {
+	s.ifacesOnce.Do(func() { s.ifaces, s.ifacesErr = s.listInterfaces() })
+	return s.ifaces, s.ifacesErr
 }
 
 // update applies fn to the snapshot unless the source phase is over: a

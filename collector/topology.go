@@ -157,3 +157,46 @@ func (t *topologyCache) portNetdev(d *TopoDevice, p *TopoPort) string {
 	}
 	return ""
 }
+
+// netdevTarget is an interface the netdev, ethtool and dcb collectors
+// report on; device and port are empty for --collector.netdev.include
+// matches that back no RDMA port.
+type netdevTarget struct {
+	name, device string
+	port         int
+	portLabel    string
+	// ipoib is set for ARPHRD_INFINIBAND (type 32) netdevs.
+	ipoib bool
+}
+
+func (s *Scrape) listInterfaces() ([]netdevTarget, error) {
+	topo, err := s.Topology()
+	if err != nil {
+		return nil, err
+	}
+	var out []netdevTarget
+	seen := map[string]bool{}
+	for _, d := range topo.Devices {
+		for _, p := range d.Ports {
+			if p.Netdev != "" && !seen[p.Netdev] {
+				seen[p.Netdev] = true
+				out = append(out, netdevTarget{name: p.Netdev, device: d.Name, port: p.Number, portLabel: p.Label, ipoib: p.NetdevType == "32"})
+			}
+		}
+	}
+	if s.cfg.NetdevInclude != nil {
+		names, err := s.cfg.fs.readDirNames(s.cfg.sys("class", "net"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if !seen[n] && s.cfg.NetdevInclude.MatchString(n) {
+				seen[n] = true
+				t, err := readSysfsFile(s.cfg.fs, s.cfg.sys("class", "net", n, "type"))
+				out = append(out, netdevTarget{name: n, ipoib: err == nil && t == "32"})
+			}
+		}
+	}
+	return out, nil
+}

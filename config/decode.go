@@ -89,16 +89,8 @@ func (l *loader) network(f field) (netip.Prefix, bool) {
 func (l *loader) decodeExpectations(f field, e *Expectations) {
 	l.object(f, fieldHandlers{
 		"link_layer": func(f field) {
-			if s, ok := l.text(f); ok {
-				switch strings.ToLower(s) {
-				case "ethernet":
-					e.LinkLayer = LinkLayerEthernet
-				case "infiniband":
-					e.LinkLayer = LinkLayerInfiniBand
-				default:
-					l.errorAt(f.node, f.path, "%q must be Ethernet (RoCE) or InfiniBand, as `rdma link show` or /sys/class/infiniband/*/ports/1/link_layer reports it", s)
-				}
-			}
+			e.LinkLayer = keyword(l, f, []LinkLayer{LinkLayerEthernet, LinkLayerInfiniBand},
+				"%q must be Ethernet (RoCE) or InfiniBand, as `rdma link show` or /sys/class/infiniband/*/ports/1/link_layer reports it")
 		},
 		"mtu": func(f field) {
 			// The link-layer-specific ceiling is checked in validate, once the link layer is known.
@@ -111,14 +103,8 @@ func (l *loader) decodeExpectations(f field, e *Expectations) {
 			}
 		},
 		"roce_mode": func(f field) {
-			if s, ok := l.text(f); ok {
-				switch mode := RoCEMode(strings.ToLower(s)); mode {
-				case RoCEv1, RoCEv2:
-					e.RoCEMode = mode
-				default:
-					l.errorAt(f.node, f.path, "%q must be v1 or v2 (v2, routable RoCE over UDP/IP, is what NCCL and modern fabrics use)", s)
-				}
-			}
+			e.RoCEMode = keyword(l, f, []RoCEMode{RoCEv1, RoCEv2},
+				"%q must be v1 or v2 (v2, routable RoCE over UDP/IP, is what NCCL and modern fabrics use)")
 		},
 		"pfc_priority": func(f field) {
 			if priority, ok := l.integer(f); ok {
@@ -129,16 +115,7 @@ func (l *loader) decodeExpectations(f field, e *Expectations) {
 				e.PFCPriority = &priority
 			}
 		},
-		"trust": func(f field) {
-			if s, ok := l.text(f); ok {
-				switch trust := Trust(strings.ToLower(s)); trust {
-				case TrustDSCP, TrustPCP:
-					e.Trust = trust
-				default:
-					l.errorAt(f.node, f.path, "%q must be dscp or pcp", s)
-				}
-			}
-		},
+		"trust": func(f field) { e.Trust = keyword(l, f, []Trust{TrustDSCP, TrustPCP}, "%q must be dscp or pcp") },
 		"ecn": func(f field) {
 			if on, ok := l.boolean(f); ok {
 				e.ECN = &on
@@ -164,6 +141,22 @@ func (l *loader) decodeExpectations(f field, e *Expectations) {
 		},
 		"firmware_consistent": func(f field) { e.FirmwareConsistent, _ = l.boolean(f) },
 	})
+}
+
+// keyword reads one of a fixed set of words, in any letter case, as the value it names;
+// for anything else it reports format with the value written.
+func keyword[T ~string](l *loader, f field, values []T, format string) T {
+	s, ok := l.text(f)
+	if !ok {
+		return ""
+	}
+	for _, v := range values {
+		if strings.ToLower(s) == strings.ToLower(string(v)) {
+			return v
+		}
+	}
+	l.errorAt(f.node, f.path, format, s)
+	return ""
 }
 
 const (

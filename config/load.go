@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"regexp"
@@ -250,11 +251,7 @@ func (l *loader) object(f field, handlers fieldHandlers, required ...string) boo
 
 // suggestField names the closest known key for a typo, or lists them all.
 func suggestField(name string, handlers fieldHandlers) string {
-	known := make([]string, 0, len(handlers))
-	for k := range handlers {
-		known = append(known, k)
-	}
-	slices.Sort(known)
+	known := slices.Sorted(maps.Keys(handlers))
 	best, bestDistance := "", 3
 	for _, k := range known {
 		if d := editDistance(strings.ToLower(name), k); d < bestDistance {

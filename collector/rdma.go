@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/Mellanox/rdmamap"
+
+	"github.com/roce-exporter/roce_exporter/config"
 )
 
 func init() {
@@ -742,20 +744,7 @@ func (c *rdmaCollector) readActiveMTU(s *Scrape, p *RDMAPort) int {
 		s.readError("rdma", path, err)
 		return 0
 	}
-	return roceActiveMTU(mtu)
-}
-
-// roceActiveMTU mirrors the kernel's iboe_get_mtu(): RoCE needs 96 bytes of
-// headers (GRH, UDP, BTH, XRC, atomic ETH, ICRC) inside the Ethernet MTU,
-// and the IB MTU is rounded down to a power of two from 256 to 4096.
-func roceActiveMTU(netdevMTU int) int {
-	room := netdevMTU - 96
-	for _, m := range []int{4096, 2048, 1024, 512, 256} {
-		if room >= m {
-			return m
-		}
-	}
-	return 0
+	return config.RoCEActiveMTU(mtu)
 }
 
 // sanitizeLabel keeps label values printable and bounded: sysfs text from a

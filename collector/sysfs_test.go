@@ -78,15 +78,6 @@ func TestParseRate(t *testing.T) {
 	}
 }
 
-func TestRoCEActiveMTU(t *testing.T) {
-	// iboe_get_mtu: 96 bytes of RoCE headers, rounded down to an IB MTU.
-	for mtu, want := range map[int]int{9000: 4096, 4192: 4096, 4191: 2048, 4096: 2048, 1500: 1024, 1120: 1024, 1119: 512, 300: 0} {
-		if got := roceActiveMTU(mtu); got != want {
-			t.Errorf("roceActiveMTU(%d) = %d, want %d", mtu, got, want)
-		}
-	}
-}
-
 func TestSanitizeName(t *testing.T) {
 	for in, want := range map[string]string{
 		"port_rcv_data":           "port_rcv_data",

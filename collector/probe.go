@@ -3,7 +3,8 @@ package collector
 import (
 	"errors"
 	"log/slog"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/roce-exporter/roce_exporter/probes"
@@ -64,12 +65,7 @@ func (c *probeCollector) Update(s *Scrape, out *Sink) error {
 		if r.LossRatio != nil {
 			out.emit(probeLoss, *r.LossRatio, l...)
 		}
-		sizes := make([]uint64, 0, len(r.BusBandwidth))
-		for size := range r.BusBandwidth {
-			sizes = append(sizes, size)
-		}
-		sort.Slice(sizes, func(i, j int) bool { return sizes[i] < sizes[j] })
-		for _, size := range sizes {
+		for _, size := range slices.Sorted(maps.Keys(r.BusBandwidth)) {
 			out.emit(probeBusBW, r.BusBandwidth[size], r.Probe, r.Peer, r.Device, strconv.FormatUint(size, 10))
 		}
 		if r.Probe == probes.KindNCCL {

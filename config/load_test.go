@@ -139,9 +139,6 @@ func TestDefaults(t *testing.T) {
 	if !reflect.DeepEqual(plan.Expectations, wantExpectations) {
 		t.Errorf("expectations = %+v\nwant %+v", plan.Expectations, wantExpectations)
 	}
-	if plan.Expectations.HasPFC() {
-		t.Error("a plan without pfc_priority must not expect PFC")
-	}
 	wantProbes := Probes{
 		Enabled:            false,
 		StateDir:           "/var/lib/roce_exporter",
@@ -246,9 +243,6 @@ nodes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !plan.Expectations.HasPFC() {
-		t.Error("HasPFC() = false with pfc_priority 3")
-	}
 	if got := plan.NodeNames(); !slices.Equal(got, []string{"node01", "node02", "node03"}) {
 		t.Errorf("NodeNames() = %v, want sorted", got)
 	}
@@ -270,35 +264,10 @@ nodes:
 	if _, ok := plan.Node("node09"); ok {
 		t.Error("Node(node09) found a node")
 	}
-	second, ok := node.InterfaceByNetdev("ens2f0")
-	if !ok || second.Rail != 1 || second.IP() != netip.MustParseAddr("192.168.101.13") ||
-		second.Prefix() != netip.MustParsePrefix("192.168.101.13/24") || second.Prefix().Masked() != plan.Networks.Compute[1] {
-		t.Errorf("InterfaceByNetdev(ens2f0) = %+v, %v", second, ok)
-	}
-	if _, ok := node.InterfaceByNetdev("ens9f0"); ok {
-		t.Error("InterfaceByNetdev(ens9f0) found an interface")
-	}
-	first, ok := node.InterfaceByRDMADevice("mlx5_0")
-	if !ok || first.Netdev != "ens1f0" || first.Rail != 0 {
-		t.Errorf("InterfaceByRDMADevice(mlx5_0) = %+v, %v", first, ok)
-	}
-	if i, ok := node.InterfaceByRDMADevice(""); ok {
-		t.Errorf("InterfaceByRDMADevice(\"\") matched %+v, an interface whose device is left to discovery", i)
-	}
-}
-
-func TestHasPFC(t *testing.T) {
-	for _, tc := range []struct {
-		e    Expectations
-		want bool
-	}{
-		{Expectations{LinkLayer: LinkLayerEthernet, PFCPriority: intPtr(0)}, true},
-		{Expectations{LinkLayer: LinkLayerEthernet}, false},
-		{Expectations{LinkLayer: LinkLayerInfiniBand, PFCPriority: intPtr(3)}, false},
-	} {
-		if got := tc.e.HasPFC(); got != tc.want {
-			t.Errorf("%+v.HasPFC() = %v, want %v", tc.e, got, tc.want)
-		}
+	second := node.Interfaces[1]
+	if second.Netdev != "ens2f0" || second.Rail != 1 || second.IP() != netip.MustParseAddr("192.168.101.13") ||
+		second.Address != netip.MustParsePrefix("192.168.101.13/24") || second.Address.Masked() != plan.Networks.Compute[1] {
+		t.Errorf("node03's second interface = %+v", second)
 	}
 }
 

@@ -101,11 +101,6 @@ func RoCEActiveMTU(netdevMTU int) int {
 	return 0
 }
 
-// HasPFC reports whether the plan expects lossless RoCE, i.e. whether PFC checks apply.
-func (e Expectations) HasPFC() bool {
-	return e.PFCPriority != nil && e.LinkLayer != LinkLayerInfiniBand
-}
-
 // Node is one machine of the cluster.
 type Node struct {
 	// Name is what the node calls itself (short hostname unless the exporter is told
@@ -131,9 +126,6 @@ type Interface struct {
 
 // IP is the interface's compute address.
 func (i *Interface) IP() netip.Addr { return i.Address.Addr() }
-
-// Prefix is the interface's address with its prefix length; Prefix().Masked() is the subnet.
-func (i *Interface) Prefix() netip.Prefix { return i.Address }
 
 // Node finds a node by name. A linear scan keeps Plan a plain value (safe to copy and
 // compare); even at a few thousand nodes it costs microseconds.
@@ -166,30 +158,6 @@ func (p *Plan) Peers(self string) []*Node {
 	}
 	slices.SortFunc(peers, func(a, b *Node) int { return strings.Compare(a.Name, b.Name) })
 	return peers
-}
-
-// InterfaceByNetdev finds a compute interface by its netdev name.
-func (n *Node) InterfaceByNetdev(name string) (*Interface, bool) {
-	for _, i := range n.Interfaces {
-		if i.Netdev == name {
-			return i, true
-		}
-	}
-	return nil, false
-}
-
-// InterfaceByRDMADevice finds a compute interface by its RDMA device name. Interfaces whose
-// RDMA device the plan leaves to discovery never match.
-func (n *Node) InterfaceByRDMADevice(name string) (*Interface, bool) {
-	if name == "" {
-		return nil, false
-	}
-	for _, i := range n.Interfaces {
-		if i.RDMADevice == name {
-			return i, true
-		}
-	}
-	return nil, false
 }
 
 // Probes is the active-test schedule. Nothing runs unless Enabled is true, because probes

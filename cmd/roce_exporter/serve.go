@@ -139,6 +139,7 @@ func (s *serveCommand) handler(exporter *collector.Exporter, cfg *collector.Conf
 	mux := http.NewServeMux()
 	mux.Handle(*s.telemetryPath, metrics)
 	if *s.telemetryPath != "/" {
+		collectors := collectorTable(exporter, cfg) // fixed at start-up
 		landingConfig := func() web.LandingConfig {
 			return web.LandingConfig{
 				Name:        "roce_exporter",
@@ -148,13 +149,13 @@ func (s *serveCommand) handler(exporter *collector.Exporter, cfg *collector.Conf
 				Links: []web.LandingLinks{
 					{Address: *s.telemetryPath, Text: "Metrics"},
 				},
-				ExtraHTML: collectorTable(exporter, cfg) + probeTable(cfg.Probes),
+				ExtraHTML: collectors + probeTable(cfg.Probes),
 			}
 		}
 		if _, err := web.NewLandingPage(landingConfig()); err != nil {
 			return nil, err
 		}
-		// Rendered per request: the recent probe results change.
+		// Rendered per request for the recent probe results.
 		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 			page, err := web.NewLandingPage(landingConfig())
 			if err != nil {

@@ -84,8 +84,7 @@ func (d *doctorCommand) run() int {
 		created := openConfigfs(cfg.SysPath)
 		defer closeConfigfs(created)
 	}
-	quiet := d.a.logger
-	exp, err := collector.NewExporter(cfg, quiet)
+	exp, err := collector.NewExporter(cfg, d.a.logger)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter doctor: %v\n", err)
 		return 2

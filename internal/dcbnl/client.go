@@ -97,24 +97,6 @@ func (c *Client) IEEEContext(ctx context.Context, ifname string) (*IEEE, error) 
 	return ieee, nil
 }
 
-// DCBX returns the DCBX mode byte of ifname (see DCBXModeString).
-func (c *Client) DCBX(ifname string) (uint8, error) {
-	return c.DCBXContext(context.Background(), ifname)
-}
-
-// DCBXContext is DCBX bounded by ctx as well as by the client's timeout.
-func (c *Client) DCBXContext(ctx context.Context, ifname string) (uint8, error) {
-	body, err := c.get(ctx, CmdGDCBX, ifname)
-	if err != nil {
-		return 0, err
-	}
-	v, err := DecodeDCBX(body)
-	if err != nil {
-		return 0, fmt.Errorf("dcbnl: GDCBX %s: %w", ifname, err)
-	}
-	return v, nil
-}
-
 // get sends one GET request and returns the reply body.
 func (c *Client) get(ctx context.Context, cmd uint8, ifname string) ([]byte, error) {
 	body, err := EncodeGetRequest(cmd, ifname)

@@ -28,9 +28,6 @@ func TestClientLoopback(t *testing.T) {
 	if _, err := c.IEEE("lo"); !errors.Is(err, ErrNotSupported) {
 		t.Errorf("IEEE(lo) = %v, want ErrNotSupported", err)
 	}
-	if _, err := c.DCBX("lo"); !errors.Is(err, ErrNotSupported) {
-		t.Errorf("DCBX(lo) = %v, want ErrNotSupported", err)
-	}
 	// The kernel's error reply keeps the socket in step, so the next request
 	// gets its own answer.
 	if _, err := c.IEEE("rocenosuchdev0"); !errors.Is(err, ErrNoDevice) || errors.Is(err, ErrNotSupported) {
@@ -58,7 +55,7 @@ func TestClientContextAndStaleSocket(t *testing.T) {
 	}
 	ctx, cancel = context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()
-	if _, err := c.DCBXContext(ctx, "lo"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := c.IEEEContext(ctx, "lo"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("expired context: %v", err)
 	}
 
@@ -121,9 +118,6 @@ func TestIntegrationNetNS(t *testing.T) {
 	for _, dev := range []string{"dcbtest0", "dcbtest1", "lo"} {
 		if got, err := c.IEEE(dev); !errors.Is(err, ErrNotSupported) {
 			t.Errorf("IEEE(%s) = %+v, %v; want ErrNotSupported", dev, got, err)
-		}
-		if _, err := c.DCBX(dev); !errors.Is(err, ErrNotSupported) {
-			t.Errorf("DCBX(%s) = %v, want ErrNotSupported", dev, err)
 		}
 	}
 	if _, err := c.IEEE("rocenosuchdev0"); !errors.Is(err, ErrNoDevice) {

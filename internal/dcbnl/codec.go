@@ -91,19 +91,15 @@ func parseAttrs(b []byte) ([]attr, error) {
 	return out, nil
 }
 
-func splitDcbmsg(payload []byte, cmds ...uint8) ([]attr, error) {
+func splitDcbmsg(payload []byte, cmd uint8) ([]attr, error) {
 	if len(payload) < sizeofDcbmsg {
 		return nil, fmt.Errorf("%w: %d bytes, shorter than struct dcbmsg", ErrMalformed, len(payload))
 	}
 	if payload[0] != 0 {
 		return nil, fmt.Errorf("%w: dcb_family %d, want AF_UNSPEC", ErrMalformed, payload[0])
 	}
-	ok := false
-	for _, c := range cmds {
-		ok = ok || payload[1] == c
-	}
-	if !ok {
-		return nil, fmt.Errorf("%w: reply to command %d, want %v", ErrMalformed, payload[1], cmds)
+	if payload[1] != cmd {
+		return nil, fmt.Errorf("%w: reply to command %d, want %d", ErrMalformed, payload[1], cmd)
 	}
 	return parseAttrs(payload[sizeofDcbmsg:])
 }
@@ -248,25 +244,6 @@ func decodeAppTable(b []byte) ([]App, error) {
 		apps = append(apps, App{Selector: e.data[0], Priority: e.data[1], Protocol: native.Uint16(e.data[2:])})
 	}
 	return apps, nil
-}
-
-// DecodeDCBX returns the DCBX mode byte from a reply to DCB_CMD_GDCBX, or
-// from a DCB_CMD_IEEE_GET reply, which carries the same attribute after the
-// IEEE nest (iproute2's `dcb dcbx show` reads it from there).
-func DecodeDCBX(payload []byte) (uint8, error) {
-	attrs, err := splitDcbmsg(payload, CmdGDCBX, CmdIEEEGet)
-	if err != nil {
-		return 0, err
-	}
-	for _, a := range attrs {
-		if a.typ == AttrDCBX {
-			if len(a.data) < 1 {
-				return 0, fmt.Errorf("%w: empty DCB_ATTR_DCBX", ErrMalformed)
-			}
-			return a.data[0], nil
-		}
-	}
-	return 0, fmt.Errorf("%w: reply has no DCB_ATTR_DCBX", ErrMalformed)
 }
 
 func cString(b []byte) string {

@@ -329,43 +329,6 @@ func TestDecodeIEEEEveryTruncation(t *testing.T) {
 	}
 }
 
-func TestDecodeDCBX(t *testing.T) {
-	v, err := DecodeDCBX(dcbmsg(CmdGDCBX, nla(AttrDCBX, []byte{DCBXLLDManaged | DCBXVerCEE})))
-	if err != nil || v != DCBXLLDManaged|DCBXVerCEE {
-		t.Errorf("GDCBX reply: %#x, %v", v, err)
-	}
-	v, err = DecodeDCBX(mlx5Reply(0x08))
-	if err != nil || v != DCBXHost|DCBXVerIEEE {
-		t.Errorf("IEEE_GET reply: %#x, %v", v, err)
-	}
-	for name, in := range map[string][]byte{
-		"no attr":   dcbmsg(CmdGDCBX),
-		"empty":     dcbmsg(CmdGDCBX, nla(AttrDCBX, nil)),
-		"wrong cmd": dcbmsg(CmdGState, nla(AttrDCBX, []byte{1})),
-		"short":     {0},
-	} {
-		if _, err := DecodeDCBX(in); !errors.Is(err, ErrMalformed) {
-			t.Errorf("%s: %v, want ErrMalformed", name, err)
-		}
-	}
-}
-
-func TestDCBXModeString(t *testing.T) {
-	for v, want := range map[uint8]string{
-		0:                           "none",
-		DCBXHost:                    "host",
-		DCBXHost | DCBXVerIEEE:      "host,ieee",
-		DCBXLLDManaged | DCBXVerCEE: "lld_managed,cee",
-		DCBXLLDManaged | DCBXVerCEE | DCBXVerIEEE | DCBXStatic: "lld_managed,cee,ieee,static",
-		DCBXHost | 0x40: "host,0x40",
-		0xff:            "host,lld_managed,cee,ieee,static,0x20,0x40,0x80",
-	} {
-		if got := DCBXModeString(v); got != want {
-			t.Errorf("DCBXModeString(%#x) = %q, want %q", v, got, want)
-		}
-	}
-}
-
 func TestEncodeGetRequest(t *testing.T) {
 	got, err := EncodeGetRequest(CmdIEEEGet, "eth0")
 	if err != nil {
@@ -414,9 +377,6 @@ func FuzzDecodeIEEE(f *testing.F) {
 	f.Add(dcbmsg(CmdIEEEGet, ifname("eth0"), nla(AttrIEEE, appTable())))
 	f.Add(dcbmsg(CmdGDCBX, nla(AttrDCBX, []byte{1})))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		if _, err := DecodeDCBX(in); err != nil && !errors.Is(err, ErrMalformed) {
-			t.Fatalf("DecodeDCBX error %v is not ErrMalformed", err)
-		}
 		got, err := DecodeIEEE(in)
 		if err != nil {
 			if got != nil {

@@ -12,17 +12,10 @@
 // dcbnl_ieee_fill) of the Linux kernel.
 package dcbnl
 
-import (
-	"errors"
-	"strconv"
-	"strings"
-)
+import "errors"
 
-// Netlink message types (include/uapi/linux/rtnetlink.h).
-const (
-	RTMGetDCB = 78 // RTM_GETDCB
-	RTMSetDCB = 79 // RTM_SETDCB
-)
+// RTMGetDCB is the netlink message type of a DCB request (include/uapi/linux/rtnetlink.h).
+const RTMGetDCB = 78 // RTM_GETDCB
 
 // Commands (enum dcbnl_commands). Only the GET commands are listed; the
 // package never sends anything else.
@@ -230,38 +223,4 @@ func (i *IEEE) PrioritiesForDSCP(dscp uint8) []uint8 {
 		}
 	}
 	return out
-}
-
-var dcbxBits = []struct {
-	bit  uint8
-	name string
-}{
-	{DCBXHost, "host"},
-	{DCBXLLDManaged, "lld_managed"},
-	{DCBXVerCEE, "cee"},
-	{DCBXVerIEEE, "ieee"},
-	{DCBXStatic, "static"},
-}
-
-// DCBXModeString renders a DCBX mode byte as its set flags joined by ",",
-// e.g. "host,ieee" (iproute2 prints the same words, space-separated, with
-// "lld-managed"; the underscore keeps the value usable as a label). Unknown
-// bits appear in hex; 0 is "none".
-func DCBXModeString(v uint8) string {
-	if v == 0 {
-		return "none"
-	}
-	var parts []string
-	for _, b := range dcbxBits {
-		if v&b.bit != 0 {
-			parts = append(parts, b.name)
-			v &^= b.bit
-		}
-	}
-	for bit := uint8(1); bit != 0; bit <<= 1 {
-		if v&bit != 0 {
-			parts = append(parts, "0x"+strconv.FormatUint(uint64(bit), 16))
-		}
-	}
-	return strings.Join(parts, ",")
 }

@@ -88,27 +88,14 @@ func stormFix(netdev string, rx, tx, storm bool) string {
 }
 
 func checkPFCStorm(e *env, r *results) {
-	for _, t := range e.targets {
+	e.ethtoolTargets(r, func(t *target, st *collector.EthtoolStats) {
 		subj := t.subject()
-		if t.ib() {
-			r.skip(subj, ReasonInfiniBand)
-			continue
-		}
-		if t.planned != nil && t.port == nil && t.iface == nil {
-			r.skip(subj, t.missingReason("netdev"))
-			continue
-		}
-		st, why := e.ethtoolFor(t)
-		if st == nil {
-			r.skip(subj, why)
-			continue
-		}
 		dur := pauseDurations(st)
 		stormErr, haveErr := st.Get(famStormEvents, "", -1, stormError)
 		stormWarn, haveWarn := st.Get(famStormEvents, "", -1, stormWarning)
 		if len(dur) == 0 && !haveErr && !haveWarn {
 			r.skip(subj, fmt.Sprintf("%s reports no PFC pause-duration or storm counters (PFC off, or a driver without them)", t.netdev))
-			continue
+			return
 		}
 		prev := e.prevEthtool(t.netdev)
 		dt, okdt := e.interval()
@@ -118,7 +105,7 @@ func checkPFCStorm(e *env, r *results) {
 			} else {
 				r.skip(subj, "the share of time paused needs two samples; the next scrape can tell")
 			}
-			continue
+			return
 		}
 		prevDur := pauseDurations(prev)
 		keys := make([]pauseKey, 0, len(dur))
@@ -185,13 +172,13 @@ func checkPFCStorm(e *env, r *results) {
 			}
 			r.ok(subj, msg)
 		}
-	}
+	})
 }
 
 func checkPHYErrors(e *env, r *results) {
 	for _, t := range e.targets {
 		subj := t.subject()
-		if t.planned != nil && t.port == nil && t.iface == nil {
+		if t.absent() {
 			r.skip(subj, t.missingReason("netdev"))
 			continue
 		}
@@ -236,7 +223,7 @@ func checkLinkFlaps(e *env, r *results) {
 	dt, okdt := e.interval()
 	for _, t := range e.targets {
 		subj := t.subject()
-		if t.port == nil && t.iface == nil {
+		if t.absent() {
 			r.skip(subj, t.missingReason("netdev"))
 			continue
 		}

@@ -195,7 +195,7 @@ func checkComputeIP(e *env, r *results) {
 			r.skip(subj, fmt.Sprintf("the plan gives %s no address", t.netdev))
 			continue
 		}
-		if t.iface == nil && t.port == nil {
+		if t.absent() {
 			r.skip(subj, t.missingReason("interface"))
 			continue
 		}

@@ -246,7 +246,7 @@ func checkPlannedInterfacePresent(e *env, r *results) {
 		pi := t.planned
 		rail := fmt.Sprintf("rail %d", pi.Rail)
 		switch {
-		case t.port == nil && t.iface == nil:
+		case t.absent():
 			hint := ""
 			if d := e.snap.Device(pi.RDMADevice); d != nil && len(d.Ports) > 0 && d.Ports[0].Interface != "" {
 				hint = fmt.Sprintf("; the planned %s exists and backs %s, so the netdev name in the plan may be wrong", d.Name, d.Ports[0].Interface)

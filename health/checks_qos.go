@@ -62,25 +62,44 @@ func pfcFix(netdev string, prio int) string {
 		netdev, strings.Join(bits, ","), prio)
 }
 
+// ethernetTargets yields the targets that are on this node and not InfiniBand,
+// reporting the others as skipped.
+func (e *env) ethernetTargets(r *results, each func(t *target)) {
+	for _, t := range e.targets {
+		switch {
+		case t.ib():
+			r.skip(t.subject(), ReasonInfiniBand)
+		case t.absent():
+			r.skip(t.subject(), t.missingReason("netdev"))
+		default:
+			each(t)
+		}
+	}
+}
+
 // pfcTargets yields the Ethernet targets with readable DCB state, reporting the rest.
 func (e *env) pfcTargets(r *results, each func(t *target, d *collector.DCBState)) {
-	for _, t := range e.targets {
-		subj := t.subject()
-		if t.ib() {
-			r.skip(subj, ReasonInfiniBand)
-			continue
-		}
-		if t.planned != nil && t.port == nil && t.iface == nil {
-			r.skip(subj, t.missingReason("netdev"))
-			continue
-		}
+	e.ethernetTargets(r, func(t *target) {
 		d, why := e.dcbFor(t)
 		if d == nil {
-			r.skip(subj, why)
-			continue
+			r.skip(t.subject(), why)
+			return
 		}
 		each(t, d)
-	}
+	})
+}
+
+// ethtoolTargets yields the Ethernet targets with ethtool statistics, reporting the
+// rest.
+func (e *env) ethtoolTargets(r *results, each func(t *target, st *collector.EthtoolStats)) {
+	e.ethernetTargets(r, func(t *target) {
+		st, why := e.ethtoolFor(t)
+		if st == nil {
+			r.skip(t.subject(), why)
+			return
+		}
+		each(t, st)
+	})
 }
 
 func lossyReason() string {
@@ -138,24 +157,11 @@ func pauseText(p *collector.GlobalPause) string {
 
 func checkGlobalPause(e *env, r *results) {
 	exp, hasPlan := e.expectations()
-	for _, t := range e.targets {
+	e.ethtoolTargets(r, func(t *target, st *collector.EthtoolStats) {
 		subj := t.subject()
-		if t.ib() {
-			r.skip(subj, ReasonInfiniBand)
-			continue
-		}
-		if t.planned != nil && t.port == nil && t.iface == nil {
-			r.skip(subj, t.missingReason("netdev"))
-			continue
-		}
-		st, why := e.ethtoolFor(t)
-		if st == nil {
-			r.skip(subj, why)
-			continue
-		}
 		if st.GlobalPause == nil {
 			r.skip(subj, fmt.Sprintf("802.3x pause settings of %s could not be read", t.netdev))
-			continue
+			return
 		}
 		var pfcOn []int
 		if d := e.snap.DCB[t.netdev]; d != nil {
@@ -176,7 +182,7 @@ func checkGlobalPause(e *env, r *results) {
 		default:
 			r.ok(subj, "802.3x global pause on ("+pauseText(p)+"); no PFC is in use on this port")
 		}
-	}
+	})
 }
 
 func checkTrust(e *env, r *results) {
@@ -222,16 +228,7 @@ func checkECN(e *env, r *results) {
 		r.skip(SubjectNode, "the plan sets ecn: false")
 		return
 	}
-	for _, t := range e.targets {
-		subj := t.subject()
-		if t.ib() {
-			r.skip(subj, ReasonInfiniBand)
-			continue
-		}
-		if t.port == nil && t.iface == nil {
-			r.skip(subj, t.missingReason("netdev"))
-			continue
-		}
+	e.ethernetTargets(r, func(t *target) {
 		d := e.snap.DCB[t.netdev]
 		var prios []int
 		switch {
@@ -242,10 +239,10 @@ func checkECN(e *env, r *results) {
 		}
 		if d != nil && d.ECN != nil && d.ECN["np"] != nil && d.ECN["rp"] != nil && len(prios) > 0 {
 			ecnFromFiles(r, t, d, prios)
-			continue
+			return
 		}
 		e.ecnFromCounters(r, t, prios)
-	}
+	})
 }
 
 func ecnFromFiles(r *results, t *target, d *collector.DCBState, prios []int) {

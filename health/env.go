@@ -157,9 +157,13 @@ func (t *target) pciAddress() string {
 	return ""
 }
 
+// absent reports whether the target is on this node neither as an RDMA port nor as a
+// netdev. Only a planned interface can be: the others come from the node's ports.
+func (t *target) absent() bool { return t.port == nil && t.iface == nil }
+
 // missingReason explains why a target lacks the part a check needs.
 func (t *target) missingReason(what string) string {
-	if t.planned != nil && t.port == nil && t.iface == nil {
+	if t.absent() {
 		return fmt.Sprintf("%s is not on this node (see planned_interface_present)", t.netdev)
 	}
 	return fmt.Sprintf("no %s for %s", what, t.subject())

@@ -40,16 +40,6 @@ const timeScale = 60
 
 const deadline = 4 * time.Minute
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 type process struct {
 	name string
 	cmd  *exec.Cmd
@@ -79,17 +69,6 @@ func tail(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
-}
-
-func waitListening(t *testing.T, addr string) {
-	t.Helper()
-	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return
-		}
-	}
-	t.Fatalf("nothing listens on %s", addr)
 }
 
 // node is one simulated machine: a generated sysfs tree, captures, a plan
@@ -200,16 +179,7 @@ func writePlan(t *testing.T, dir string, nodes []*node, standin string) string {
     jitter: 0s
   ping: {interval: 3s, timeout: 2s, count: 3, jitter: 0s}
 `, standin, nodes[0].name)
-	return writeFile(t, dir, "cluster.yaml", b.String())
-}
-
-func writeFile(t *testing.T, dir, name, content string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testenv.WriteFile(t, dir, "cluster.yaml", b.String())
 }
 
 var rangeRe = regexp.MustCompile(`\[(\d+[smhdwy])(?::(\d+[smhdwy]))?\]`)
@@ -331,16 +301,16 @@ func TestPipeline(t *testing.T) {
 				}
 			}
 		}
-		writeFile(t, state, "baselines.json", `{"version":1,"links":{`+strings.Join(links, ",")+`}}`)
+		testenv.WriteFile(t, state, "baselines.json", `{"version":1,"links":{`+strings.Join(links, ",")+`}}`)
 	}
 
 	for _, n := range nodes {
-		n.addr = freeAddr(t)
+		n.addr = testenv.FreeAddr(t)
 		startProcess(t, n.name, []string{"STANDIN_DIR=" + n.root, "STANDIN_MODE_FILE=" + n.modeFile, "STANDIN_SERVER=idle"}, bin,
 			"--web.listen-address="+n.addr, "--path.sysfs="+filepath.Join(n.root, "sys"), "--path.dev="+filepath.Join(n.root, "dev"),
 			"--collector.ethtool.replay-dir="+filepath.Join(n.root, "replay"), "--config.file="+plan, "--node.name="+n.name,
 			"--probes.state-dir="+filepath.Join(n.root, "state"), "--collector.rdma.gid-refresh=5s", "--log.level=warn")
-		waitListening(t, n.addr)
+		testenv.WaitListening(t, n.addr, 30*time.Second)
 	}
 
 	// Webhook receiver, and Alertmanager with the shipped routing pointed
@@ -354,10 +324,10 @@ func TestPipeline(t *testing.T) {
 	am := strings.ReplaceAll(string(amConfig), "http://127.0.0.1:5001", "http://"+hookLn.Addr().String())
 	am = regexp.MustCompile(`group_wait: \S+`).ReplaceAllString(am, "group_wait: 1s")
 	am = regexp.MustCompile(`group_interval: \S+`).ReplaceAllString(am, "group_interval: 2s")
-	amAddr := freeAddr(t)
-	startProcess(t, "alertmanager", nil, alertmanager, "--config.file="+writeFile(t, work, "alertmanager.yml", am),
+	amAddr := testenv.FreeAddr(t)
+	startProcess(t, "alertmanager", nil, alertmanager, "--config.file="+testenv.WriteFile(t, work, "alertmanager.yml", am),
 		"--storage.path="+filepath.Join(work, "am"), "--web.listen-address="+amAddr, "--cluster.listen-address=")
-	waitListening(t, amAddr)
+	testenv.WaitListening(t, amAddr, 30*time.Second)
 
 	// Prometheus with the time-compressed rules, scraping like the shipped
 	// config does (instance = node name).
@@ -366,7 +336,7 @@ func TestPipeline(t *testing.T) {
 	ruleFiles, _ := filepath.Glob(filepath.Join(root, "alerts", "*.yml"))
 	for _, f := range ruleFiles {
 		b, _ := os.ReadFile(f)
-		writeFile(t, rulesDir, filepath.Base(f), compressRules(string(b)))
+		testenv.WriteFile(t, rulesDir, filepath.Base(f), compressRules(string(b)))
 	}
 	var targets strings.Builder
 	for _, n := range nodes {
@@ -383,10 +353,10 @@ scrape_configs:
       - {source_labels: [node], target_label: instance}
       - {action: labeldrop, regex: node}
 `, rulesDir, amAddr, targets.String())
-	promAddr := freeAddr(t)
-	startProcess(t, "prometheus", nil, prometheus, "--config.file="+writeFile(t, work, "prometheus.yml", promConfig),
+	promAddr := testenv.FreeAddr(t)
+	startProcess(t, "prometheus", nil, prometheus, "--config.file="+testenv.WriteFile(t, work, "prometheus.yml", promConfig),
 		"--storage.tsdb.path="+filepath.Join(work, "tsdb"), "--web.listen-address="+promAddr)
-	waitListening(t, promAddr)
+	testenv.WaitListening(t, promAddr, 30*time.Second)
 
 	// The driver: at t=0 the faulty node's rail 1 starts a PFC storm on
 	// priority 3, its rail 0 link flaps, and its probes regress.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden /metrics files")
@@ -81,33 +82,34 @@ func freePort(t testing.TB) string {
 	return l.Addr().String()
 }
 
-func startExporter(t testing.TB, args ...string) *exporterProcess {
+// runExporter starts cmd, an exporter listening on addr (perhaps behind a
+// wrapper such as setpriv or ip netns exec), with its output collected, and
+// stops it when the test ends.
+func runExporter(t testing.TB, addr string, cmd *exec.Cmd) *exporterProcess {
 	t.Helper()
-	p := &exporterProcess{addr: freePort(t), logs: &syncBuffer{}}
-	p.cmd = exec.Command(binary, append([]string{"--web.listen-address=" + p.addr}, args...)...)
-	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
-	if err := p.cmd.Start(); err != nil {
+	p := &exporterProcess{cmd: cmd, addr: addr, logs: &syncBuffer{}}
+	cmd.Stdout, cmd.Stderr = p.logs, p.logs
+	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		p.cmd.Process.Kill()
-		p.cmd.Wait()
+		cmd.Process.Kill()
+		cmd.Wait()
 		if t.Failed() {
 			t.Logf("exporter log:\n%s", p.logs)
 		}
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", p.addr, 100*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return p
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("exporter did not listen on %s", p.addr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return p
+}
+
+// startExporter runs the built binary with args on a free loopback port
+// and waits until it listens.
+func startExporter(t testing.TB, args ...string) *exporterProcess {
+	t.Helper()
+	addr := freePort(t)
+	p := runExporter(t, addr, exec.Command(binary, append([]string{"--web.listen-address=" + addr}, args...)...))
+	testenv.WaitListening(t, addr, 10*time.Second)
+	return p
 }
 
 func (p *exporterProcess) get(t testing.TB, path string) (int, string) {

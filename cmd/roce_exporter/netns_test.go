@@ -124,21 +124,9 @@ func TestVethThroughRealKernelPaths(t *testing.T) {
 	peerIndex := strings.TrimSpace(strings.SplitN(ipCmd(t, "-n", ns, "-o", "link", "show", "vroce1"), ":", 2)[0])
 
 	addr := "127.0.0.1:14791"
-	logs := &syncBuffer{}
-	cmd := exec.Command("ip", "netns", "exec", ns, binary,
+	logs := runExporter(t, addr, exec.Command("ip", "netns", "exec", ns, binary,
 		"--web.listen-address="+addr, "--collector.netdev.include=^vroce",
-		"--collector.ethtool.raw-include=^peer_ifindex$", "--collector.rdma.gid-refresh=0s", "--log.level=debug")
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("exporter log:\n%s", logs.String())
-		}
-	})
+		"--collector.ethtool.raw-include=^peer_ifindex$", "--collector.rdma.gid-refresh=0s", "--log.level=debug")).logs
 	client := nsHTTPClient(ns)
 	var body string
 	for deadline := time.Now().Add(10 * time.Second); ; {

@@ -181,7 +181,7 @@ func TestUnprivilegedRunSkipsUnreadableFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	t.Cleanup(func() { os.RemoveAll(dir) }) // after the exporter is stopped
 	os.Chmod(dir, 0o755)
 	if out, err := exec.Command("cp", "-a", filepath.Join(fixtureDir, "mlx5-8x400g-healthy")+"/.", dir).CombinedOutput(); err != nil {
 		t.Fatalf("copy fixture: %v %s", err, out)
@@ -198,27 +198,11 @@ func TestUnprivilegedRunSkipsUnreadableFiles(t *testing.T) {
 	os.Chmod(bin, 0o755)
 
 	addr := freePort(t)
-	logs := &syncBuffer{}
-	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
+	p := runExporter(t, addr, exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
 		"--path.sysfs="+filepath.Join(dir, "sys"), "--path.dev="+filepath.Join(dir, "dev"),
-		"--collector.ethtool.replay-dir="+filepath.Join(dir, "replay"), "--web.listen-address="+addr)
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	p := &exporterProcess{cmd: cmd, addr: addr, logs: logs}
-	var body string
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			_, body = p.get(t, "/metrics")
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("unprivileged exporter did not start:\n%s", logs)
-		}
-	}
+		"--collector.ethtool.replay-dir="+filepath.Join(dir, "replay"), "--web.listen-address="+addr))
+	testenv.WaitListening(t, addr, 10*time.Second)
+	_, body := p.get(t, "/metrics")
 	if v, _ := metricValue(body, "roce_scrape_read_errors_total", `collector="rdma"`); v != "2" {
 		t.Errorf("read errors = %q, want 2 (one file, one directory)", v)
 	}
@@ -228,10 +212,10 @@ func TestUnprivilegedRunSkipsUnreadableFiles(t *testing.T) {
 	if _, ok := metricValue(body, "roce_hw_np_cnp_sent_total", `device="mlx5_0"`); ok {
 		t.Error("an unreadable counter was exported")
 	}
-	if !strings.Contains(logs.String(), "permission denied") {
-		t.Errorf("permission errors not logged:\n%s", logs)
+	if !strings.Contains(p.logs.String(), "permission denied") {
+		t.Errorf("permission errors not logged:\n%s", p.logs)
 	}
-	if cmd.ProcessState != nil {
+	if p.cmd.ProcessState != nil {
 		t.Fatal("exporter exited")
 	}
 }

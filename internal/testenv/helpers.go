@@ -1,0 +1,48 @@
+package testenv
+
+// Helpers shared by the tests that run real processes (cmd/roce_exporter,
+// e2e): loopback addresses, waiting for a listener, small files.
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// FreeAddr returns a loopback address (127.0.0.1:port) nothing listens on.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// WaitListening waits up to timeout for something to accept connections on
+// addr, and fails t otherwise.
+func WaitListening(t testing.TB, addr string, timeout time.Duration) {
+	t.Helper()
+	for end := time.Now().Add(timeout); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("nothing listens on %s after %s", addr, timeout)
+		}
+	}
+}
+
+// WriteFile writes content to dir/name and returns the path.
+func WriteFile(t testing.TB, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -289,22 +289,39 @@ func valueText(pairs ...string) []dashboard.ValueMapping {
 	return []dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{Type: dashboard.MappingTypeValueToText, Options: opts}}}
 }
 
-// timeseries is a line chart of range queries.
-func (b *board) timeseries(title, desc, unit string, w, h uint32, qs ...query) *timeseries.PanelBuilder {
-	return timeseries.NewPanelBuilder().
-		Id(b.id()).
+// panelBuilder is what the SDK's panel builders have in common.
+type panelBuilder[P any] interface {
+	Id(uint32) P
+	Title(string) P
+	Description(string) P
+	Datasource(common.DataSourceRef) P
+	Unit(string) P
+	Span(uint32) P
+	Height(uint32) P
+	Targets([]cog.Builder[variants.Dataquery]) P
+}
+
+// panel sets what every panel has: the next id, title, description, the
+// data source, unit, size and the targets of qs.
+func panel[P panelBuilder[P]](b *board, p P, title, desc, unit string, w, h uint32, qs []query) P {
+	return p.Id(b.id()).
 		Title(title).
 		Description(desc).
 		Datasource(dsRef()).
 		Unit(unit).
 		Span(w).Height(h).
+		Targets(targets(qs))
+}
+
+// timeseries is a line chart of range queries.
+func (b *board) timeseries(title, desc, unit string, w, h uint32, qs ...query) *timeseries.PanelBuilder {
+	return panel(b, timeseries.NewPanelBuilder(), title, desc, unit, w, h, qs).
 		Min(0).
 		Legend(tableLegend()).
 		Tooltip(tooltip()).
 		FillOpacity(10).
 		LineWidth(1).
-		ShowPoints(common.VisibilityModeNever).
-		Targets(targets(qs))
+		ShowPoints(common.VisibilityModeNever)
 }
 
 // bars is a time series drawn as bars: counts per interval.
@@ -316,37 +333,23 @@ func (b *board) bars(title, desc, unit string, w, h uint32, qs ...query) *timese
 
 // stat is a single big number.
 func (b *board) stat(title, desc, unit string, w, h uint32, th *dashboard.ThresholdsConfigBuilder, qs ...query) *stat.PanelBuilder {
-	return stat.NewPanelBuilder().
-		Id(b.id()).
-		Title(title).
-		Description(desc).
-		Datasource(dsRef()).
-		Unit(unit).
-		Span(w).Height(h).
+	return panel(b, stat.NewPanelBuilder(), title, desc, unit, w, h, qs).
 		Thresholds(th).
 		ColorMode(common.BigValueColorModeBackground).
 		GraphMode(common.BigValueGraphModeNone).
 		TextMode(common.BigValueTextModeValue).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"}).Values(false)).
-		Targets(targets(qs))
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"}).Values(false))
 }
 
 // bargauge shows the latest value per series as horizontal bars.
 func (b *board) bargauge(title, desc, unit string, w, h uint32, qs ...query) *bargauge.PanelBuilder {
-	return bargauge.NewPanelBuilder().
-		Id(b.id()).
-		Title(title).
-		Description(desc).
-		Datasource(dsRef()).
-		Unit(unit).
-		Span(w).Height(h).
+	return panel(b, bargauge.NewPanelBuilder(), title, desc, unit, w, h, qs).
 		Min(0).
 		Orientation(common.VizOrientationHorizontal).
 		DisplayMode(common.BarGaugeDisplayModeBasic).
 		ShowUnfilled(true).
 		Legend(legend()).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"}).Values(false)).
-		Targets(targets(qs))
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"}).Values(false))
 }
 
 // table lists the series of instant table queries; hidden columns are
@@ -357,33 +360,20 @@ func (b *board) table(title, desc, unit string, w, h uint32, columns []string, q
 	for i, c := range columns {
 		index[c] = i
 	}
-	return table.NewPanelBuilder().
-		Id(b.id()).
-		Title(title).
-		Description(desc).
-		Datasource(dsRef()).
-		Unit(unit).
-		Span(w).Height(h).
+	return panel(b, table.NewPanelBuilder(), title, desc, unit, w, h, qs).
 		ShowHeader(true).
 		Filterable(true).
 		Footer(noFooter()).
 		WithTransformation(dashboard.DataTransformerConfig{
 			Id:      "organize",
 			Options: map[string]any{"excludeByName": exclude, "indexByName": index},
-		}).
-		Targets(targets(qs))
+		})
 }
 
 // matrix shows one value per (row, column) label pair: node × peer.
 func (b *board) matrix(title, desc, unit string, w, h uint32, rowField, colField string, th *dashboard.ThresholdsConfigBuilder, qq query) *table.PanelBuilder {
 	bg := common.TableCellOptions{TableColoredBackgroundCellOptions: common.NewTableColoredBackgroundCellOptions()}
-	return table.NewPanelBuilder().
-		Id(b.id()).
-		Title(title).
-		Description(desc).
-		Datasource(dsRef()).
-		Unit(unit).
-		Span(w).Height(h).
+	return panel(b, table.NewPanelBuilder(), title, desc, unit, w, h, []query{qq}).
 		ShowHeader(true).
 		Footer(noFooter()).
 		Thresholds(th).
@@ -395,8 +385,7 @@ func (b *board) matrix(title, desc, unit string, w, h uint32, rowField, colField
 		OverrideByName(rowField+"\\"+colField, []dashboard.DynamicConfigValue{
 			{Id: "custom.cellOptions", Value: map[string]any{"type": "auto"}},
 			{Id: "unit", Value: "string"},
-		}).
-		Targets(targets([]query{qq}))
+		})
 }
 
 // noFooter hides the table footer (the SDK leaves its required reducer null).
@@ -406,20 +395,13 @@ func noFooter() *common.TableFooterOptionsBuilder {
 
 // states is a state timeline of 0/1 (or enum) series.
 func (b *board) states(title, desc string, w, h uint32, mappings []dashboard.ValueMapping, th *dashboard.ThresholdsConfigBuilder, qs ...query) *statetimeline.PanelBuilder {
-	return statetimeline.NewPanelBuilder().
-		Id(b.id()).
-		Title(title).
-		Description(desc).
-		Datasource(dsRef()).
-		Unit("short").
-		Span(w).Height(h).
+	return panel(b, statetimeline.NewPanelBuilder(), title, desc, "short", w, h, qs).
 		Mappings(mappings).
 		Thresholds(th).
 		ShowValue(common.VisibilityModeNever).
 		MergeValues(true).
 		Legend(legend()).
-		Tooltip(tooltip()).
-		Targets(targets(qs))
+		Tooltip(tooltip())
 }
 
 // ---------------------------------------------------------------------------

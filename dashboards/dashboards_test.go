@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -525,21 +526,12 @@ func TestQueries(t *testing.T) {
 		}
 	}
 	// The variables' label_values queries are included as PromQL.
-	if !contains(qs["roce-node-detail.json"], `count by (device) (roce_port_info{instance=~".+"})`) {
+	if !slices.Contains(qs["roce-node-detail.json"], `count by (device) (roce_port_info{instance=~".+"})`) {
 		t.Errorf("node detail queries lack the device variable's query: %q", qs["roce-node-detail.json"])
 	}
-	if !contains(qs["roce-node-detail.json"], `rate(roce_port_rcv_data_bytes_total{instance=~".+", device=~".+"}[1m])`) {
+	if !slices.Contains(qs["roce-node-detail.json"], `rate(roce_port_rcv_data_bytes_total{instance=~".+", device=~".+"}[1m])`) {
 		t.Errorf("node detail queries lack the substituted throughput query")
 	}
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func TestSubstitute(t *testing.T) {

@@ -857,6 +857,8 @@ func TestWarnings(t *testing.T) {
 	}{
 		{"1500", "expectations.mtu: 1500 is below 4192, so RoCE runs with a 1024-byte path MTU"},
 		{"4000", "2048-byte path MTU"},
+		{"352", "256-byte path MTU"},
+		{"351", "351 leaves no room for RoCE"},
 		{"4192", ""},
 		{"9000", ""},
 	} {

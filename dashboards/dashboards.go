@@ -33,7 +33,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/grafana/grafana-foundation-sdk/go/bargauge"
@@ -115,13 +114,8 @@ func Write(dir string) error {
 	if err != nil {
 		return err
 	}
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if err := os.WriteFile(filepath.Join(dir, name), files[name], 0o644); err != nil {
+	for name, raw := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), raw, 0o644); err != nil {
 			return err
 		}
 	}
@@ -281,7 +275,7 @@ func thresholds(base string, steps ...any) *dashboard.ThresholdsConfigBuilder {
 // valueText maps numeric values of a state metric to text and colour.
 func valueText(pairs ...string) []dashboard.ValueMapping {
 	opts := map[string]dashboard.ValueMappingResult{}
-	for i := 0; i+2 < len(pairs)+1; i += 3 {
+	for i := 0; i+2 < len(pairs); i += 3 {
 		text, color := pairs[i+1], pairs[i+2]
 		idx := int32(i / 3)
 		opts[pairs[i]] = dashboard.ValueMappingResult{Text: &text, Color: &color, Index: &idx}

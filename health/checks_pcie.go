@@ -2,6 +2,7 @@ package health
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -283,7 +284,8 @@ func checkFirmware(e *env, r *results) {
 		for _, d := range devs {
 			switch {
 			case tie:
-				newest := newestVersion(versions)
+				// The highest dotted version, compared numerically.
+				newest := slices.MaxFunc(versions, naturalCompare)
 				r.warn(d.Name, fmt.Sprintf("%s devices run different firmware with no majority (%s)", key, strings.Join(summary, "; ")), firmwareFix(d, newest))
 			case d.FirmwareVersion == majority:
 				r.ok(d.Name, fmt.Sprintf("firmware %s, the majority version of %s devices", majority, key))
@@ -304,15 +306,4 @@ func modelKey(e *env, d *collector.RDMADevice) string {
 		return d.Driver + " " + f.VendorID + ":" + f.DeviceID
 	}
 	return orPlaceholder(d.Driver, "unknown")
-}
-
-// newestVersion picks the highest dotted version, comparing numerically.
-func newestVersion(vs []string) string {
-	best := vs[0]
-	for _, v := range vs[1:] {
-		if naturalLess(best, v) {
-			best = v
-		}
-	}
-	return best
 }

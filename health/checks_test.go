@@ -2,6 +2,7 @@ package health
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -691,17 +692,10 @@ func TestSubjectOrder(t *testing.T) {
 	}
 }
 
-func TestNaturalLess(t *testing.T) {
-	in := []string{"mlx5_10", "node", "mlx5_2", "ens10f0np0", "ens2f0np0", "mlx5_1/2", "mlx5_1/10", "mlx5_01"}
+func TestNaturalCompare(t *testing.T) {
+	got := []string{"mlx5_10", "node", "mlx5_2", "ens10f0np0", "ens2f0np0", "mlx5_1/2", "mlx5_1/10", "mlx5_01"}
 	want := []string{"ens2f0np0", "ens10f0np0", "mlx5_1/2", "mlx5_1/10", "mlx5_01", "mlx5_2", "mlx5_10", "node"}
-	got := append([]string(nil), in...)
-	for i := range got {
-		for j := i + 1; j < len(got); j++ {
-			if naturalLess(got[j], got[i]) {
-				got[i], got[j] = got[j], got[i]
-			}
-		}
-	}
+	slices.SortFunc(got, naturalCompare)
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("natural order = %v, want %v", got, want)
 	}

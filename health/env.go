@@ -3,7 +3,7 @@ package health
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -269,8 +269,8 @@ func pct(v float64) string {
 
 // joinNatural sorts names the way findings are sorted and joins them.
 func joinNatural(names []string) string {
-	s := append([]string(nil), names...)
-	sort.SliceStable(s, func(i, j int) bool { return naturalLess(s[i], s[j]) })
+	s := slices.Clone(names)
+	slices.SortStableFunc(s, naturalCompare)
 	return strings.Join(s, ", ")
 }
 

@@ -14,7 +14,9 @@
 package health
 
 import (
+	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/config"
@@ -103,15 +105,7 @@ func Run(snap *collector.Snapshot, plan *config.Plan, node string) []Finding {
 		default:
 			def.run(e, r)
 		}
-		slices.SortStableFunc(r.out, func(a, b Finding) int {
-			switch {
-			case naturalLess(a.Subject, b.Subject):
-				return -1
-			case naturalLess(b.Subject, a.Subject):
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(r.out, func(a, b Finding) int { return naturalCompare(a.Subject, b.Subject) })
 		out = append(out, r.out...)
 	}
 	return out
@@ -136,10 +130,10 @@ func (r *results) skip(subject, msg string)      { r.add(subject, StatusSkipped,
 func (r *results) warn(subject, msg, fix string) { r.add(subject, StatusWarn, msg, fix) }
 func (r *results) fail(subject, msg, fix string) { r.add(subject, StatusFail, msg, fix) }
 
-// naturalLess orders subjects so that mlx5_2 comes before mlx5_10 and ens2f0 before
+// naturalCompare orders subjects so that mlx5_2 comes before mlx5_10 and ens2f0 before
 // ens10f0: operators read the output in rail order, and plain string order scrambles
 // it once a node has ten or more NICs.
-func naturalLess(a, b string) bool {
+func naturalCompare(a, b string) int {
 	for a != "" && b != "" {
 		ca, cb := a[0], b[0]
 		if isDigit(ca) && isDigit(cb) {
@@ -147,24 +141,18 @@ func naturalLess(a, b string) bool {
 			nb, rb := leadingDigits(b)
 			// Compare numerically by length first (after stripping zeros), then text.
 			ta, tb := trimZeros(na), trimZeros(nb)
-			if len(ta) != len(tb) {
-				return len(ta) < len(tb)
-			}
-			if ta != tb {
-				return ta < tb
-			}
-			if len(na) != len(nb) {
-				return len(na) < len(nb)
+			if c := cmp.Or(cmp.Compare(len(ta), len(tb)), strings.Compare(ta, tb), cmp.Compare(len(na), len(nb))); c != 0 {
+				return c
 			}
 			a, b = ra, rb
 			continue
 		}
 		if ca != cb {
-			return ca < cb
+			return cmp.Compare(ca, cb)
 		}
 		a, b = a[1:], b[1:]
 	}
-	return len(a) < len(b)
+	return cmp.Compare(len(a), len(b))
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

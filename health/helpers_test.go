@@ -227,7 +227,7 @@ func checkInvariants(t *testing.T, fs []Finding) {
 	seen := map[[2]string]bool{}
 	last := -1
 	for i, f := range fs {
-		if i > 0 && fs[i-1].ID == f.ID && naturalLess(f.Subject, fs[i-1].Subject) {
+		if i > 0 && fs[i-1].ID == f.ID && naturalCompare(f.Subject, fs[i-1].Subject) < 0 {
 			t.Errorf("%s: subject %s after %s, want subjects in natural order", f.ID, f.Subject, fs[i-1].Subject)
 		}
 		pos, ok := order[f.ID]

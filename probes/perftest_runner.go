@@ -195,7 +195,7 @@ func (rs *responder) run(ctx context.Context) {
 		connected := make(chan struct{})
 		var once sync.Once
 		var seen []byte
-		p, err := startCommand(argv, nil, func(b []byte) {
+		p, err := startCommand(ctx, argv, nil, func(b []byte) {
 			seen = append(seen, b...)
 			if bytes.Contains(seen, connectedMarker) {
 				once.Do(func() { close(connected) })
@@ -219,11 +219,7 @@ func (rs *responder) run(ctx context.Context) {
 		overran := false
 		for !finished {
 			select {
-			case <-p.done:
-				finished = true
-			case <-ctx.Done():
-				p.kill()
-				<-p.done
+			case <-p.done: // also when ctx ends: that kills the process
 				finished = true
 			case <-idle.C:
 				// Nobody connected (or a test overran): restart it.
@@ -250,7 +246,7 @@ func (rs *responder) run(ctx context.Context) {
 			out.TimedOut = overran
 			rs.onServed(rs.link, out, connectedAt, !overran)
 		}
-		if out.ExitCode != 0 && !p.killed.Load() && time.Since(p.begin) < 2*time.Second {
+		if out.ExitCode != 0 && p.endedBy == nil && time.Since(p.begin) < 2*time.Second {
 			// Failing at once (no device, port in use): back off instead
 			// of spinning.
 			rs.logger.Debug("probe responder exited early", "device", rs.link.Device, "exit", out.ExitCode, "stderr", lastLine(out.Stderr))

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os/exec"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -78,33 +77,40 @@ func (b *tailBuffer) String() string {
 	return string(b.buf)
 }
 
+// errTimeout is the context cause when a probe's own timeout ended it.
+var errTimeout = errors.New("probe timeout")
+
 // process is a child running in its own process group: mpirun and
-// perftest fork helpers that must not outlive the probe, so every kill
-// targets the whole group.
+// perftest fork helpers that must not outlive the probe, so the context's
+// cancellation (and the reaping after exit) targets the whole group.
 type process struct {
 	cmd    *exec.Cmd
+	stop   context.CancelFunc
 	stdout *limitedBuffer
 	stderr *tailBuffer
 	begin  time.Time
 	done   chan struct{}
 	err    error
-	killed atomic.Bool
+	// endedBy is the cause of the context that killed the process; nil
+	// when it exited on its own. Set before done is closed.
+	endedBy error
 }
 
-// startCommand starts argv (never through a shell). onStdout, when set,
-// sees every chunk of output as it arrives.
-func startCommand(argv []string, env []string, onStdout func([]byte)) (*process, error) {
+// startCommand starts argv (never through a shell); ending ctx kills its
+// process group. onStdout, when set, sees every chunk of output as it
+// arrives.
+func startCommand(ctx context.Context, argv []string, env []string, onStdout func([]byte)) (*process, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("empty command")
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	if env != nil {
-		cmd.Env = env
-	}
+	ctx, stop := context.WithCancel(ctx)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// Grandchildren holding the pipes open must not keep Wait blocked.
 	cmd.WaitDelay = 2 * time.Second
-	p := &process{cmd: cmd, stdout: &limitedBuffer{n: maxStdout}, stderr: &tailBuffer{n: stderrTail}, done: make(chan struct{})}
+	p := &process{cmd: cmd, stop: stop, stdout: &limitedBuffer{n: maxStdout}, stderr: &tailBuffer{n: stderrTail}, done: make(chan struct{})}
 	if onStdout != nil {
 		cmd.Stdout = &notifyWriter{w: p.stdout, fn: onStdout}
 	} else {
@@ -113,10 +119,13 @@ func startCommand(argv []string, env []string, onStdout func([]byte)) (*process,
 	cmd.Stderr = p.stderr
 	p.begin = time.Now()
 	if err := cmd.Start(); err != nil {
+		stop()
 		return nil, fmt.Errorf("%s: %w", argv[0], err)
 	}
 	go func() {
 		p.err = cmd.Wait()
+		p.endedBy = context.Cause(ctx)
+		stop()
 		// Reap anything left in the group even after a normal exit.
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		close(p.done)
@@ -125,19 +134,17 @@ func startCommand(argv []string, env []string, onStdout func([]byte)) (*process,
 }
 
 // kill ends the whole process group.
-func (p *process) kill() {
-	p.killed.Store(true)
-	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-}
+func (p *process) kill() { p.stop() }
 
 // result waits for the process and reports it.
 func (p *process) result() execResult {
 	<-p.done
-	res := execResult{Stdout: p.stdout.Bytes(), Stderr: p.stderr.String(), ExitCode: -1, Duration: time.Since(p.begin)}
+	res := execResult{Stdout: p.stdout.Bytes(), Stderr: p.stderr.String(), ExitCode: -1, Duration: time.Since(p.begin),
+		TimedOut: errors.Is(p.endedBy, errTimeout)}
 	if p.cmd.ProcessState != nil {
 		res.ExitCode = p.cmd.ProcessState.ExitCode()
 	}
-	if p.err != nil && !errors.As(p.err, new(*exec.ExitError)) && !p.killed.Load() {
+	if p.err != nil && !errors.As(p.err, new(*exec.ExitError)) && p.endedBy == nil {
 		res.Err = p.err
 	}
 	return res
@@ -146,24 +153,13 @@ func (p *process) result() execResult {
 // runCommand runs argv to completion, killing its process group when ctx
 // ends or timeout passes.
 func runCommand(ctx context.Context, timeout time.Duration, argv []string, env []string, onStdout func([]byte)) execResult {
-	p, err := startCommand(argv, env, onStdout)
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
+	defer cancel()
+	p, err := startCommand(ctx, argv, env, onStdout)
 	if err != nil {
 		return execResult{ExitCode: -1, Err: err}
 	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	timedOut := false
-	select {
-	case <-p.done:
-	case <-timer.C:
-		timedOut = true
-		p.kill()
-	case <-ctx.Done():
-		p.kill()
-	}
-	res := p.result()
-	res.TimedOut = timedOut
-	return res
+	return p.result()
 }
 
 // notifyWriter passes output through and reports each chunk, so a

@@ -2,7 +2,8 @@ package health
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/roce-exporter/roce_exporter/collector"
@@ -28,7 +29,7 @@ func checkNICPresent(e *env, r *results) {
 				"check that the RDMA NIC is seated and seen on the PCI bus: lspci -nn | grep -iE 'mellanox|broadcom|ethernet'; a VM needs the NIC (or an SR-IOV VF) passed through")
 			return
 		}
-		r.ok(SubjectNode, fmt.Sprintf("%d RDMA device(s) with a NIC driver bound: %s (%s)", len(hw), joinNatural(hw), strings.Join(sortedKeys(drivers), ", ")))
+		r.ok(SubjectNode, fmt.Sprintf("%d RDMA device(s) with a NIC driver bound: %s (%s)", len(hw), joinNatural(hw), strings.Join(slices.Sorted(maps.Keys(drivers)), ", ")))
 		return
 	}
 	if len(snap.NICs) == 0 {
@@ -119,7 +120,7 @@ func checkDriverLoaded(e *env, r *results) {
 		r.skip(SubjectNode, "kernel module list not read (the rdma collector did not run)")
 		return
 	}
-	names := sortedKeys(families)
+	names := slices.Sorted(maps.Keys(families))
 	uverbsSeen := false
 	for _, d := range snap.RDMA {
 		if len(d.VerbsDevices) > 0 {
@@ -198,15 +199,6 @@ func dedupe(s ...string) []string {
 			out = append(out, v)
 		}
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 

@@ -2,6 +2,7 @@ package health
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -257,7 +258,7 @@ func checkFirmware(e *env, r *results) {
 		}
 		groups[modelKey(e, d)] = append(groups[modelKey(e, d)], d)
 	}
-	for _, key := range sortedKeys(groups) {
+	for _, key := range slices.Sorted(maps.Keys(groups)) {
 		devs := groups[key]
 		byVersion := map[string][]string{}
 		for _, d := range devs {
@@ -273,7 +274,7 @@ func checkFirmware(e *env, r *results) {
 			}
 			continue
 		}
-		versions := sortedKeys(byVersion)
+		versions := slices.Sorted(maps.Keys(byVersion))
 		sort.SliceStable(versions, func(i, j int) bool { return len(byVersion[versions[i]]) > len(byVersion[versions[j]]) })
 		majority := versions[0]
 		tie := len(byVersion[versions[1]]) == len(byVersion[majority])

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,7 +66,7 @@ func (r *perftestRunner) gid(l Link) (int, bool) {
 	if r.cfg.GIDIndex != nil {
 		return *r.cfg.GIDIndex, true
 	}
-	ip, err := parseAddr(l.LocalIP)
+	ip, err := netip.ParseAddr(l.LocalIP)
 	if err != nil {
 		return 0, false
 	}

@@ -36,6 +36,7 @@ type Options struct {
 type Scheduler struct {
 	opts   Options
 	self   *config.Node
+	pairs  *Schedule // the plan's round-robin pairing; the plan does not change
 	store  *Store
 	base   *Baselines
 	locks  *deviceLocks
@@ -71,7 +72,7 @@ func New(opts Options) (*Scheduler, error) {
 	p := opts.Plan.Probes
 	fraction := opts.Plan.Expectations.MinBandwidthFraction
 	s := &Scheduler{
-		opts: opts, self: self, store: NewStore(), base: base, locks: newDeviceLocks(), logger: opts.Logger,
+		opts: opts, self: self, pairs: NewSchedule(opts.Plan.NodeNames()), store: NewStore(), base: base, locks: newDeviceLocks(), logger: opts.Logger,
 		bw:   &perftestRunner{kind: KindIBWriteBW, cfg: p.IBWriteBW, fraction: fraction, node: opts.Node, base: base, logger: opts.Logger},
 		lat:  &perftestRunner{kind: KindIBWriteLat, cfg: p.IBWriteLat, fraction: fraction, node: opts.Node, base: base, logger: opts.Logger},
 		nccl: &ncclRunner{plan: opts.Plan, self: self, node: opts.Node, base: base, logger: opts.Logger},
@@ -164,9 +165,7 @@ func (s *Scheduler) roundPairs(sch config.Schedule, at time.Time) []Pair {
 	if sch.Interval <= 0 {
 		return nil
 	}
-	sched := NewSchedule(s.opts.Plan.NodeNames())
-	round := at.Add(-sch.Jitter).UnixNano() / int64(sch.Interval)
-	return sched.Round(int(round % int64(2*max(sched.RoundsPerCycle(), 1))))
+	return s.pairs.Round(int(at.Add(-sch.Jitter).UnixNano() / int64(sch.Interval)))
 }
 
 // loop runs fn once per interval, at a wall-clock-aligned time plus a
@@ -246,10 +245,7 @@ func (s *Scheduler) inNCCLWindow(now time.Time) bool {
 
 // pairRound runs this node's side of one round of the pair schedule.
 func (s *Scheduler) pairRound(ctx context.Context, r *perftestRunner, round int64) {
-	names := s.opts.Plan.NodeNames()
-	sched := NewSchedule(names)
-	pairs := sched.Round(int(round % int64(2*sched.RoundsPerCycle())))
-	peerName, isClient, ok := PeerFor(s.self.Name, pairs)
+	peerName, isClient, ok := PeerFor(s.self.Name, s.pairs.Round(int(round)))
 	if !ok || !isClient {
 		return // bye, or our responders serve the peer
 	}
@@ -388,5 +384,3 @@ func (s *Scheduler) RunOnce(ctx context.Context, kind, peer string) ([]*Result, 
 	}
 	return nil, fmt.Errorf("unknown probe %q (want %s, %s, %s or %s)", kind, KindIBWriteBW, KindIBWriteLat, KindNCCL, KindPing)
 }
-
-func parseAddr(s string) (netip.Addr, error) { return netip.ParseAddr(s) }

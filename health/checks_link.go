@@ -177,7 +177,7 @@ func (t *target) gidWith(addr netip.Addr, v2Only bool) (collector.GID, bool) {
 		if v2Only && g.Type != gidTypeV2 {
 			continue
 		}
-		if g.Interface != "" && t.netdev != "" && g.Interface != t.netdev {
+		if !t.onNetdev(g) {
 			continue
 		}
 		if ip, ok := g.IPv4(); ok && ip == addr {
@@ -185,6 +185,28 @@ func (t *target) gidWith(addr netip.Addr, v2Only bool) (collector.GID, bool) {
 		}
 	}
 	return collector.GID{}, false
+}
+
+// onNetdev reports whether a GID belongs to the target's netdev; a GID without one,
+// or a target without one, matches.
+func (t *target) onNetdev(g collector.GID) bool {
+	return g.Interface == "" || t.netdev == "" || g.Interface == t.netdev
+}
+
+// v2IPv4GIDs returns the port's RoCE v2 GIDs that carry an IPv4 address on the
+// target's netdev, in index order.
+func (t *target) v2IPv4GIDs() []collector.GID {
+	if t.port == nil {
+		return nil
+	}
+	var out []collector.GID
+	for _, g := range t.port.GIDs {
+		if _, ok := g.IPv4(); ok && g.Type == gidTypeV2 && t.onNetdev(g) {
+			out = append(out, g)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	return out
 }
 
 func checkComputeIP(e *env, r *results) {
@@ -355,13 +377,7 @@ func checkRoCEv2GID(e *env, r *results) {
 		if t.planned != nil && t.planned.Address.IsValid() {
 			want = t.planned.IP()
 		}
-		var v2 []collector.GID
-		for _, g := range t.port.GIDs {
-			if _, ok := g.IPv4(); ok && g.Type == gidTypeV2 && (g.Interface == "" || t.netdev == "" || g.Interface == t.netdev) {
-				v2 = append(v2, g)
-			}
-		}
-		sort.Slice(v2, func(i, j int) bool { return v2[i].Index < v2[j].Index })
+		v2 := t.v2IPv4GIDs()
 		if want.IsValid() {
 			if g, ok := t.gidWith(want, true); ok {
 				r.ok(subj, fmt.Sprintf("RoCE v2 GID index %d carries %s on %s", g.Index, want, t.netdev))

@@ -126,17 +126,8 @@ func ifaceHasIPv4(t *target) bool {
 // anyV2IPv4 returns the lowest index of a RoCE v2 GID carrying an IPv4 address on the
 // target's netdev, or -1.
 func anyV2IPv4(t *target) int {
-	if t.port == nil {
-		return -1
+	if gs := t.v2IPv4GIDs(); len(gs) > 0 {
+		return gs[0].Index
 	}
-	best := -1
-	for _, g := range t.port.GIDs {
-		if g.Type != gidTypeV2 || g.Interface != "" && t.netdev != "" && g.Interface != t.netdev {
-			continue
-		}
-		if _, ok := g.IPv4(); ok && (best < 0 || g.Index < best) {
-			best = g.Index
-		}
-	}
-	return best
+	return -1
 }

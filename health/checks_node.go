@@ -258,7 +258,7 @@ func checkPlannedInterfacePresent(e *env, r *results) {
 }
 
 func checkVerbsDevice(e *env, r *results) {
-	for _, d := range e.devices() {
+	for _, d := range e.devices {
 		if len(d.VerbsDevices) == 0 {
 			r.fail(d.Name, fmt.Sprintf("sysfs lists no uverbs device for %s: user-space verbs (NCCL, perftest, UCX) cannot open it", d.Name),
 				"load the verbs module: modprobe ib_uverbs (permanent: `echo ib_uverbs > /etc/modules-load.d/rdma.conf`); it creates /dev/infiniband/uverbsN for each device")

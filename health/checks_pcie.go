@@ -100,7 +100,7 @@ func slotFix(f *collector.PCIFunction, needBits float64) string {
 }
 
 func checkPCIeBandwidth(e *env, r *results) {
-	for _, d := range e.devices() {
+	for _, d := range e.devices {
 		f, why := e.pciFor(d)
 		if f == nil {
 			r.skip(d.Name, why)
@@ -144,7 +144,7 @@ func checkPCIeBandwidth(e *env, r *results) {
 }
 
 func checkPCIeDegraded(e *env, r *results) {
-	for _, d := range e.devices() {
+	for _, d := range e.devices {
 		f, why := e.pciFor(d)
 		if f == nil {
 			r.skip(d.Name, why)
@@ -173,7 +173,7 @@ func checkPCIeDegraded(e *env, r *results) {
 }
 
 func checkPCIeAER(e *env, r *results) {
-	for _, d := range e.devices() {
+	for _, d := range e.devices {
 		f, why := e.pciFor(d)
 		if f == nil {
 			r.skip(d.Name, why)

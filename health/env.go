@@ -24,6 +24,8 @@ type env struct {
 	// targets are the ports the per-port checks look at: the plan's compute
 	// interfaces in rail order when the plan knows this node, else every RDMA port.
 	targets []*target
+	// devices are the distinct RDMA devices of the targets, in target order.
+	devices []*collector.RDMADevice
 }
 
 // target is one compute port: what the plan says and what the node has. Any of the
@@ -56,6 +58,7 @@ func newEnv(snap *collector.Snapshot, plan *config.Plan, node string) *env {
 		}
 	}
 	e.targets = e.buildTargets()
+	e.devices = targetDevices(e.targets)
 	return e
 }
 
@@ -169,11 +172,11 @@ func (t *target) missingReason(what string) string {
 	return fmt.Sprintf("no %s for %s", what, t.subject())
 }
 
-// devices returns the distinct RDMA devices of the targets, in target order.
-func (e *env) devices() []*collector.RDMADevice {
+// targetDevices returns the distinct RDMA devices of the targets, in target order.
+func targetDevices(targets []*target) []*collector.RDMADevice {
 	seen := map[string]bool{}
 	var out []*collector.RDMADevice
-	for _, t := range e.targets {
+	for _, t := range targets {
 		if t.dev != nil && !seen[t.dev.Name] {
 			seen[t.dev.Name] = true
 			out = append(out, t.dev)

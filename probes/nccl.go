@@ -211,6 +211,25 @@ func parseNCCLText(text string) (*NCCLResult, error) {
 	return res, nil
 }
 
+// BusBandwidthBySize is the in-place bus bandwidth of every message size.
+func (r *NCCLResult) BusBandwidthBySize() map[uint64]float64 {
+	bw := make(map[uint64]float64, len(r.Rows))
+	for _, row := range r.Rows {
+		bw[row.SizeBytes] = row.InPlace.BusBWBytesPerSecond
+	}
+	return bw
+}
+
+// WrongResults adds up the wrong elements of every row, both placements,
+// and the out-of-bounds values.
+func (r *NCCLResult) WrongResults() int64 {
+	n := r.OutOfBoundsCount
+	for _, row := range r.Rows {
+		n += max(row.InPlace.Wrong, 0) + max(row.OutOfPlace.Wrong, 0)
+	}
+	return n
+}
+
 func isNCCLColumnHeader(line string) bool {
 	f := strings.Fields(strings.TrimPrefix(line, "#"))
 	return len(f) >= 4 && f[0] == "size" && f[1] == "count" && strings.Contains(line, "busbw")

@@ -105,17 +105,8 @@ func (r *ncclRunner) run(ctx context.Context) *Result {
 	parsed, err := ParseNCCL(bytes.NewReader(combined(out)))
 	if parsed != nil {
 		res.Warnings = parsed.Warnings
-		res.WrongResults = parsed.OutOfBoundsCount
-		res.BusBandwidth = map[uint64]float64{}
-		for _, row := range parsed.Rows {
-			res.BusBandwidth[row.SizeBytes] = row.InPlace.BusBWBytesPerSecond
-			if row.InPlace.Wrong > 0 {
-				res.WrongResults += row.InPlace.Wrong
-			}
-			if row.OutOfPlace.Wrong > 0 {
-				res.WrongResults += row.OutOfPlace.Wrong
-			}
-		}
+		res.WrongResults = parsed.WrongResults()
+		res.BusBandwidth = parsed.BusBandwidthBySize()
 		res.BandwidthBytesPerSecond = parsed.AvgBusBandwidthBytesPerSecond
 	}
 	if reason := NCCLFailureReason(out.ExitCode, parsed); reason != "" {

@@ -100,7 +100,7 @@ type parsedOutput struct {
 	Kind                    string             `json:"kind"`
 	BandwidthBytesPerSecond float64            `json:"bandwidth_bytes_per_second,omitempty"`
 	LatencySeconds          map[string]float64 `json:"latency_seconds,omitempty"`
-	BusBandwidth            map[string]float64 `json:"bus_bandwidth_bytes_per_second,omitempty"`
+	BusBandwidth            map[uint64]float64 `json:"bus_bandwidth_bytes_per_second,omitempty"`
 	WrongResults            int64              `json:"wrong_results,omitempty"`
 	Rows                    int                `json:"rows"`
 	Warnings                []string           `json:"warnings,omitempty"`
@@ -153,11 +153,11 @@ func readAllLimited(r io.Reader) ([]byte, error) {
 // parseProbeOutput accepts text or JSON, telling them apart by content.
 func parseProbeOutput(kind string, data []byte) parsedOutput {
 	out := parsedOutput{Kind: kind}
-	isJSON := json.Valid(data) || (len(data) > 0 && firstNonSpace(data) == '{')
+	isJSON := json.Valid(data) || bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{"))
+	var err error
 	switch kind {
 	case probes.KindNCCL:
 		var r *probes.NCCLResult
-		var err error
 		if isJSON {
 			r, err = probes.ParseNCCLJSON(data)
 		} else {
@@ -166,22 +166,10 @@ func parseProbeOutput(kind string, data []byte) parsedOutput {
 		if r != nil {
 			out.BandwidthBytesPerSecond = r.AvgBusBandwidthBytesPerSecond
 			out.Rows, out.Warnings, out.Errors, out.Reason = len(r.Rows), r.Warnings, r.Errors, r.Reason
-			out.BusBandwidth = map[string]float64{}
-			for _, row := range r.Rows {
-				out.BusBandwidth[fmt.Sprint(row.SizeBytes)] = row.InPlace.BusBWBytesPerSecond
-				out.WrongResults += max(row.InPlace.Wrong, 0) + max(row.OutOfPlace.Wrong, 0)
-			}
-			out.WrongResults += r.OutOfBoundsCount
-			if out.Reason == "" {
-				out.Reason = probes.NCCLFailureReason(0, r)
-			}
-		}
-		if err != nil && out.Reason == "" {
-			out.Reason = probes.ReasonExecError
+			out.BusBandwidth, out.WrongResults = r.BusBandwidthBySize(), r.WrongResults()
 		}
 	default:
 		var r *probes.PerftestResult
-		var err error
 		if isJSON {
 			r, err = probes.ParsePerftestJSON(data)
 		} else {
@@ -196,21 +184,12 @@ func parseProbeOutput(kind string, data []byte) parsedOutput {
 				out.LatencySeconds = map[string]float64{"avg": row.Avg, "min": row.Min, "max": row.Max, "p99": row.P99}
 			}
 		}
-		if err != nil && out.Reason == "" {
-			out.Reason = probes.ReasonExecError
-		}
+	}
+	if err != nil && out.Reason == "" {
+		out.Reason = probes.ReasonExecError
 	}
 	if out.Reason != "" {
 		out.Hint = probes.Hint(out.Reason)
 	}
 	return out
-}
-
-func firstNonSpace(b []byte) byte {
-	for _, c := range b {
-		if c != ' ' && c != '\n' && c != '\t' && c != '\r' {
-			return c
-		}
-	}
-	return 0
 }

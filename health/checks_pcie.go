@@ -256,7 +256,8 @@ func checkFirmware(e *env, r *results) {
 			r.skip(d.Name, "firmware version could not be read")
 			continue
 		}
-		groups[modelKey(e, d)] = append(groups[modelKey(e, d)], d)
+		key := modelKey(e, d)
+		groups[key] = append(groups[key], d)
 	}
 	for _, key := range slices.Sorted(maps.Keys(groups)) {
 		devs := groups[key]

@@ -102,13 +102,11 @@ func (e *env) ethtoolTargets(r *results, each func(t *target, st *collector.Etht
 	})
 }
 
-func lossyReason() string {
-	return "the plan sets no pfc_priority: RoCE runs lossy by design, PFC is not checked"
-}
+const lossyReason = "the plan sets no pfc_priority: RoCE runs lossy by design, PFC is not checked"
 
 func checkPFCEnabled(e *env, r *results) {
 	if e.plan.Expectations.PFCPriority == nil {
-		r.skip(SubjectNode, lossyReason())
+		r.skip(SubjectNode, lossyReason)
 		return
 	}
 	prio := *e.plan.Expectations.PFCPriority
@@ -125,7 +123,7 @@ func checkPFCEnabled(e *env, r *results) {
 
 func checkPFCOnly(e *env, r *results) {
 	if e.plan.Expectations.PFCPriority == nil {
-		r.skip(SubjectNode, lossyReason())
+		r.skip(SubjectNode, lossyReason)
 		return
 	}
 	prio := *e.plan.Expectations.PFCPriority
@@ -305,7 +303,7 @@ func (e *env) ecnFromCounters(r *results, t *target, prios []int) {
 		r.fail(subj, fmt.Sprintf("rp_cnp_ignored rose by %d in %s: congestion notifications arrive but the NIC ignores them, so DCQCN/ECN is off on the RoCE priority (inferred from counters)", d, secs(dt)), fix)
 		return
 	}
-	if dm, dc, ok := e.npDeltas(t.port, pp); ok && dm > 0 && dc == 0 {
+	if dm, dc, ok := npDeltas(t.port, pp); ok && dm > 0 && dc == 0 {
 		r.fail(subj, fmt.Sprintf("np_ecn_marked_roce_packets rose by %d in %s but np_cnp_sent did not: the NIC does not answer ECN marks with congestion notifications, so ECN is off on the RoCE priority (inferred from counters)", dm, secs(dt)), fix)
 		return
 	}
@@ -313,7 +311,7 @@ func (e *env) ecnFromCounters(r *results, t *target, prios []int) {
 }
 
 // npDeltas returns how much np_ecn_marked_roce_packets and np_cnp_sent rose.
-func (e *env) npDeltas(cur, prev *collector.RDMAPort) (marked, sent uint64, ok bool) {
+func npDeltas(cur, prev *collector.RDMAPort) (marked, sent uint64, ok bool) {
 	m1, ok1 := cur.HWCounter("np_ecn_marked_roce_packets")
 	m0, ok0 := prev.HWCounter("np_ecn_marked_roce_packets")
 	c1, ok2 := cur.HWCounter("np_cnp_sent")

@@ -3,6 +3,7 @@ package health
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -170,13 +171,7 @@ func setCounter(vs *[]collector.CounterValue, name string, v uint64) {
 }
 
 func dropCounter(vs *[]collector.CounterValue, name string) {
-	out := (*vs)[:0]
-	for _, c := range *vs {
-		if c.Name != name {
-			out = append(out, c)
-		}
-	}
-	*vs = out
+	*vs = slices.DeleteFunc(*vs, func(c collector.CounterValue) bool { return c.Name == name })
 }
 
 func setEth(st *collector.EthtoolStats, family, dir string, prio int, label string, v uint64) {
@@ -191,13 +186,7 @@ func setEth(st *collector.EthtoolStats, family, dir string, prio int, label stri
 }
 
 func dropEth(st *collector.EthtoolStats, family string) {
-	out := st.Values[:0]
-	for _, v := range st.Values {
-		if v.Family != family {
-			out = append(out, v)
-		}
-	}
-	st.Values = out
+	st.Values = slices.DeleteFunc(st.Values, func(v collector.EthtoolValue) bool { return v.Family == family })
 }
 
 func ethVal(st *collector.EthtoolStats, family, dir string, prio int, label string) uint64 {

@@ -57,10 +57,9 @@ func LoadBaselines(dir string, logger *slog.Logger) (*Baselines, error) {
 	}
 	b.path = filepath.Join(dir, baselineFile)
 	// Temporary files of a writer killed mid-write are garbage.
-	if stale, _ := filepath.Glob(filepath.Join(dir, "."+baselineFile+".tmp-*")); len(stale) > 0 {
-		for _, f := range stale {
-			os.Remove(f)
-		}
+	stale, _ := filepath.Glob(filepath.Join(dir, "."+baselineFile+".tmp-*"))
+	for _, f := range stale {
+		os.Remove(f)
 	}
 	data, err := os.ReadFile(b.path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -75,11 +75,7 @@ func (p *pingRunner) ping(ctx context.Context, local, peer string) (float64, []f
 	if err != nil || !dst.Is4() {
 		return 0, nil, fmt.Errorf("peer address %q is not IPv4", peer)
 	}
-	bind := ""
-	if local != "" {
-		bind = local
-	}
-	conn, datagram, err := listenICMP(bind)
+	conn, datagram, err := listenICMP(local)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -88,13 +84,13 @@ func (p *pingRunner) ping(ctx context.Context, local, peer string) (float64, []f
 	if datagram {
 		to = &net.UDPAddr{IP: dst.AsSlice()}
 	}
-	id := int(pingID.Add(1)&0xffff) ^ os.Getpid()&0xffff
+	id := int(pingID.Add(1)&0xffff) ^ os.Getpid()&0xffff // 16 bits, as ICMP carries
 	sent := map[int]time.Time{}
 	var rtts []float64
 	buf := make([]byte, 1500)
 	deadline := time.Now().Add(p.timeout)
 	for seq := 0; seq < p.count; seq++ {
-		msg := icmp.Message{Type: ipv4.ICMPTypeEcho, Body: &icmp.Echo{ID: id & 0xffff, Seq: seq, Data: []byte("roce_exporter")}}
+		msg := icmp.Message{Type: ipv4.ICMPTypeEcho, Body: &icmp.Echo{ID: id, Seq: seq, Data: []byte("roce_exporter")}}
 		wb, err := msg.Marshal(nil)
 		if err != nil {
 			return 0, nil, err
@@ -135,7 +131,7 @@ func (p *pingRunner) ping(ctx context.Context, local, peer string) (float64, []f
 			echo, ok := rm.Body.(*icmp.Echo)
 			// Datagram sockets get their ID rewritten by the kernel; the
 			// sequence number and source address identify the reply.
-			if !ok || (!datagram && echo.ID != id&0xffff) {
+			if !ok || (!datagram && echo.ID != id) {
 				continue
 			}
 			if t, ok := sent[echo.Seq]; ok {

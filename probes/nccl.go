@@ -314,32 +314,41 @@ func parseNCCLRow(line string, layout ncclLayout) (NCCLRow, rowStatus) {
 	return row, rowParsed
 }
 
-// parseNCCLMeasurement reads time (µs), algbw and busbw (GB/s, 10^9 B) and
-// the wrong/error column. Numbers may be in %g or %.1e form ("1.2e+05").
-func parseNCCLMeasurement(v []string, oldError bool) (NCCLMeasurement, bool) {
-	m := NCCLMeasurement{Wrong: -1, MaxError: -1}
-	nums := make([]float64, 3)
-	for k := range nums {
-		x, err := strconv.ParseFloat(v[k], 64)
-		if err != nil || !finite(x) || x < 0 {
-			return m, false
-		}
-		nums[k] = x
+// newNCCLMeasurement converts time (µs), algbw and busbw (GB/s, 10^9 B)
+// as nccl-tests prints them in text and JSON; the wrong and error columns
+// start out absent.
+func newNCCLMeasurement(timeUsec, algBW, busBW float64) NCCLMeasurement {
+	return NCCLMeasurement{
+		TimeSeconds:         usecToSeconds(timeUsec),
+		AlgBWBytesPerSecond: ncclGBToBytesPerSecond(algBW),
+		BusBWBytesPerSecond: ncclGBToBytesPerSecond(busBW),
+		Wrong:               -1,
+		MaxError:            -1,
 	}
-	m.TimeSeconds = usecToSeconds(nums[0])
-	m.AlgBWBytesPerSecond = ncclGBToBytesPerSecond(nums[1])
-	m.BusBWBytesPerSecond = ncclGBToBytesPerSecond(nums[2])
+}
+
+// ncclWrongCount turns a finite, non-negative #wrong value into a count.
+func ncclWrongCount(w float64) int64 { return int64(math.Min(w, math.MaxInt64/2)) }
+
+// parseNCCLMeasurement reads time, algbw, busbw and the wrong/error
+// column. Numbers may be in %g or %.1e form ("1.2e+05").
+func parseNCCLMeasurement(v []string, oldError bool) (NCCLMeasurement, bool) {
+	nums, ok := parseFloats(v[:3])
+	if !ok {
+		return NCCLMeasurement{}, false
+	}
+	m := newNCCLMeasurement(nums[0], nums[1], nums[2])
 	if v[3] == "N/A" {
 		return m, true
 	}
-	w, err := strconv.ParseFloat(v[3], 64)
-	if err != nil || !finite(w) || w < 0 {
+	w, ok := parseFloats(v[3:4])
+	if !ok {
 		return m, false
 	}
 	if oldError {
-		m.MaxError = w
+		m.MaxError = w[0]
 	} else {
-		m.Wrong = int64(math.Min(w, math.MaxInt64/2))
+		m.Wrong = ncclWrongCount(w[0])
 	}
 	return m, true
 }

@@ -134,15 +134,9 @@ func (m *ncclJSONMeasure) measurement() (NCCLMeasurement, bool) {
 	if t == nil || !allFiniteNonNegative(float64(*t), float64(m.AlgBW), float64(m.BusBW)) {
 		return absent, false
 	}
-	out := NCCLMeasurement{
-		TimeSeconds:         usecToSeconds(float64(*t)),
-		AlgBWBytesPerSecond: ncclGBToBytesPerSecond(float64(m.AlgBW)),
-		BusBWBytesPerSecond: ncclGBToBytesPerSecond(float64(m.BusBW)),
-		Wrong:               -1,
-		MaxError:            -1,
-	}
+	out := newNCCLMeasurement(float64(*t), float64(m.AlgBW), float64(m.BusBW))
 	if m.NWrong != nil && finite(float64(*m.NWrong)) && *m.NWrong >= 0 {
-		out.Wrong = int64(math.Min(float64(*m.NWrong), math.MaxInt64/2))
+		out.Wrong = ncclWrongCount(float64(*m.NWrong))
 	}
 	return out, true
 }

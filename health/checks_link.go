@@ -269,48 +269,47 @@ func mtuFix(netdev string, mtu int) string {
 	return fmt.Sprintf("ip link set dev %[1]s mtu %[2]d (takes effect now); to keep it across reboots add `mtu: %[2]d` under ethernets: %[1]s: in /etc/netplan/*.yaml and run `netplan apply`, or with NetworkManager `nmcli connection modify %[1]s 802-3-ethernet.mtu %[2]d && nmcli connection up %[1]s`; the switch ports must accept %[2]d-byte frames too", netdev, mtu)
 }
 
+// mtuTargets yields the Ethernet targets whose netdev MTU was read, reporting the
+// rest.
+func (e *env) mtuTargets(r *results, each func(t *target)) {
+	for _, t := range e.targets {
+		subj := t.subject()
+		switch {
+		case t.ib():
+			r.skip(subj, ReasonInfiniBand)
+		case t.iface == nil:
+			r.skip(subj, t.missingReason("netdev"))
+		case t.iface.MTU <= 0:
+			r.skip(subj, fmt.Sprintf("MTU of %s could not be read", t.netdev))
+		default:
+			each(t)
+		}
+	}
+}
+
 func checkMTUPlan(e *env, r *results) {
 	want := e.plan.Expectations.MTU
 	if want <= 0 {
 		r.skip(SubjectNode, "the plan sets no MTU (expectations.mtu)")
 		return
 	}
-	for _, t := range e.targets {
-		subj := t.subject()
-		switch {
-		case t.ib():
-			r.skip(subj, ReasonInfiniBand)
-		case t.iface == nil:
-			r.skip(subj, t.missingReason("netdev"))
-		case t.iface.MTU <= 0:
-			r.skip(subj, fmt.Sprintf("MTU of %s could not be read", t.netdev))
-		case t.iface.MTU == want:
-			r.ok(subj, fmt.Sprintf("MTU %d, as planned", want))
-		default:
-			r.fail(subj, fmt.Sprintf("MTU %d, the plan expects %d", t.iface.MTU, want), mtuFix(t.netdev, want))
+	e.mtuTargets(r, func(t *target) {
+		if t.iface.MTU == want {
+			r.ok(t.subject(), fmt.Sprintf("MTU %d, as planned", want))
+			return
 		}
-	}
+		r.fail(t.subject(), fmt.Sprintf("MTU %d, the plan expects %d", t.iface.MTU, want), mtuFix(t.netdev, want))
+	})
 }
 
 func checkMTU4096(e *env, r *results) {
-	for _, t := range e.targets {
+	e.mtuTargets(r, func(t *target) {
 		subj := t.subject()
-		switch {
-		case t.ib():
-			r.skip(subj, ReasonInfiniBand)
-			continue
-		case t.iface == nil:
-			r.skip(subj, t.missingReason("netdev"))
-			continue
-		case t.iface.MTU <= 0:
-			r.skip(subj, fmt.Sprintf("MTU of %s could not be read", t.netdev))
-			continue
-		}
 		mtu := t.iface.MTU
 		active := roceActiveMTU(mtu)
 		if mtu >= minMTUFor4096 {
 			r.ok(subj, fmt.Sprintf("MTU %d leaves room for 4096-byte RoCE packets (RoCE path MTU %d)", mtu, active))
-			continue
+			return
 		}
 		target := 9000
 		if exp, ok := e.expectations(); ok && exp.MTU >= minMTUFor4096 {
@@ -318,26 +317,16 @@ func checkMTU4096(e *env, r *results) {
 		}
 		r.warn(subj, fmt.Sprintf("MTU %d limits RoCE to a %d-byte path MTU: RoCE needs %d bytes of headers (GRH 40, UDP 8, BTH 12, XRC 4, AtomicETH 28, ICRC 4) inside the Ethernet MTU, so 4096-byte packets need an MTU of at least %d", mtu, active, roceHeaderBytes, minMTUFor4096),
 			mtuFix(t.netdev, target))
-	}
+	})
 }
 
 func checkMTUConsistent(e *env, r *results) {
 	count := map[int]int{}
 	var ts []*target
-	for _, t := range e.targets {
-		subj := t.subject()
-		switch {
-		case t.ib():
-			r.skip(subj, ReasonInfiniBand)
-		case t.iface == nil:
-			r.skip(subj, t.missingReason("netdev"))
-		case t.iface.MTU <= 0:
-			r.skip(subj, fmt.Sprintf("MTU of %s could not be read", t.netdev))
-		default:
-			count[t.iface.MTU]++
-			ts = append(ts, t)
-		}
-	}
+	e.mtuTargets(r, func(t *target) {
+		count[t.iface.MTU]++
+		ts = append(ts, t)
+	})
 	if len(ts) == 0 {
 		return
 	}

@@ -306,16 +306,16 @@ func checkMTU4096(e *env, r *results) {
 	e.mtuTargets(r, func(t *target) {
 		subj := t.subject()
 		mtu := t.iface.MTU
-		active := roceActiveMTU(mtu)
-		if mtu >= minMTUFor4096 {
+		active := config.RoCEActiveMTU(mtu)
+		if mtu >= config.MinMTUForRoCE4096 {
 			r.ok(subj, fmt.Sprintf("MTU %d leaves room for 4096-byte RoCE packets (RoCE path MTU %d)", mtu, active))
 			return
 		}
 		target := 9000
-		if exp, ok := e.expectations(); ok && exp.MTU >= minMTUFor4096 {
+		if exp, ok := e.expectations(); ok && exp.MTU >= config.MinMTUForRoCE4096 {
 			target = exp.MTU
 		}
-		r.warn(subj, fmt.Sprintf("MTU %d limits RoCE to a %d-byte path MTU: RoCE needs %d bytes of headers (GRH 40, UDP 8, BTH 12, XRC 4, AtomicETH 28, ICRC 4) inside the Ethernet MTU, so 4096-byte packets need an MTU of at least %d", mtu, active, roceHeaderBytes, minMTUFor4096),
+		r.warn(subj, fmt.Sprintf("MTU %d limits RoCE to a %d-byte path MTU: RoCE needs %d bytes of headers (GRH 40, UDP 8, BTH 12, XRC 4, AtomicETH 28, ICRC 4) inside the Ethernet MTU, so 4096-byte packets need an MTU of at least %d", mtu, active, config.RoCEHeaderBytes, config.MinMTUForRoCE4096),
 			mtuFix(t.netdev, target))
 	})
 }

@@ -700,11 +700,3 @@ func TestNaturalCompare(t *testing.T) {
 		t.Errorf("natural order = %v, want %v", got, want)
 	}
 }
-
-func TestRoCEActiveMTU(t *testing.T) {
-	for mtu, want := range map[int]int{9000: 4096, 4192: 4096, 4191: 2048, 4096: 2048, 1500: 1024, 1100: 512, 300: 0} {
-		if got := roceActiveMTU(mtu); got != want {
-			t.Errorf("roceActiveMTU(%d) = %d, want %d", mtu, got, want)
-		}
-	}
-}

@@ -284,24 +284,6 @@ func stateText(n int, name string) string {
 	return strconv.Itoa(n) + ": " + name
 }
 
-// roceActiveMTU mirrors the kernel's iboe_get_mtu(): RoCE carries up to 96 bytes of
-// headers (GRH 40, UDP 8, BTH 12, XRC 4, AtomicETH 28, ICRC 4) inside the Ethernet
-// MTU, and the path MTU is the largest IB MTU (256…4096) that still fits.
-func roceActiveMTU(netdevMTU int) int {
-	for mtu := 4096; mtu >= 256; mtu /= 2 {
-		if netdevMTU-roceHeaderBytes >= mtu {
-			return mtu
-		}
-	}
-	return 0
-}
-
-const (
-	roceHeaderBytes = 96
-	// minMTUFor4096 is the netdev MTU that lets RoCE use 4096-byte packets.
-	minMTUFor4096 = 4096 + roceHeaderBytes
-)
-
 // Known PCI vendors of RDMA NICs, for messages and for the driver each one needs.
 var vendorNames = map[string]string{
 	"0x15b3": "Mellanox/NVIDIA",

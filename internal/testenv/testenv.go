@@ -1,7 +1,8 @@
 // Package testenv decides what a test does when the machine lacks something
 // it needs (root, iproute2, promtool, ...): on a developer's machine it
 // skips; where ROCE_TEST_STRICT=1 (.ci/run sets it) it fails, so CI cannot
-// pass by skipping the tests that need root or the Debian tools.
+// pass by skipping the tests that need root or the Debian tools. It also
+// holds the helpers the process-level tests share (helpers.go).
 package testenv
 
 import (

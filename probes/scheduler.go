@@ -179,7 +179,7 @@ func (s *Scheduler) loop(ctx context.Context, kind string, sch config.Schedule, 
 	for {
 		now := s.opts.Now()
 		round := now.UnixNano()/int64(interval) + 1
-		at := time.Unix(0, round*int64(interval)).Add(jitterFor(kind, round, sch.Jitter))
+		at := roundStart(kind, sch, round)
 		select {
 		case <-ctx.Done():
 			return
@@ -189,13 +189,16 @@ func (s *Scheduler) loop(ctx context.Context, kind string, sch config.Schedule, 
 	}
 }
 
-func jitterFor(kind string, round int64, jitter time.Duration) time.Duration {
-	if jitter <= 0 {
-		return 0
+// roundStart is when a round of kind runs: its wall-clock slot plus the
+// round's jitter.
+func roundStart(kind string, sch config.Schedule, round int64) time.Time {
+	at := time.Unix(0, round*int64(sch.Interval))
+	if sch.Jitter <= 0 {
+		return at
 	}
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s/%d", kind, round)
-	return time.Duration(h.Sum64() % uint64(jitter))
+	return at.Add(time.Duration(h.Sum64() % uint64(sch.Jitter)))
 }
 
 // localLinks are this node's rails with an RDMA device.
@@ -238,8 +241,7 @@ func (s *Scheduler) inNCCLWindow(now time.Time) bool {
 	if !n.Enabled || n.Interval <= 0 {
 		return false
 	}
-	round := now.UnixNano() / int64(n.Interval)
-	start := time.Unix(0, round*int64(n.Interval)).Add(jitterFor(KindNCCL, round, n.Jitter))
+	start := roundStart(KindNCCL, n.Schedule, now.UnixNano()/int64(n.Interval))
 	return !now.Before(start) && now.Before(start.Add(n.Timeout))
 }
 

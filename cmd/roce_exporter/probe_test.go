@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -167,31 +166,17 @@ func TestProbeMetricsAndRegressionOnServe(t *testing.T) {
   ping:
     enabled: false
 `, absPath(t, "../../probes/testdata/standin/perftest")))
-	p := &exporterProcess{addr: freePort(t), logs: &syncBuffer{}}
-	p.cmd = exec.Command(binary, append([]string{"--web.listen-address=" + p.addr, "--config.file=" + plan, "--node.name=node01"},
-		scenarioArgs("mlx5-8x400g-healthy")...)...)
-	p.cmd.Env = append(os.Environ(), "STANDIN_DIR="+dir, "STANDIN_MODE=bw_ok", "STANDIN_SERVER=idle")
-	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		p.cmd.Process.Kill()
-		p.cmd.Wait()
-		if t.Failed() {
-			t.Logf("exporter log:\n%s", p.logs)
-		}
-	})
+	// The exporter passes its environment on to the stand-ins.
+	t.Setenv("STANDIN_DIR", dir)
+	t.Setenv("STANDIN_MODE", "bw_ok")
+	t.Setenv("STANDIN_SERVER", "idle")
+	p := startExporter(t, append([]string{"--config.file=" + plan, "--node.name=node01"}, scenarioArgs("mlx5-8x400g-healthy")...)...)
 	var body string
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		if resp, err := http.Get("http://" + p.addr + "/metrics"); err == nil {
-			b := new(strings.Builder)
-			_, _ = fmt.Fprint(b, readBody(resp))
-			body = b.String()
-			if _, ok := metricValue(body, "roce_probe_failure_info", `device="mlx5_0"`); ok {
-				break
-			}
+		_, body = p.get(t, "/metrics")
+		if _, ok := metricValue(body, "roce_probe_failure_info", `device="mlx5_0"`); ok {
+			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no probe result on /metrics within 15s:\n%s", grepLines(body, "roce_probe"))
@@ -223,26 +208,9 @@ func TestProbeMetricsAndRegressionOnServe(t *testing.T) {
 	}
 	promtoolCheck(t, body)
 	// The landing page shows the diagnosis.
-	resp, err := http.Get("http://" + p.addr + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := readBody(resp)
+	_, page := p.get(t, "/")
 	if !strings.Contains(page, "FAILED: regression") || !strings.Contains(page, "node02") {
 		t.Errorf("landing page lacks the probe diagnosis:\n%s", page)
-	}
-}
-
-func readBody(resp *http.Response) string {
-	defer resp.Body.Close()
-	b := new(strings.Builder)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			return b.String()
-		}
 	}
 }
 

@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+
+	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
 // faultFS wraps the real filesystem and injects the failures real sysfs
@@ -154,27 +155,9 @@ func testConfig(root string, collectors ...string) *Config {
 	}
 }
 
-// logBuffer captures the exporter's log output.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func newTestExporter(t testing.TB, cfg *Config) (*Exporter, *logBuffer) {
+func newTestExporter(t testing.TB, cfg *Config) (*Exporter, *testenv.SyncBuffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &testenv.SyncBuffer{}
 	e, err := NewExporter(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
 func runDoctor(t *testing.T, args ...string) (string, int) {
@@ -109,7 +111,7 @@ func TestDoctorJSONSchema(t *testing.T) {
 
 func TestDoctorPlanErrorExitsTwoWithLine(t *testing.T) {
 	dir := t.TempDir()
-	plan := writeFile(t, dir, "bad.yaml", "networks:\n  management: 10.0.0.0/24\n  compute: 10.0.0.0/25\nnodes: []\nbogus: 1\n")
+	plan := testenv.WriteFile(t, dir, "bad.yaml", "networks:\n  management: 10.0.0.0/24\n  compute: 10.0.0.0/25\nnodes: []\nbogus: 1\n")
 	cmd := exec.Command(binary, "doctor", "--config.file="+plan)
 	out, err := cmd.CombinedOutput()
 	ee, ok := err.(*exec.ExitError)

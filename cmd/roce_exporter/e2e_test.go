@@ -2,17 +2,14 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -50,36 +47,7 @@ const fixtureDir = "../../collector/testdata"
 type exporterProcess struct {
 	cmd  *exec.Cmd
 	addr string
-	logs *syncBuffer
-}
-
-// syncBuffer collects a child's output; the copying goroutine of os/exec
-// writes while the test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func freePort(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	logs *testenv.SyncBuffer
 }
 
 // runExporter starts cmd, an exporter listening on addr (perhaps behind a
@@ -87,7 +55,7 @@ func freePort(t testing.TB) string {
 // stops it when the test ends.
 func runExporter(t testing.TB, addr string, cmd *exec.Cmd) *exporterProcess {
 	t.Helper()
-	p := &exporterProcess{cmd: cmd, addr: addr, logs: &syncBuffer{}}
+	p := &exporterProcess{cmd: cmd, addr: addr, logs: &testenv.SyncBuffer{}}
 	cmd.Stdout, cmd.Stderr = p.logs, p.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -106,7 +74,7 @@ func runExporter(t testing.TB, addr string, cmd *exec.Cmd) *exporterProcess {
 // and waits until it listens.
 func startExporter(t testing.TB, args ...string) *exporterProcess {
 	t.Helper()
-	addr := freePort(t)
+	addr := testenv.FreeAddr(t)
 	p := runExporter(t, addr, exec.Command(binary, append([]string{"--web.listen-address=" + addr}, args...)...))
 	testenv.WaitListening(t, addr, 10*time.Second)
 	return p
@@ -285,7 +253,7 @@ func TestGracefulShutdownOnSIGTERM(t *testing.T) {
 }
 
 func TestBadFlagsExitWithUsageError(t *testing.T) {
-	cmd := exec.Command(binary, "--collector.rdma.device-include=[", "--web.listen-address="+freePort(t))
+	cmd := exec.Command(binary, "--collector.rdma.device-include=[", "--web.listen-address="+testenv.FreeAddr(t))
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
 		t.Fatalf("want exit 2 for a bad regexp, got %v\n%s", err, out)

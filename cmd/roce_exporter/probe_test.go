@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
 func absPath(t *testing.T, p string) string {
@@ -18,15 +20,6 @@ func absPath(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return a
-}
-
-func writeFile(t *testing.T, dir, name, content string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 func TestProbeParsePrintsJSON(t *testing.T) {
@@ -81,7 +74,7 @@ func TestProbeParsePrintsJSON(t *testing.T) {
 // with the probe commands pointing at the stand-ins.
 func probePlan(t *testing.T, dir, probesYAML string) string {
 	t.Helper()
-	return writeFile(t, dir, "cluster.yaml", fmt.Sprintf(`
+	return testenv.WriteFile(t, dir, "cluster.yaml", fmt.Sprintf(`
 networks:
   management: 10.0.0.0/24
   compute: [192.168.100.0/24, 192.168.101.0/24]
@@ -156,7 +149,7 @@ func TestProbeMetricsAndRegressionOnServe(t *testing.T) {
 	state := filepath.Join(dir, "state")
 	os.MkdirAll(state, 0o755)
 	// A baseline of 500 Gb/s: the stand-in's 392 Gb/s is a regression.
-	writeFile(t, state, "baselines.json", `{"version":1,"links":{"ib_write_bw|node02|mlx5_0":[62.5e9,62.5e9,62.5e9],"ib_write_bw|node02|mlx5_1":[62.5e9,62.5e9,62.5e9]}}`)
+	testenv.WriteFile(t, state, "baselines.json", `{"version":1,"links":{"ib_write_bw|node02|mlx5_0":[62.5e9,62.5e9,62.5e9],"ib_write_bw|node02|mlx5_1":[62.5e9,62.5e9,62.5e9]}}`)
 	plan := probePlan(t, dir, fmt.Sprintf(`  ib_write_bw:
     command: %s
     interval: 2s
@@ -239,7 +232,7 @@ func TestPingProbeBetweenNamespaces(t *testing.T) {
 	ipCmd(t, "-n", nsA, "link", "set", "vprobeA", "up")
 	ipCmd(t, "-n", nsB, "link", "set", "vprobeB", "up")
 	dir := t.TempDir()
-	plan := writeFile(t, dir, "cluster.yaml", fmt.Sprintf(`
+	plan := testenv.WriteFile(t, dir, "cluster.yaml", fmt.Sprintf(`
 networks:
   management: 10.0.0.0/24
   compute: 10.199.0.0/24

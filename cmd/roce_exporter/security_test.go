@@ -64,7 +64,7 @@ func TestTLSAndBasicAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	webConfig := writeFile(t, dir, "web.yml", fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\nbasic_auth_users:\n  prometheus: %s\n", certFile, keyFile, hash))
+	webConfig := testenv.WriteFile(t, dir, "web.yml", fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\nbasic_auth_users:\n  prometheus: %s\n", certFile, keyFile, hash))
 	p := startExporter(t, append(scenarioArgs("mlx5-8x400g-healthy"), "--web.config.file="+webConfig)...)
 
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
@@ -107,8 +107,8 @@ func TestTLSAndBasicAuth(t *testing.T) {
 
 func TestBadWebConfigIsRefusedAtStart(t *testing.T) {
 	dir := t.TempDir()
-	webConfig := writeFile(t, dir, "web.yml", "tls_server_config:\n  cert_file: /nonexistent.crt\n  key_file: /nonexistent.key\n")
-	cmd := exec.Command(binary, append(scenarioArgs("mlx5-8x400g-healthy"), "--web.config.file="+webConfig, "--web.listen-address="+freePort(t))...)
+	webConfig := testenv.WriteFile(t, dir, "web.yml", "tls_server_config:\n  cert_file: /nonexistent.crt\n  key_file: /nonexistent.key\n")
+	cmd := exec.Command(binary, append(scenarioArgs("mlx5-8x400g-healthy"), "--web.config.file="+webConfig, "--web.listen-address="+testenv.FreeAddr(t))...)
 	done := make(chan error, 1)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -197,7 +197,7 @@ func TestUnprivilegedRunSkipsUnreadableFiles(t *testing.T) {
 	}
 	os.Chmod(bin, 0o755)
 
-	addr := freePort(t)
+	addr := testenv.FreeAddr(t)
 	p := runExporter(t, addr, exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
 		"--path.sysfs="+filepath.Join(dir, "sys"), "--path.dev="+filepath.Join(dir, "dev"),
 		"--collector.ethtool.replay-dir="+filepath.Join(dir, "replay"), "--web.listen-address="+addr))

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/roce-exporter/roce_exporter/config"
 )
 
 var scheduleSizes = []int{2, 3, 4, 5, 7, 8, 16, 17, 64, 255, 256, 1000, 1001, 4096}
@@ -228,7 +230,16 @@ func TestPeerFor(t *testing.T) {
 	}
 }
 
-func TestRailPairs(t *testing.T) {
+// The scheduler pairs local rail i with the peer's rail i, in the order the
+// plan lists each node's compute interfaces.
+func TestLinksPairRails(t *testing.T) {
+	node := func(devices []string) *config.Node {
+		n := &config.Node{Name: "node02"}
+		for i, d := range devices {
+			n.Interfaces = append(n.Interfaces, &config.Interface{Rail: i, RDMADevice: d})
+		}
+		return n
+	}
 	tests := []struct {
 		local, peer []string
 		want        [][2]string
@@ -241,8 +252,13 @@ func TestRailPairs(t *testing.T) {
 		{nil, []string{"mlx5_0"}, [][2]string{}},
 	}
 	for _, tt := range tests {
-		if got := RailPairs(tt.local, tt.peer); !slices.Equal(got, tt.want) {
-			t.Errorf("RailPairs(%v, %v) = %v, want %v", tt.local, tt.peer, got, tt.want)
+		s := &Scheduler{self: node(tt.local)}
+		got := [][2]string{}
+		for _, l := range s.links(node(tt.peer)) {
+			got = append(got, [2]string{l.Device, l.PeerDevice})
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("links(%v, %v) = %v, want %v", tt.local, tt.peer, got, tt.want)
 		}
 	}
 }

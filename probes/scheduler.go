@@ -220,7 +220,10 @@ func addrString(i *config.Interface) string {
 	return i.IP().String()
 }
 
-// links pairs rail i of this node with rail i of the peer.
+// links pairs rail i of this node with rail i of the peer, in the order the
+// plan lists each node's compute interfaces, so a bad NIC or cable shows up
+// on one rail instead of on the whole node. When the counts differ only the
+// common prefix is paired; a plan check reports the mismatch.
 func (s *Scheduler) links(peer *config.Node) []Link {
 	var out []Link
 	for idx := 0; idx < len(s.self.Interfaces) && idx < len(peer.Interfaces); idx++ {

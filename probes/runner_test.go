@@ -479,3 +479,21 @@ func TestSchedulerRunsOnItsOwnAndStopsCleanly(t *testing.T) {
 		}
 	}
 }
+
+// A one-node plan is valid (a first server before its peers are cabled):
+// every round is a bye, and nothing runs or panics.
+func TestOneNodePlanPairRoundsAreByes(t *testing.T) {
+	dir := standinEnv(t, "ok")
+	plan := testPlan(t, "0.9", "")
+	plan.Nodes = plan.Nodes[:1]
+	s := newTestScheduler(t, plan, fakeNode{})
+	for round := int64(0); round < 5; round++ {
+		s.pairRound(context.Background(), s.bw, round)
+		if pairs := s.roundPairs(plan.Probes.IBWriteBW.Schedule, time.Unix(round*3600, 0)); len(pairs) != 0 {
+			t.Errorf("round %d pairs %v on a one-node plan", round, pairs)
+		}
+	}
+	if got := calls(t, dir); len(got) != 1 || got[0] != "" {
+		t.Errorf("probes ran on a one-node plan: %q", got)
+	}
+}

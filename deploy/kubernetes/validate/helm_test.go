@@ -1,162 +1,75 @@
 package validate
 
 import (
-	"bytes"
-	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
-	"sort"
-	"strings"
 	"testing"
-	"text/template"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/common/util"
+	"helm.sh/helm/v4/pkg/chart/loader"
+	"helm.sh/helm/v4/pkg/chart/v2/lint"
+	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
+	"helm.sh/helm/v4/pkg/engine"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/yaml"
 )
 
-// No helm binary is available here, so the chart is rendered with Go's
-// text/template and a stand-in for the few Sprig/Helm functions the chart
-// uses (same semantics as Helm's for these arguments). The output is then
-// strictly decoded and checked like the plain manifests. This catches
-// template syntax errors, wrong indentation and wrong fields; it is not
-// `helm lint`.
+// The chart is rendered by Helm's own library (helm.sh/helm/v4) as
+// `helm template roce-exporter deploy/helm/roce-exporter --namespace
+// roce-exporter --set ... --set-file clusterPlan=...` renders it: the chart
+// loader, the chart's values coalesced with the overrides into the render
+// values of a first install against Helm's default capabilities, then the
+// template engine. The output is then strictly decoded and checked like the
+// plain manifests. TestHelmLint runs what `helm lint` runs.
 
-const chartDir = "../../helm/roce-exporter"
+const (
+	chartDir    = "../../helm/roce-exporter"
+	releaseName = "roce-exporter"
+)
 
-// isEmpty follows Sprig's notion of "empty" for default.
-func isEmpty(v any) bool {
-	if v == nil {
-		return true
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.String, reflect.Map, reflect.Slice, reflect.Array:
-		return rv.Len() == 0
-	case reflect.Bool:
-		return !rv.Bool()
-	case reflect.Int, reflect.Int64, reflect.Int32:
-		return rv.Int() == 0
-	case reflect.Float64, reflect.Float32:
-		return rv.Float() == 0
-	case reflect.Pointer, reflect.Interface:
-		return rv.IsNil()
-	}
-	return false
-}
-
-func indent(n int, s string) string {
-	pad := strings.Repeat(" ", n)
-	return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
-}
-
-// renderChart renders every template of the chart with values (the chart's
-// values.yaml overlaid with overrides) and returns template name → output.
+// renderChart renders the chart with overrides (the values --set and
+// --set-file would give) and returns template path → output, without the
+// partials and NOTES.txt, which are no manifests and which `helm template`
+// leaves out too.
 func renderChart(t *testing.T, overrides map[string]any) map[string]string {
 	t.Helper()
-	var chart struct {
-		Name       string `json:"name"`
-		Version    string `json:"version"`
-		AppVersion string `json:"appVersion"`
-	}
-	raw, err := os.ReadFile(filepath.Join(chartDir, "Chart.yaml"))
+	chrt, err := loader.Load(chartDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := yaml.Unmarshal(raw, &chart); err != nil {
-		t.Fatal(err)
-	}
-	values := map[string]any{}
-	raw, err = os.ReadFile(filepath.Join(chartDir, "values.yaml"))
+	opts := common.ReleaseOptions{Name: releaseName, Namespace: namespace, Revision: 1, IsInstall: true}
+	values, err := util.ToRenderValues(chrt, overrides, opts, common.DefaultCapabilities)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := yaml.Unmarshal(raw, &values); err != nil {
-		t.Fatal(err)
-	}
-	merge(values, overrides)
-	data := map[string]any{
-		"Values":  values,
-		"Chart":   map[string]any{"Name": chart.Name, "Version": chart.Version, "AppVersion": chart.AppVersion},
-		"Release": map[string]any{"Name": "roce-exporter", "Namespace": namespace, "Service": "Helm"},
-	}
-
-	root := template.New("chart").Option("missingkey=zero")
-	funcs := template.FuncMap{
-		"include": func(name string, data any) (string, error) {
-			var b bytes.Buffer
-			err := root.ExecuteTemplate(&b, name, data)
-			return b.String(), err
-		},
-		"toYaml": func(v any) (string, error) {
-			out, err := yaml.Marshal(v)
-			return strings.TrimSuffix(string(out), "\n"), err
-		},
-		"nindent": func(n int, s string) string { return "\n" + indent(n, s) },
-		"indent":  indent,
-		"quote":   func(v any) string { return fmt.Sprintf("%q", fmt.Sprint(v)) },
-		"default": func(d any, given ...any) any {
-			if len(given) == 0 || isEmpty(given[0]) {
-				return d
-			}
-			return given[0]
-		},
-		"contains": func(substr, s string) bool { return strings.Contains(s, substr) },
-		"replace":  func(old, new, s string) string { return strings.ReplaceAll(s, old, new) },
-		"trimSuffix": func(suffix, s string) string {
-			return strings.TrimSuffix(s, suffix)
-		},
-		"trunc": func(n int, s string) string {
-			if len(s) > n {
-				return s[:n]
-			}
-			return s
-		},
-	}
-	root.Funcs(funcs)
-	files, err := filepath.Glob(filepath.Join(chartDir, "templates", "*"))
+	rendered, err := engine.Render(chrt, values)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sort.Strings(files)
-	var names []string
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := filepath.Base(f)
-		if _, err := root.New(name).Parse(string(raw)); err != nil {
-			t.Fatalf("parse %s: %v", name, err)
-		}
-		if !strings.HasPrefix(name, "_") && strings.HasSuffix(name, ".yaml") {
-			names = append(names, name)
+	for name := range rendered {
+		if path.Base(name) == "NOTES.txt" {
+			delete(rendered, name)
 		}
 	}
-	out := map[string]string{}
-	for _, name := range names {
-		var b bytes.Buffer
-		if err := root.ExecuteTemplate(&b, name, data); err != nil {
-			t.Fatalf("render %s: %v", name, err)
-		}
-		out[name] = strings.ReplaceAll(b.String(), "<no value>", "")
-	}
-	return out
+	return rendered
 }
 
-// merge overlays src onto dst, recursively for maps.
-func merge(dst, src map[string]any) {
-	for k, v := range src {
-		if sm, ok := v.(map[string]any); ok {
-			if dm, ok := dst[k].(map[string]any); ok {
-				merge(dm, sm)
-				continue
-			}
+// TestHelmLint fails where `helm lint` fails: on the errors it reports for
+// the chart. Its warnings and INFO messages (such as "icon is recommended")
+// are only logged.
+func TestHelmLint(t *testing.T) {
+	res := lint.RunAll(chartDir, nil, namespace)
+	for _, m := range res.Messages {
+		if m.Severity >= support.ErrorSev {
+			t.Error(m)
+		} else {
+			t.Log(m)
 		}
-		dst[k] = v
 	}
 }
 

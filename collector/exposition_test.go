@@ -106,3 +106,15 @@ func TestRenderReusesItsSortOnlyWhenTheSamplesAreTheSame(t *testing.T) {
 	}
 	_ = first
 }
+
+func TestNeedsEscapeMatchesContainsAny(t *testing.T) {
+	inputs := []string{"", "mlx5_0", "ens1f0np0", `a\b`, "a\nb", `a"b`, "ünï\x00code", "\\", "\n", `"`}
+	for c := 0; c < 256; c++ {
+		inputs = append(inputs, "x"+string(rune(c))+"y", string([]byte{byte(c)}))
+	}
+	for _, s := range inputs {
+		if got, want := needsEscape(s), strings.ContainsAny(s, "\\\n\""); got != want {
+			t.Errorf("needsEscape(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

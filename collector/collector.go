@@ -106,13 +106,12 @@ type Exporter struct {
 
 	mu       sync.Mutex
 	inflight *collection
-	latest   *Snapshot
 
 	// Buffers reused by consecutive collections (which never overlap).
 	all      Sink
 	order    sortCache
 	lastSize int
-	current  *collection // the latest finished collection
+	current  *collection // the latest finished collection; its snapshot is the previous one for rate checks
 	free     [][]byte    // output buffers no reader holds (guarded by mu)
 }
 
@@ -198,7 +197,10 @@ func (e *Exporter) collect() *collection {
 	// collection replaces this one.
 	c := &collection{done: make(chan struct{}), refs: 2}
 	e.inflight = c
-	prev := e.latest
+	var prev *Snapshot
+	if e.current != nil {
+		prev = e.current.snap
+	}
 	buf := e.takeBuffer()
 	e.mu.Unlock()
 
@@ -209,7 +211,6 @@ func (e *Exporter) collect() *collection {
 
 	e.mu.Lock()
 	e.inflight = nil
-	e.latest = c.snap
 	old := e.current
 	e.current = c
 	e.mu.Unlock()

@@ -159,9 +159,7 @@ func (c *attrCache) begin() { c.gen++ }
 func (c *attrCache) sweep() {
 	for k, a := range c.files {
 		if a.seen != c.gen {
-			a.f.close()
-			a.closed = true
-			delete(c.files, k)
+			c.drop(k, a)
 		}
 	}
 }
@@ -169,10 +167,16 @@ func (c *attrCache) sweep() {
 // closeAll releases every cached file.
 func (c *attrCache) closeAll() {
 	for k, a := range c.files {
-		a.f.close()
-		a.closed = true
-		delete(c.files, k)
+		c.drop(k, a)
 	}
+}
+
+// drop closes a cached file and marks it, so a holder of the pointer (see
+// readUintVia) looks it up again.
+func (c *attrCache) drop(k attrKey, a *cachedAttr) {
+	a.f.close()
+	a.closed = true
+	delete(c.files, k)
 }
 
 // read returns the raw content of dir/name (or of dir when name is "").
@@ -203,15 +207,11 @@ func (c *attrCache) readEntry(dir, name string) (*cachedAttr, []byte, error) {
 	if err != nil && ok && isVanished(err) {
 		// The device behind a cached fd was removed, possibly re-added under
 		// the same name: retry once with a fresh open.
-		a.f.close()
-		a.closed = true
-		delete(c.files, k)
+		c.drop(k, a)
 		return c.readEntry(dir, name)
 	}
 	if err != nil {
-		a.f.close()
-		a.closed = true
-		delete(c.files, k)
+		c.drop(k, a)
 		return nil, nil, &fs.PathError{Op: "read", Path: a.path, Err: err}
 	}
 	return a, c.buf[:n], nil

@@ -27,15 +27,16 @@ func PrometheusRule(dir string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		var doc yaml.Node
-		if err := yaml.Unmarshal(data, &doc); err != nil {
+		var f struct {
+			Groups yaml.Node `yaml:"groups"`
+		}
+		if err := yaml.Unmarshal(data, &f); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		g := lookup(doc.Content[0], "groups")
-		if g == nil {
+		if f.Groups.Kind != yaml.SequenceNode {
 			return nil, fmt.Errorf("%s: no groups", name)
 		}
-		groups = append(groups, g.Content...)
+		groups = append(groups, f.Groups.Content...)
 	}
 	manifest := map[string]any{
 		"apiVersion": "monitoring.coreos.com/v1",
@@ -62,16 +63,4 @@ func PrometheusRule(dir string) ([]byte, error) {
 	}
 	enc.Close()
 	return b.Bytes(), nil
-}
-
-func lookup(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
 }

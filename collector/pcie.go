@@ -62,6 +62,11 @@ type pcieCollector struct {
 	cfg    *Config
 	attrs  *attrCache
 	chains map[string]*pcieChain
+	// nics is the last scan of the PCI bus, kept for the refresh interval:
+	// on a node without RDMA devices it would otherwise read every PCI
+	// function's class file each scrape.
+	nics   []PCINIC
+	nicsAt time.Time
 }
 
 // pcieChain is the upstream path of a function, re-read with the topology.
@@ -106,7 +111,10 @@ func (c *pcieCollector) Update(s *Scrape, out *Sink) error {
 		f.RDMADevices = append(f.RDMADevices, d.Name)
 	}
 	if len(order) == 0 {
-		nics := c.scanNICs(s)
+		if c.cfg.due(c.nicsAt, s.Time) {
+			c.nics, c.nicsAt = c.scanNICs(s), s.Time
+		}
+		nics := c.nics
 		s.update(func(sn *Snapshot) { sn.NICs = nics })
 		return errors.Join(ErrNoData, errors.New("no PCI functions behind RDMA devices"))
 	}
@@ -320,7 +328,7 @@ func rdmaCapable(n PCINIC) bool {
 
 // scanNICs lists network/InfiniBand-class functions of RDMA vendors. It
 // runs only when no RDMA device exists, to tell a missing NIC from a
-// missing driver.
+// missing driver, and at most once per refresh interval.
 func (c *pcieCollector) scanNICs(s *Scrape) []PCINIC {
 	dir := c.cfg.sys("bus", "pci", "devices")
 	names, err := c.cfg.fs.readDirNames(dir)

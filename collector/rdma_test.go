@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
 )
@@ -281,5 +282,33 @@ func TestRDMAVanishedDeviceDropsItsSeries(t *testing.T) {
 	os.Symlink(target, link)
 	if n := len(series(scrape(t, e), "roce_device_info")); n != 3 {
 		t.Errorf("re-added device not picked up: %d", n)
+	}
+}
+
+// On a node without RDMA devices the PCI bus scan that tells a missing NIC
+// from a missing driver is layout: read once per refresh interval, not
+// every scrape.
+func TestNICScanFollowsTheRefreshInterval(t *testing.T) {
+	ffs := newFaultFS()
+	cfg := fixtureConfig("no-rdma-driver", "pcie")
+	cfg.fs = ffs
+	cfg.GIDRefresh = time.Hour
+	e, _ := newTestExporter(t, cfg)
+	for i := 0; i < 3; i++ {
+		if nics := e.Snapshot().NICs; len(nics) != 1 || nics[0].VendorID != "0x15b3" {
+			t.Fatalf("scrape %d: NIC scan = %+v, want the unbound ConnectX-7", i, nics)
+		}
+	}
+	touched := ffs.touchedMatching("0000:18:00.0/class")
+	if len(touched) != 1 {
+		t.Fatalf("class file of the NIC touched as %v", touched)
+	}
+	for _, p := range touched {
+		ffs.mu.Lock()
+		n := ffs.touched[p]
+		ffs.mu.Unlock()
+		if n != 2 { // open and pread
+			t.Errorf("%s touched %d times in 3 scrapes, want one read", p, n)
+		}
 	}
 }

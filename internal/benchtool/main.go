@@ -8,7 +8,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"flag"
 	"fmt"
@@ -25,6 +24,9 @@ import (
 	"strings"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/procfs"
 
 	"github.com/roce-exporter/roce_exporter/internal/loadtest"
@@ -193,30 +195,15 @@ func measure(p *proc, n int) result {
 	}
 }
 
-// countSeries counts sample lines, and those of counter families.
+// countSeries counts the samples, and those of counter families.
 func countSeries(body []byte) (series, counters int) {
-	counterFamily := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "# TYPE ") {
-			f := strings.Fields(line)
-			if len(f) == 4 && f[3] == "counter" {
-				counterFamily[f[2]] = true
-			}
-			continue
-		}
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		series++
-		name := line
-		if i := strings.IndexAny(line, "{ "); i >= 0 {
-			name = line[:i]
-		}
-		if counterFamily[name] {
-			counters++
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	check(err)
+	for _, f := range families {
+		series += len(f.Metric)
+		if f.GetType() == dto.MetricType_COUNTER {
+			counters += len(f.Metric)
 		}
 	}
 	return series, counters
@@ -231,27 +218,40 @@ func report(name string, r result) {
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
+// traced runs tool, which writes its report to the file named by -o,
+// attached to p (-p PID) during n scrapes, and returns the report; ok is
+// false when tool is not installed. settle is how long the tracer keeps
+// counting after the last scrape before it is interrupted.
+func traced(p *proc, n int, settle time.Duration, tool string, args ...string) (report []byte, ok bool) {
+	if _, err := exec.LookPath(tool); err != nil {
+		return nil, false
+	}
+	out := filepath.Join(os.TempDir(), fmt.Sprintf("roce-%s-%d.txt", tool, os.Getpid()))
+	defer os.Remove(out)
+	cmd := exec.Command(tool, append(args, "-o", out, "-p", strconv.Itoa(p.cmd.Process.Pid))...)
+	check(cmd.Start())
+	time.Sleep(500 * time.Millisecond) // let the tracer attach to every thread
+	for i := 0; i < n; i++ {
+		p.scrape()
+	}
+	time.Sleep(settle)
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	report, _ = os.ReadFile(out)
+	return report, true
+}
+
 var perfTotal = regexp.MustCompile(`(?m)^\s*([\d,]+)\s+raw_syscalls:sys_enter`)
 
 // perfCount counts syscalls with the raw_syscalls:sys_enter tracepoint,
 // which, unlike strace's ptrace stops, does not slow the exporter down and
 // so does not inflate the Go runtime's own wake-ups (sysmon, spinning).
 func perfCount(p *proc, n int, r result) {
-	if _, err := exec.LookPath("perf"); err != nil {
+	b, ok := traced(p, n, 0, "perf", "stat", "-e", "raw_syscalls:sys_enter")
+	if !ok {
 		fmt.Println("  syscalls (perf):   perf not installed, skipped")
 		return
 	}
-	out := filepath.Join(os.TempDir(), fmt.Sprintf("roce-perf-%d.txt", os.Getpid()))
-	defer os.Remove(out)
-	pf := exec.Command("perf", "stat", "-e", "raw_syscalls:sys_enter", "-o", out, "-p", strconv.Itoa(p.cmd.Process.Pid))
-	check(pf.Start())
-	time.Sleep(500 * time.Millisecond)
-	for i := 0; i < n; i++ {
-		p.scrape()
-	}
-	pf.Process.Signal(os.Interrupt)
-	pf.Wait()
-	b, _ := os.ReadFile(out)
 	m := perfTotal.FindSubmatch(b)
 	if m == nil {
 		fmt.Printf("  syscalls (perf):   tracepoint not available here\n")
@@ -268,23 +268,11 @@ var straceTotal = regexp.MustCompile(`(?m)^\s*100\.00\s+\S+\s+\S+\s+(\d+)\s+(?:\
 // straceCount attaches strace -c -f to the running exporter during n
 // scrapes (after the warm-up, so held-open files are steady state).
 func straceCount(p *proc, n int, r result) {
-	if _, err := exec.LookPath("strace"); err != nil {
+	b, ok := traced(p, n, 200*time.Millisecond, "strace", "-c", "-f")
+	if !ok {
 		fmt.Println("  syscalls:         strace not installed, skipped")
 		return
 	}
-	out := filepath.Join(os.TempDir(), fmt.Sprintf("roce-strace-%d.txt", os.Getpid()))
-	defer os.Remove(out)
-	st := exec.Command("strace", "-c", "-f", "-o", out, "-p", strconv.Itoa(p.cmd.Process.Pid))
-	check(st.Start())
-	time.Sleep(500 * time.Millisecond) // let strace attach to every thread
-	for i := 0; i < n; i++ {
-		p.scrape()
-	}
-	time.Sleep(200 * time.Millisecond)
-	st.Process.Signal(os.Interrupt)
-	st.Wait()
-	b, err := os.ReadFile(out)
-	check(err)
 	m := straceTotal.FindSubmatch(b)
 	if m == nil {
 		fmt.Printf("  syscalls:         could not parse strace output:\n%s\n", b)

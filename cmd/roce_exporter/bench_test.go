@@ -34,11 +34,9 @@ func BenchmarkFullScrape(b *testing.B) {
 			defer e.Close()
 			series, _ := e.WriteText(io.Discard)
 			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
+			for b.Loop() {
 				e.WriteText(io.Discard)
 			}
-			b.StopTimer()
 			b.ReportMetric(float64(series), "series/scrape")
 		})
 	}

@@ -8,17 +8,15 @@ import (
 	"sync"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
-// The ethtool ioctl ABI (include/uapi/linux/ethtool.h).
+// The parts of the ethtool ioctl ABI (include/uapi/linux/ethtool.h) that
+// golang.org/x/sys/unix does not define.
 const (
-	siocEthtool     = 0x8946
-	ethtoolGDrvInfo = 0x03
-	ethtoolGStrings = 0x1b
-	ethtoolGStats   = 0x1d
-	ethtoolGSSet    = 0x37
-	ethSSStats      = 1
-	gstringLen      = 32
+	ethSSStats = 1  // ETH_SS_STATS
+	gstringLen = 32 // ETH_GSTRING_LEN
 	// MaxStats bounds the statistics of one interface. The kernel writes
 	// as many entries as the driver has at the moment of the call, not as
 	// many as the caller asked for, so the buffers must hold the largest
@@ -29,7 +27,7 @@ const (
 
 // ifreq is struct ifreq with the union used as ifr_data.
 type ifreq struct {
-	name [16]byte
+	name [unix.IFNAMSIZ]byte
 	data unsafe.Pointer
 	_    [16]byte
 }
@@ -50,12 +48,10 @@ type Reader struct {
 	strings []byte   // 12-byte header + MaxStats names
 	stats   []uint64 // 8-byte header + MaxStats values
 	sset    [24]byte
-	drvinfo [196]byte
 	tables  map[string]*stringTable
 }
 
 type stringTable struct {
-	n     int
 	hash  uint64
 	names []string
 	// values is handed out by Stats and overwritten by the next call for
@@ -119,7 +115,7 @@ func (r *Reader) Stats(iface string) (Stats, error) {
 		return Stats{}, fmt.Errorf("ethtool %s: %d statistics, more than the %d supported", iface, n, MaxStats)
 	}
 
-	binary.NativeEndian.PutUint32(r.strings[0:], ethtoolGStrings)
+	binary.NativeEndian.PutUint32(r.strings[0:], unix.ETHTOOL_GSTRINGS)
 	binary.NativeEndian.PutUint32(r.strings[4:], ethSSStats)
 	binary.NativeEndian.PutUint32(r.strings[8:], uint32(n))
 	if err := r.ioctl(iface, unsafe.Pointer(&r.strings[0])); err != nil {
@@ -134,14 +130,14 @@ func (r *Reader) Stats(iface string) (Stats, error) {
 	raw := r.strings[12 : 12+n*gstringLen]
 
 	t := r.tables[iface]
-	if h := maphash.Bytes(r.seed, raw); t == nil || t.n != n || t.hash != h {
-		t = &stringTable{n: n, hash: h, names: parseNames(raw, n), values: make([]uint64, n)}
+	if h := maphash.Bytes(r.seed, raw); t == nil || len(t.names) != n || t.hash != h {
+		t = &stringTable{hash: h, names: parseNames(raw, n), values: make([]uint64, n)}
 		r.tables[iface] = t
 	}
 
 	// struct ethtool_stats: cmd and n_stats (u32 each), then the values.
 	head := (*[2]uint32)(unsafe.Pointer(&r.stats[0]))
-	head[0], head[1] = ethtoolGStats, uint32(n)
+	head[0], head[1] = unix.ETHTOOL_GSTATS, uint32(n)
 	if err := r.ioctl(iface, unsafe.Pointer(&r.stats[0])); err != nil {
 		return Stats{}, fmt.Errorf("ethtool %s: statistics: %w", iface, err)
 	}
@@ -155,40 +151,24 @@ func (r *Reader) Stats(iface string) (Stats, error) {
 	return Stats{Names: t.names, Values: t.values}, nil
 }
 
-// count asks for the number of statistics with ETHTOOL_GSSET_INFO, and
-// falls back to the n_stats of ETHTOOL_GDRVINFO on drivers without it.
+// count asks for the number of statistics with ETHTOOL_GSSET_INFO. (The
+// GDRVINFO n_stats fallback of ethtool(8) is for kernels before 2.6.27,
+// which Go no longer runs on.)
 func (r *Reader) count(iface string) (int, error) {
 	// struct ethtool_sset_info: cmd, reserved, sset_mask, then one u32 per
 	// set in the mask.
 	sset := r.sset[:]
 	clear(sset)
-	binary.NativeEndian.PutUint32(sset[0:], ethtoolGSSet)
+	binary.NativeEndian.PutUint32(sset[0:], unix.ETHTOOL_GSSET_INFO)
 	binary.NativeEndian.PutUint64(sset[8:], 1<<ethSSStats)
-	err := r.ioctl(iface, unsafe.Pointer(&sset[0]))
-	if err == nil {
-		if binary.NativeEndian.Uint64(sset[8:])&(1<<ethSSStats) == 0 {
-			return 0, nil
-		}
-		return int(binary.NativeEndian.Uint32(sset[16:])), nil
-	}
-	if err != syscall.EOPNOTSUPP {
+	if err := r.ioctl(iface, unsafe.Pointer(&sset[0])); err != nil {
 		return 0, fmt.Errorf("ethtool %s: %w", iface, err)
 	}
-	// struct ethtool_drvinfo: n_stats follows cmd and five strings (32,
-	// 32, 32, 32, 32 bytes) and a 12-byte reserved field.
-	drv := r.drvinfo[:]
-	clear(drv)
-	binary.NativeEndian.PutUint32(drv[0:], ethtoolGDrvInfo)
-	if err := r.ioctl(iface, unsafe.Pointer(&drv[0])); err != nil {
-		return 0, fmt.Errorf("ethtool %s: %w", iface, err)
+	if binary.NativeEndian.Uint64(sset[8:])&(1<<ethSSStats) == 0 {
+		return 0, nil
 	}
-	return int(binary.NativeEndian.Uint32(drv[drvInfoNStats:])), nil
+	return int(binary.NativeEndian.Uint32(sset[16:])), nil
 }
-
-// drvInfoNStats is the offset of n_stats in struct ethtool_drvinfo: cmd
-// (4), driver (32), version (32), fw_version (32), bus_info (32),
-// erom_version (32), reserved2 (12), n_priv_flags (4).
-const drvInfoNStats = 4 + 32*5 + 12 + 4
 
 func (r *Reader) ioctl(iface string, data unsafe.Pointer) error {
 	var req ifreq
@@ -198,7 +178,7 @@ func (r *Reader) ioctl(iface string, data unsafe.Pointer) error {
 	copy(req.name[:], iface)
 	req.data = data
 	for {
-		_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, uintptr(r.fd), siocEthtool, uintptr(unsafe.Pointer(&req)))
+		_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, uintptr(r.fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&req)))
 		if errno == syscall.EINTR {
 			continue
 		}
@@ -214,12 +194,7 @@ func (r *Reader) ioctl(iface string, data unsafe.Pointer) error {
 func parseNames(raw []byte, n int) []string {
 	names := make([]string, n)
 	for i := range names {
-		b := raw[i*gstringLen : (i+1)*gstringLen]
-		end := 0
-		for end < len(b) && b[end] != 0 {
-			end++
-		}
-		names[i] = string(b[:end])
+		names[i] = unix.ByteSliceToString(raw[i*gstringLen : (i+1)*gstringLen])
 	}
 	return names
 }

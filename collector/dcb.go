@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -30,8 +31,6 @@ var (
 		"1 if DCQCN/ECN is enabled for the priority in that role (np = notification point, rp = reaction point). Only where the driver exposes it (MLNX_OFED).",
 		"interface", "priority", "role")
 )
-
-var priorityLabels = [8]string{"0", "1", "2", "3", "4", "5", "6", "7"}
 
 // dcbSource answers DCB IEEE queries from netlink or captures.
 type dcbSource interface {
@@ -75,7 +74,7 @@ func (c *dcbCollector) Update(s *Scrape, out *Sink) error {
 				st.PFCCap = int(ieee.PFC.Cap)
 				st.PFCEnabled = ieee.PFC.Enabled
 				for p := 0; p < 8; p++ {
-					out.emit(pfcEnabledDesc, boolFloat(ieee.PFC.Enabled[p]), iface, priorityLabels[p])
+					out.emit(pfcEnabledDesc, boolFloat(ieee.PFC.Enabled[p]), iface, strconv.Itoa(p))
 				}
 			}
 			st.Trust = ieee.Trust()
@@ -118,11 +117,10 @@ func (c *dcbCollector) readECN(s *Scrape, iface string, out *Sink) map[string]*[
 		c.ecn[iface] = cached
 	}
 	for i, role := range ecnRoles {
-		if v := cached.values[role]; v != nil {
-			for p := 0; p < 8; p++ {
-				if cached.present[i][p] {
-					out.emit(ecnEnabledDesc, boolFloat(v[p]), iface, priorityLabels[p], role)
-				}
+		v := cached.values[role] // non-nil wherever present[i] has a priority
+		for p, ok := range cached.present[i] {
+			if ok {
+				out.emit(ecnEnabledDesc, boolFloat(v[p]), iface, strconv.Itoa(p), role)
 			}
 		}
 	}
@@ -142,7 +140,7 @@ func (c *dcbCollector) loadECN(s *Scrape, iface string) *ecnState {
 		var enabled [8]bool
 		found := false
 		for p := 0; p < 8; p++ {
-			path := joinPath(dir, priorityLabels[p])
+			path := joinPath(dir, strconv.Itoa(p))
 			text, err := readSysfsFile(c.cfg.fs, path)
 			if err != nil {
 				if !isVanished(err) {

@@ -157,8 +157,6 @@ const (
 	ReasonCongestion = "congestion"
 )
 
-var priorityStrings = [8]string{"0", "1", "2", "3", "4", "5", "6", "7"}
-
 // Entry is the classification of one raw statistic.
 type Entry struct {
 	Family Family
@@ -199,7 +197,7 @@ func newEntry(f Family, dir string, prio int, severity, reason string) Entry {
 		case "direction":
 			e.LabelValues = append(e.LabelValues, dir)
 		case "priority":
-			e.LabelValues = append(e.LabelValues, priorityStrings[prio])
+			e.LabelValues = append(e.LabelValues, strconv.Itoa(prio))
 		case "severity":
 			e.LabelValues = append(e.LabelValues, severity)
 		case "reason":

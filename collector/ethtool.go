@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 
@@ -104,15 +105,13 @@ func (c *ethtoolCollector) Update(s *Scrape, out *Sink) error {
 		return err
 	}
 	stats := map[string]*EthtoolStats{}
-	live := map[string]bool{}
 	for _, iface := range ifaces {
-		live[iface] = true
 		if st := c.updateInterface(s, iface, out); st != nil {
 			stats[iface] = st
 		}
 	}
 	for iface := range c.mappings {
-		if !live[iface] {
+		if !slices.Contains(ifaces, iface) {
 			delete(c.mappings, iface)
 			if f, ok := c.src.(interface{ forget(string) }); ok {
 				f.forget(iface)

@@ -1,10 +1,10 @@
 package alerts
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/roce-exporter/roce_exporter/internal/testenv"
@@ -472,7 +474,7 @@ func fixtureMetricNames(t *testing.T) map[string]bool {
 	names := map[string]bool{}
 	for _, g := range goldens {
 		for _, s := range readGolden(t, g) {
-			names[s.name] = true
+			names[string(s.Metric[model.MetricNameLabel])] = true
 		}
 	}
 	return names
@@ -556,42 +558,24 @@ func TestPromtoolTestRules(t *testing.T) {
 	runPromtool(t, bin, append([]string{"test", "rules"}, paths...)...)
 }
 
-type goldenSample struct {
-	name, labels, value string
-}
-
-// readGolden parses a text-format /metrics file: "name{labels} value" lines.
-// Label values may hold spaces, so the value is what follows the last space.
-func readGolden(t *testing.T, path string) []goldenSample {
+// readGolden parses a golden /metrics file with the text-format parser.
+func readGolden(t *testing.T, path string) model.Vector {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []goldenSample
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		sp := strings.LastIndexByte(line, ' ')
-		if sp < 0 {
-			t.Fatalf("%s: bad line %q", path, line)
-		}
-		series, value := line[:sp], line[sp+1:]
-		name, labels := series, ""
-		if i := strings.IndexByte(series, '{'); i >= 0 {
-			name, labels = series[:i], strings.TrimSuffix(series[i+1:], "}")
-		}
-		out = append(out, goldenSample{name: name, labels: labels, value: value})
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	families, err := parser.TextToMetricFamilies(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	samples, err := expfmt.ExtractSamples(&expfmt.DecodeOptions{}, slices.Collect(maps.Values(families))...)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
-	return out
+	return samples
 }
 
 // The alerts evaluated on the captured nodes of collector/testdata, each held
@@ -630,11 +614,8 @@ func TestRulesOnFixtures(t *testing.T) {
 			}
 			series := []inputSeries{{Series: `up{job="roce-exporter",instance="node1:14791"}`, Values: "1x90"}}
 			for _, s := range readGolden(t, golden) {
-				labels := `job="roce-exporter",instance="node1:14791"`
-				if s.labels != "" {
-					labels += "," + s.labels
-				}
-				series = append(series, inputSeries{Series: s.name + "{" + labels + "}", Values: s.value + "x90"})
+				s.Metric["job"], s.Metric["instance"] = "roce-exporter", "node1:14791"
+				series = append(series, inputSeries{Series: s.Metric.String(), Values: s.Value.String() + "x90"})
 			}
 			var samples []expSample
 			for _, name := range want {

@@ -12,14 +12,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -103,8 +104,7 @@ func newNode(t *testing.T, dir, name string, host int) *node {
 		t.Fatal(err)
 	}
 	nd.writeReplay(t)
-	nd.modeFile = filepath.Join(nd.root, "standin-mode")
-	os.WriteFile(nd.modeFile, []byte("bw_ok"), 0o644)
+	nd.modeFile = testenv.WriteFile(t, nd.root, "standin-mode", "bw_ok")
 	return nd
 }
 
@@ -182,7 +182,10 @@ func writePlan(t *testing.T, dir string, nodes []*node, standin string) string {
 	return testenv.WriteFile(t, dir, "cluster.yaml", b.String())
 }
 
-var rangeRe = regexp.MustCompile(`\[(\d+[smhdwy])(?::(\d+[smhdwy]))?\]`)
+var (
+	rangeRe = regexp.MustCompile(`\[(\d+[smhdwy])(?::(\d+[smhdwy]))?\]`)
+	forRe   = regexp.MustCompile(`(?m)^(\s+for:\s*)(\S+)\s*$`)
+)
 
 func scaled(d string, min time.Duration) string {
 	v, err := model.ParseDuration(d)
@@ -206,7 +209,6 @@ func compressRules(content string) string {
 		}
 		return out + "]"
 	})
-	forRe := regexp.MustCompile(`(?m)^(\s+for:\s*)(\S+)\s*$`)
 	return forRe.ReplaceAllStringFunc(content, func(m string) string {
 		sub := forRe.FindStringSubmatch(m)
 		return sub[1] + scaled(sub[2], time.Second)
@@ -235,9 +237,7 @@ func (w *webhook) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	for _, a := range msg.Alerts {
 		if a.Status == "firing" {
 			l := map[string]string{"_receiver": msg.Receiver, "_path": r.URL.Path}
-			for k, v := range a.Labels {
-				l[k] = v
-			}
+			maps.Copy(l, a.Labels)
 			w.alerts = append(w.alerts, l)
 		}
 	}
@@ -316,12 +316,10 @@ func TestPipeline(t *testing.T) {
 	// Webhook receiver, and Alertmanager with the shipped routing pointed
 	// at it (only timings shortened).
 	hook := &webhook{}
-	hookSrv := &http.Server{Handler: hook}
-	hookLn, _ := net.Listen("tcp", "127.0.0.1:0")
-	go hookSrv.Serve(hookLn)
-	t.Cleanup(func() { hookSrv.Close() })
+	hookSrv := httptest.NewServer(hook)
+	t.Cleanup(hookSrv.Close)
 	amConfig, _ := os.ReadFile(filepath.Join(root, "deploy", "alertmanager", "alertmanager.yml"))
-	am := strings.ReplaceAll(string(amConfig), "http://127.0.0.1:5001", "http://"+hookLn.Addr().String())
+	am := strings.ReplaceAll(string(amConfig), "http://127.0.0.1:5001", hookSrv.URL)
 	am = regexp.MustCompile(`group_wait: \S+`).ReplaceAllString(am, "group_wait: 1s")
 	am = regexp.MustCompile(`group_interval: \S+`).ReplaceAllString(am, "group_interval: 2s")
 	amAddr := testenv.FreeAddr(t)
@@ -397,20 +395,13 @@ scrape_configs:
 
 	// Every panel query of every dashboard returns data from this
 	// Prometheus (rate windows need a minute of samples).
-	if wait := time.Minute + 10*time.Second - time.Since(begin); wait > 0 {
-		time.Sleep(wait)
-	}
+	time.Sleep(time.Minute + 10*time.Second - time.Since(begin))
 	queries, err := dashboards.Queries()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var files []string
-	for f := range queries {
-		files = append(files, f)
-	}
-	sort.Strings(files)
 	n := 0
-	for _, f := range files {
+	for _, f := range slices.Sorted(maps.Keys(queries)) {
 		for _, q := range queries[f] {
 			n++
 			res, err := query(promAddr, q)
@@ -446,12 +437,7 @@ func probeState(nodes []*node) string {
 func describe(alerts []map[string]string) string {
 	var b strings.Builder
 	for _, a := range alerts {
-		keys := make([]string, 0, len(a))
-		for k := range a {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(a)) {
 			fmt.Fprintf(&b, "%s=%s ", k, a[k])
 		}
 		b.WriteString("\n")

@@ -2,8 +2,11 @@ package sysfixture
 
 import (
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -95,23 +98,20 @@ func WriteReplay(root, dir string, n Node, nics map[string]NIC) error {
 	return os.WriteFile(filepath.Join(dir, "ip-addr.txt"), []byte(addrs.String()), 0o644)
 }
 
+// gidIPv4 is the address of the device's first IPv4-mapped GID.
 func gidIPv4(d Device) string {
 	for _, g := range d.GIDs {
-		if strings.HasPrefix(g.GID, "0000:0000:0000:0000:0000:ffff:") {
-			h := strings.ReplaceAll(g.GID[30:], ":", "")
-			v, err := strconv.ParseUint(h, 16, 32)
-			if err == nil {
-				return fmt.Sprintf("%d.%d.%d.%d", v>>24, v>>16&0xff, v>>8&0xff, v&0xff)
-			}
+		if a, err := netip.ParseAddr(g.GID); err == nil && a.Is4In6() {
+			return a.Unmap().String()
 		}
 	}
 	return ""
 }
 
+// linkLocalAddr is the EUI-64 link-local address of mac, as ip prints it.
 func linkLocalAddr(mac string) string {
-	var m [6]byte
-	fmt.Sscanf(mac, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5])
-	return fmt.Sprintf("fe80::%x:%x:%x:%x", uint16(m[0]^2)<<8|uint16(m[1]), uint16(m[2])<<8|0xff, 0xfe00|uint16(m[3]), uint16(m[4])<<8|uint16(m[5]))
+	hw, _ := net.ParseMAC(mac)
+	return netip.MustParseAddr(linkLocalGID([6]byte(hw))).String()
 }
 
 // writeECN creates the MLNX_OFED per-priority DCQCN enable files.
@@ -143,6 +143,11 @@ func counterInt(m map[string]string, k string) uint64 {
 func ethtoolS(d Device, n NIC) string {
 	var b strings.Builder
 	line := func(name string, v uint64) { fmt.Fprintf(&b, "     %s: %d\n", name, v) }
+	zeros := func(names ...string) {
+		for _, name := range names {
+			line(name, 0)
+		}
+	}
 	b.WriteString("NIC statistics:\n")
 	rdmaRX, rdmaTX := counterInt(d.Counters, "port_rcv_data")*4, counterInt(d.Counters, "port_xmit_data")*4
 	rdmaRXP, rdmaTXP := counterInt(d.Counters, "port_rcv_packets"), counterInt(d.Counters, "port_xmit_packets")
@@ -150,12 +155,8 @@ func ethtoolS(d Device, n NIC) string {
 	line("rx_bytes", 523312871)
 	line("tx_packets", 1734412)
 	line("tx_bytes", 498112113)
-	for _, s := range []string{"rx_lro_packets", "rx_csum_unnecessary", "rx_csum_none", "rx_xdp_drop", "tx_tso_packets", "tx_queue_stopped", "tx_queue_dropped", "tx_xmit_more", "rx_wqe_err", "rx_buff_alloc_err", "rx_cqe_compress_blks"} {
-		line(s, 0)
-	}
-	line("rx_out_of_buffer", 0)
-	line("rx_if_down_packets", 0)
-	line("rx_steer_missed_packets", 0)
+	zeros("rx_lro_packets", "rx_csum_unnecessary", "rx_csum_none", "rx_xdp_drop", "tx_tso_packets", "tx_queue_stopped", "tx_queue_dropped", "tx_xmit_more", "rx_wqe_err", "rx_buff_alloc_err", "rx_cqe_compress_blks",
+		"rx_out_of_buffer", "rx_if_down_packets", "rx_steer_missed_packets")
 	line("rx_vport_unicast_packets", 1832001)
 	line("rx_vport_unicast_bytes", 523300112)
 	line("tx_vport_unicast_packets", 1734300)
@@ -168,58 +169,35 @@ func ethtoolS(d Device, n NIC) string {
 	line("tx_packets_phy", rdmaTXP+1734412)
 	line("rx_bytes_phy", rdmaRX+523312871+rdmaRXP*70)
 	line("tx_bytes_phy", rdmaTX+498112113+rdmaTXP*70)
-	line("rx_crc_errors_phy", 0)
-	line("rx_in_range_len_errors_phy", 0)
-	line("rx_out_of_range_len_phy", 0)
-	line("rx_oversize_pkts_phy", 0)
-	line("rx_symbol_err_phy", 0)
-	line("rx_unsupported_op_phy", 0)
+	zeros("rx_crc_errors_phy", "rx_in_range_len_errors_phy", "rx_out_of_range_len_phy", "rx_oversize_pkts_phy", "rx_symbol_err_phy", "rx_unsupported_op_phy")
 	line("rx_pause_ctrl_phy", n.RXPause)
 	line("tx_pause_ctrl_phy", n.TXPause)
 	line("rx_discards_phy", n.RXDiscardsPHY)
-	line("tx_discards_phy", 0)
-	line("tx_errors_phy", 0)
-	line("rx_undersize_pkts_phy", 0)
-	line("rx_fragments_phy", 0)
-	line("rx_jabbers_phy", 0)
+	zeros("tx_discards_phy", "tx_errors_phy", "rx_undersize_pkts_phy", "rx_fragments_phy", "rx_jabbers_phy")
 	line("link_down_events_phy", n.LinkDownEvents)
 	line("rx_pcs_symbol_err_phy", n.UncorrectedSymbolErrors)
 	line("rx_corrected_bits_phy", n.CorrectedBits)
 	for l := 0; l < 4; l++ {
 		line(fmt.Sprintf("rx_err_lane_%d_phy", l), n.CorrectedBits/4)
 	}
-	line("rx_buffer_passed_thres_phy", 0)
-	line("rx_pci_signal_integrity", 0)
-	line("tx_pci_signal_integrity", 0)
-	line("outbound_pci_buffer_overflow", 0)
-	line("outbound_pci_stalled_rd", 0)
-	line("outbound_pci_stalled_wr", 0)
-	line("outbound_pci_stalled_rd_events", 0)
-	line("outbound_pci_stalled_wr_events", 0)
-	pfc := map[int]bool{}
-	for _, p := range n.PFCPriorities {
-		pfc[p] = true
-	}
+	zeros("rx_buffer_passed_thres_phy", "rx_pci_signal_integrity", "tx_pci_signal_integrity", "outbound_pci_buffer_overflow",
+		"outbound_pci_stalled_rd", "outbound_pci_stalled_wr", "outbound_pci_stalled_rd_events", "outbound_pci_stalled_wr_events")
 	for p := 0; p < 8; p++ {
-		var rxB, txB, rxP, txP uint64
+		var rxB, txB, rxP, txP, rxD uint64
 		switch {
-		case pfc[p]:
-			rxB, txB, rxP, txP = n.RXPrioBytes, n.TXPrioBytes, n.RXPrioPackets, n.TXPrioPackets
+		case slices.Contains(n.PFCPriorities, p):
+			rxB, txB, rxP, txP, rxD = n.RXPrioBytes, n.TXPrioBytes, n.RXPrioPackets, n.TXPrioPackets, n.RXPrioDiscards
 		case p == 0:
 			rxB, txB, rxP, txP = 523312871, 498112113, 1832214, 1734412
 		}
 		line(fmt.Sprintf("rx_prio%d_bytes", p), rxB)
 		line(fmt.Sprintf("rx_prio%d_packets", p), rxP)
-		line(fmt.Sprintf("rx_prio%d_discards", p), map[bool]uint64{true: n.RXPrioDiscards}[pfc[p]])
+		line(fmt.Sprintf("rx_prio%d_discards", p), rxD)
 		line(fmt.Sprintf("tx_prio%d_bytes", p), txB)
 		line(fmt.Sprintf("tx_prio%d_packets", p), txP)
 	}
 	if n.GlobalPauseRX || n.GlobalPauseTX {
-		line("rx_global_pause", 0)
-		line("rx_global_pause_duration", 0)
-		line("tx_global_pause", 0)
-		line("tx_global_pause_duration", 0)
-		line("rx_global_pause_transition", 0)
+		zeros("rx_global_pause", "rx_global_pause_duration", "tx_global_pause", "tx_global_pause_duration", "rx_global_pause_transition")
 	}
 	for _, p := range n.PFCPriorities {
 		line(fmt.Sprintf("rx_prio%d_pause", p), n.RXPause)
@@ -230,24 +208,17 @@ func ethtoolS(d Device, n NIC) string {
 	}
 	line("tx_pause_storm_warning_events", n.StormWarnings)
 	line("tx_pause_storm_error_events", n.StormErrors)
-	for _, s := range []string{"module_unplug", "module_bus_stuck", "module_high_temp", "module_bad_shorted"} {
-		line(s, 0)
+	zeros("module_unplug", "module_bus_stuck", "module_high_temp", "module_bad_shorted")
+	// Per channel: a packet count, then counters that stay 0.
+	queue := func(prefix string, packets uint64, rest ...string) {
+		line(prefix+"packets", packets)
+		for _, s := range rest {
+			line(prefix+s, 0)
+		}
 	}
 	for ch := 0; ch < n.Channels; ch++ {
-		for _, s := range []string{"packets", "bytes", "csum_complete", "csum_unnecessary", "xdp_drop", "wqe_err", "buff_alloc_err"} {
-			v := uint64(0)
-			if s == "packets" {
-				v = 458053 + uint64(ch)
-			}
-			line(fmt.Sprintf("rx%d_%s", ch, s), v)
-		}
-		for _, s := range []string{"packets", "bytes", "tso_packets", "stopped", "dropped", "cqe_err"} {
-			v := uint64(0)
-			if s == "packets" {
-				v = 433603 + uint64(ch)
-			}
-			line(fmt.Sprintf("tx%d_%s", ch, s), v)
-		}
+		queue(fmt.Sprintf("rx%d_", ch), 458053+uint64(ch), "bytes", "csum_complete", "csum_unnecessary", "xdp_drop", "wqe_err", "buff_alloc_err")
+		queue(fmt.Sprintf("tx%d_", ch), 433603+uint64(ch), "bytes", "tso_packets", "stopped", "dropped", "cqe_err")
 	}
 	return b.String()
 }
@@ -263,8 +234,14 @@ func ethtoolI(d Device, n NIC) string {
 }
 
 func ethtoolA(d Device, n NIC) string {
-	onOff := map[bool]string{true: "on", false: "off"}
-	return fmt.Sprintf("Pause parameters for %s:\nAutonegotiate:\toff\nRX:\t\t%s\nTX:\t\t%s\n\n", d.Netdev, onOff[n.GlobalPauseRX], onOff[n.GlobalPauseTX])
+	return fmt.Sprintf("Pause parameters for %s:\nAutonegotiate:\toff\nRX:\t\t%s\nTX:\t\t%s\n\n", d.Netdev, onOff(n.GlobalPauseRX), onOff(n.GlobalPauseTX))
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
 
 // dcbShow renders `dcb pfc show dev X; dcb app show dev X` (iproute2).
@@ -272,12 +249,8 @@ func dcbShow(d Device, n NIC) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# dcb pfc show dev %s; dcb app show dev %s\n", d.Netdev, d.Netdev)
 	b.WriteString("pfc-cap 8 macsec-bypass off delay 7\nprio-pfc")
-	pfc := map[int]bool{}
-	for _, p := range n.PFCPriorities {
-		pfc[p] = true
-	}
 	for p := 0; p < 8; p++ {
-		fmt.Fprintf(&b, " %d:%s", p, map[bool]string{true: "on", false: "off"}[pfc[p]])
+		fmt.Fprintf(&b, " %d:%s", p, onOff(slices.Contains(n.PFCPriorities, p)))
 	}
 	b.WriteString("\n")
 	if n.Trust == "dscp" {

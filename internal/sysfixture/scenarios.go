@@ -2,8 +2,9 @@ package sysfixture
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -29,14 +30,7 @@ var Scenarios = map[string]func() Scenario{
 }
 
 // ScenarioNames lists the scenarios in order.
-func ScenarioNames() []string {
-	names := make([]string, 0, len(Scenarios))
-	for n := range Scenarios {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func ScenarioNames() []string { return slices.Sorted(maps.Keys(Scenarios)) }
 
 // WriteScenario writes a named scenario under root: root/sys, root/dev and,
 // if it has captures, root/replay.
@@ -45,7 +39,10 @@ func WriteScenario(root, name string) error {
 	if !ok {
 		return fmt.Errorf("unknown scenario %q", name)
 	}
-	sc := build()
+	return build().write(root)
+}
+
+func (sc Scenario) write(root string) error {
 	write := Write
 	if sc.NoRDMAClass {
 		write = WriteBare
@@ -54,7 +51,7 @@ func WriteScenario(root, name string) error {
 		return err
 	}
 	if sc.Replay != nil {
-		return WriteReplay(root, root+"/replay", sc.Node, sc.Replay)
+		return WriteReplay(root, filepath.Join(root, "replay"), sc.Node, sc.Replay)
 	}
 	return nil
 }
@@ -343,9 +340,5 @@ func ScaleNode(n int) Node {
 // WriteScaleNode writes ScaleNode(ports) under root with its ethtool/DCB
 // captures in root/replay: the tree benchmarks and load tests scrape.
 func WriteScaleNode(root string, ports int) error {
-	n := ScaleNode(ports)
-	if err := Write(root, n); err != nil {
-		return err
-	}
-	return WriteReplay(root, filepath.Join(root, "replay"), n, map[string]NIC{})
+	return Scenario{Node: ScaleNode(ports), Replay: map[string]NIC{}}.write(root)
 }

@@ -7,9 +7,10 @@ package sysfixture
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -250,11 +251,11 @@ func (w *writer) device(d Device) {
 			w.err = os.Symlink("counters", w.path(port+"/counters"))
 		}
 	case d.Counters != nil:
-		for _, k := range sortedKeys(d.Counters) {
+		for _, k := range slices.Sorted(maps.Keys(d.Counters)) {
 			w.raw(port+"/counters/"+k, d.Counters[k]+"\n")
 		}
 	}
-	for _, k := range sortedKeys(d.HWCounters) {
+	for _, k := range slices.Sorted(maps.Keys(d.HWCounters)) {
 		w.raw(port+"/hw_counters/"+k, d.HWCounters[k]+"\n")
 	}
 	gids := map[int]GID{}
@@ -321,13 +322,4 @@ func aerText(names []string, total string, n int) string {
 	}
 	fmt.Fprintf(&b, "%s %d\n", total, n)
 	return b.String()
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

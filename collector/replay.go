@@ -3,8 +3,6 @@ package collector
 import (
 	"os"
 	"sync"
-	"syscall"
-	"time"
 )
 
 // replayCache remembers what a capture file parsed to, keyed by path and
@@ -17,9 +15,7 @@ type replayCache struct {
 }
 
 type replayEntry struct {
-	ino   uint64
-	size  int64
-	mtime time.Time
+	info  os.FileInfo
 	value any
 	err   error
 }
@@ -34,14 +30,10 @@ func (c *replayCache) load(path string, parse func(*os.File) (any, error)) (any,
 		c.mu.Unlock()
 		return nil, err
 	}
-	var ino uint64
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		ino = sys.Ino
-	}
 	c.mu.Lock()
 	e, ok := c.entries[path]
 	c.mu.Unlock()
-	if ok && e.ino == ino && e.size == st.Size() && e.mtime.Equal(st.ModTime()) {
+	if ok && os.SameFile(e.info, st) && e.info.Size() == st.Size() && e.info.ModTime().Equal(st.ModTime()) {
 		return e.value, e.err
 	}
 	f, err := os.Open(path)
@@ -54,7 +46,7 @@ func (c *replayCache) load(path string, parse func(*os.File) (any, error)) (any,
 	if c.entries == nil {
 		c.entries = map[string]replayEntry{}
 	}
-	c.entries[path] = replayEntry{ino: ino, size: st.Size(), mtime: st.ModTime(), value: v, err: perr}
+	c.entries[path] = replayEntry{info: st, value: v, err: perr}
 	c.mu.Unlock()
 	return v, perr
 }

@@ -41,28 +41,26 @@ const timeScale = 60
 
 const deadline = 4 * time.Minute
 
-type process struct {
-	name string
-	cmd  *exec.Cmd
-	logs *bytes.Buffer
-}
-
-func startProcess(t *testing.T, name string, env []string, bin string, args ...string) *process {
+// startProcess starts bin with --web.listen-address=addr (the exporter,
+// Alertmanager and Prometheus all take it) and waits until it listens; the
+// process is killed when the test ends, and its log shown if the test failed.
+func startProcess(t *testing.T, name, addr string, env []string, bin string, args ...string) {
 	t.Helper()
-	p := &process{name: name, logs: &bytes.Buffer{}, cmd: exec.Command(bin, args...)}
-	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
-	if err := p.cmd.Start(); err != nil {
+	var logs bytes.Buffer
+	cmd := exec.Command(bin, append(args, "--web.listen-address="+addr)...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", name, err)
 	}
 	t.Cleanup(func() {
-		p.cmd.Process.Kill()
-		p.cmd.Wait()
+		cmd.Process.Kill()
+		cmd.Wait()
 		if t.Failed() {
-			t.Logf("%s log (tail):\n%s", name, tail(p.logs.String(), 3000))
+			t.Logf("%s log (tail):\n%s", name, tail(logs.String(), 3000))
 		}
 	})
-	return p
+	testenv.WaitListening(t, addr, 30*time.Second)
 }
 
 func tail(s string, n int) string {
@@ -306,11 +304,10 @@ func TestPipeline(t *testing.T) {
 
 	for _, n := range nodes {
 		n.addr = testenv.FreeAddr(t)
-		startProcess(t, n.name, []string{"STANDIN_DIR=" + n.root, "STANDIN_MODE_FILE=" + n.modeFile, "STANDIN_SERVER=idle"}, bin,
-			"--web.listen-address="+n.addr, "--path.sysfs="+filepath.Join(n.root, "sys"), "--path.dev="+filepath.Join(n.root, "dev"),
+		startProcess(t, n.name, n.addr, []string{"STANDIN_DIR=" + n.root, "STANDIN_MODE_FILE=" + n.modeFile, "STANDIN_SERVER=idle"}, bin,
+			"--path.sysfs="+filepath.Join(n.root, "sys"), "--path.dev="+filepath.Join(n.root, "dev"),
 			"--collector.ethtool.replay-dir="+filepath.Join(n.root, "replay"), "--config.file="+plan, "--node.name="+n.name,
 			"--probes.state-dir="+filepath.Join(n.root, "state"), "--collector.rdma.gid-refresh=5s", "--log.level=warn")
-		testenv.WaitListening(t, n.addr, 30*time.Second)
 	}
 
 	// Webhook receiver, and Alertmanager with the shipped routing pointed
@@ -323,9 +320,8 @@ func TestPipeline(t *testing.T) {
 	am = regexp.MustCompile(`group_wait: \S+`).ReplaceAllString(am, "group_wait: 1s")
 	am = regexp.MustCompile(`group_interval: \S+`).ReplaceAllString(am, "group_interval: 2s")
 	amAddr := testenv.FreeAddr(t)
-	startProcess(t, "alertmanager", nil, alertmanager, "--config.file="+testenv.WriteFile(t, work, "alertmanager.yml", am),
-		"--storage.path="+filepath.Join(work, "am"), "--web.listen-address="+amAddr, "--cluster.listen-address=")
-	testenv.WaitListening(t, amAddr, 30*time.Second)
+	startProcess(t, "alertmanager", amAddr, nil, alertmanager, "--config.file="+testenv.WriteFile(t, work, "alertmanager.yml", am),
+		"--storage.path="+filepath.Join(work, "am"), "--cluster.listen-address=")
 
 	// Prometheus with the time-compressed rules, scraping like the shipped
 	// config does (instance = node name).
@@ -352,9 +348,8 @@ scrape_configs:
       - {action: labeldrop, regex: node}
 `, rulesDir, amAddr, targets.String())
 	promAddr := testenv.FreeAddr(t)
-	startProcess(t, "prometheus", nil, prometheus, "--config.file="+testenv.WriteFile(t, work, "prometheus.yml", promConfig),
-		"--storage.tsdb.path="+filepath.Join(work, "tsdb"), "--web.listen-address="+promAddr)
-	testenv.WaitListening(t, promAddr, 30*time.Second)
+	startProcess(t, "prometheus", promAddr, nil, prometheus, "--config.file="+testenv.WriteFile(t, work, "prometheus.yml", promConfig),
+		"--storage.tsdb.path="+filepath.Join(work, "tsdb"))
 
 	// The driver: at t=0 the faulty node's rail 1 starts a PFC storm on
 	// priority 3, its rail 0 link flaps, and its probes regress.

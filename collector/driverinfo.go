@@ -71,17 +71,8 @@ func (d *driverInfoSource) close() error {
 	return nil
 }
 
-// readRecordedAddresses parses a capture of `ip -br addr` or `ip -o addr`
-// into interface -> prefixes.
-func readRecordedAddresses(path string) (map[string][]netip.Prefix, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return parseIPAddr(bufio.NewScanner(f))
-}
-
+// parseIPAddr parses a capture of `ip -br addr` or `ip -o addr` into
+// interface -> prefixes.
 func parseIPAddr(sc *bufio.Scanner) (map[string][]netip.Prefix, error) {
 	out := map[string][]netip.Prefix{}
 	lines := 0

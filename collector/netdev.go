@@ -1,10 +1,12 @@
 package collector
 
 import (
+	"bufio"
 	"errors"
 	"log/slog"
 	"net"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -35,6 +37,9 @@ type netdevCollector struct {
 	attrs  *attrCache
 	meta   map[string]*netdevMeta
 	driver driverInfoSource
+	// addrCapture holds the replay directory's ip-addr.txt, parsed once
+	// for all interfaces instead of once per interface.
+	addrCapture replayCache
 }
 
 // netdevMeta is the slow-changing part of an interface, refreshed with the
@@ -177,11 +182,13 @@ func (c *netdevCollector) readMeta(name, dir string, now time.Time) *netdevMeta 
 // (the host's own interfaces would be wrong).
 func (c *netdevCollector) addresses(name string) ([]netip.Prefix, bool) {
 	if c.cfg.Ethtool.ReplayDir != "" {
-		all, err := readRecordedAddresses(filepath.Join(c.cfg.Ethtool.ReplayDir, "ip-addr.txt"))
+		all, err := c.addrCapture.load(filepath.Join(c.cfg.Ethtool.ReplayDir, "ip-addr.txt"), func(f *os.File) (any, error) {
+			return parseIPAddr(bufio.NewScanner(f))
+		})
 		if err != nil {
 			return nil, false
 		}
-		return all[name], true
+		return all.(map[string][]netip.Prefix)[name], true
 	}
 	if filepath.Clean(c.cfg.SysPath) != "/sys" {
 		return nil, false

@@ -48,13 +48,11 @@ func BenchmarkScrape(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
+			for b.Loop() {
 				if _, err := w.Write(io.Discard); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.StopTimer()
 			b.ReportMetric(float64(series), "series/scrape")
 		})
 	}

@@ -10,24 +10,31 @@ import (
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+	"github.com/roce-exporter/roce_exporter/reader"
 )
 
 // benchNode writes a scale fixture (n ConnectX-7 ports, full counters,
 // 256-slot GID tables) with ethtool captures, and returns its config.
-func benchNode(b *testing.B, ports int) *Config {
+func benchNode(b *testing.B, ports int) *Exporter {
 	b.Helper()
 	root := filepath.Join(b.TempDir(), "node")
 	if err := sysfixture.WriteScaleNode(root, ports); err != nil {
 		b.Fatal(err)
 	}
-	cfg := &Config{
-		SysPath: filepath.Join(root, "sys"), DevPath: filepath.Join(root, "dev"),
-		Timeout:    10 * time.Second,
-		Enabled:    []string{"rdma", "netdev", "pcie", "ethtool", "dcb"},
-		GIDRefresh: 60 * time.Second,
+	cfg := testConfig(root, "rdma", "netdev", "pcie", "ethtool", "dcb")
+	cfg.ro.Timeout, cfg.ro.Refresh = 10*time.Second, 60*time.Second
+	cfg.ro.ReplayDir = filepath.Join(root, "replay")
+	cfg.ro.Sources = Sources(cfg.o.Enabled)
+	rd, err := reader.New(cfg.ro, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
 	}
-	cfg.Ethtool.ReplayDir = filepath.Join(root, "replay")
-	return cfg
+	b.Cleanup(func() { rd.Close() })
+	e, err := NewExporter(cfg.o, rd, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e
 }
 
 // BenchmarkScrape measures one full scrape — every source collector plus
@@ -36,20 +43,14 @@ func benchNode(b *testing.B, ports int) *Config {
 func BenchmarkScrape(b *testing.B) {
 	for _, ports := range []int{1, 8, 32} {
 		b.Run(fmt.Sprintf("ports=%d", ports), func(b *testing.B) {
-			cfg := benchNode(b, ports)
-			e, err := NewExporter(cfg, slog.New(slog.DiscardHandler))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer e.Close()
-			w := NewTextWriter(e)
-			series, err := w.Write(io.Discard) // warm caches: steady state is what matters
+			e := benchNode(b, ports)
+			series, err := e.WriteText(io.Discard) // warm caches: steady state is what matters
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := w.Write(io.Discard); err != nil {
+				if _, err := e.WriteText(io.Discard); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -64,13 +65,7 @@ func BenchmarkScrape(b *testing.B) {
 // Run it long enough to cross a few --collector.rdma.gid-refresh intervals
 // (make bench: 20000x, about two minutes).
 func BenchmarkLiveHeap(b *testing.B) {
-	cfg := benchNode(b, 32)
-	e, err := NewExporter(cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
-	w := NewTextWriter(e)
+	e := benchNode(b, 32)
 	liveHeap := func() float64 {
 		var ms runtime.MemStats
 		runtime.GC()
@@ -79,7 +74,7 @@ func BenchmarkLiveHeap(b *testing.B) {
 	}
 	var early float64
 	for i := 0; i < b.N; i++ {
-		if _, err := w.Write(io.Discard); err != nil {
+		if _, err := e.WriteText(io.Discard); err != nil {
 			b.Fatal(err)
 		}
 		if i == b.N/10 {

@@ -1,61 +1,65 @@
-// Package collector reads the RDMA, network and PCIe state of a node at
-// scrape time and turns it into Prometheus metrics and a typed Snapshot that
-// the health checks evaluate.
+// Package collector turns what the reader read of a node, the health
+// checks' findings on it and the probes' results into Prometheus metrics,
+// and serves them.
+//
+// A collector is one source of metrics: the source collectors (rdma,
+// netdev, pcie, ethtool, dcb) each export one part of the node.Snapshot,
+// which the reader filled; the derived ones export the health findings on
+// that snapshot and the probe results. Every collector reports
+// roce_scrape_collector_success and _duration_seconds.
 package collector
 
 import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/reader"
 )
 
 const namespace = "roce"
 
-// ErrNoData means the collector's source does not exist on this node (no
-// RDMA devices, no DCB support): success=0, logged at debug, not an error.
-var ErrNoData = errors.New("source not present on this node")
-
-// Collector reads one source. Update is never called concurrently with
-// itself: the Exporter skips a collector whose previous run is still stuck.
+// Collector exports one part of a collection. Update is called once per
+// collection, never concurrently with itself.
 type Collector interface {
-	Update(s *Scrape, out *Sink) error
+	Update(snap *node.Snapshot, out *Sink) error
 }
 
-// Closer is implemented by collectors that hold resources (open files,
-// netlink sockets) to release at shutdown.
-type Closer interface{ Close() error }
-
-// phase orders collectors inside one scrape: derived collectors (health)
-// run after every source collector has finished or timed out, so they see
-// the same snapshot without reading sysfs a second time.
-type phase int
-
-const (
-	phaseSource phase = iota
-	phaseDerived
-)
-
-type factory func(cfg *Config, logger *slog.Logger) (Collector, error)
+type factory func(o *Options, logger *slog.Logger) Collector
 
 type registration struct {
 	name           string
-	defaultEnabled bool
-	phase          phase
-	factory        factory
 	help           string
+	defaultEnabled bool
+	// source collectors export the reader source of the same name; their
+	// success is the source's.
+	source  bool
+	factory factory
 }
 
 var registry = map[string]registration{}
 
-func registerCollector(name, help string, enabled bool, p phase, f factory) {
-	if _, dup := registry[name]; dup {
-		panic("collector registered twice: " + name)
+// registerSource registers the collector of a reader source.
+func registerSource(name string, f factory) {
+	register(registration{name: name, help: reader.SourceHelp(name), defaultEnabled: true, source: true, factory: f})
+}
+
+// registerDerived registers a collector of what is derived from the
+// snapshot or kept beside it.
+func registerDerived(name, help string, f factory) {
+	register(registration{name: name, help: help, defaultEnabled: true, factory: f})
+}
+
+func register(r registration) {
+	if _, dup := registry[r.name]; dup {
+		panic("collector registered twice: " + r.name)
 	}
-	registry[name] = registration{name: name, help: help, defaultEnabled: enabled, phase: p, factory: f}
+	registry[r.name] = r
 }
 
 // Names lists every registered collector, sorted.
@@ -71,6 +75,17 @@ func Names() []string {
 // Help returns the one-line description of a collector.
 func Help(name string) string { return registry[name].help }
 
+// Sources returns the reader sources the given collectors export.
+func Sources(collectors []string) []string {
+	var out []string
+	for _, n := range collectors {
+		if registry[n].source {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 var (
 	scrapeDurationDesc = newGaugeDesc(namespace+"_scrape_collector_duration_seconds",
 		"Time the collector took in the last scrape.", "collector")
@@ -83,26 +98,22 @@ var (
 )
 
 type runningCollector struct {
-	name       string
-	phase      phase
-	c          Collector
-	busy       atomic.Bool // an earlier Update is still running (stuck read)
-	lastErr    atomic.Value
-	sink       Sink // reused; owned by the goroutine while busy
-	readErrors atomic.Uint64
+	name    string
+	source  bool
+	c       Collector
+	lastErr string
+	// duplicates counts series this collector emitted twice, refused by
+	// the encoder.
+	duplicates uint64
 }
 
-// Exporter runs the enabled collectors concurrently per scrape and renders
-// the result in the Prometheus text format.
+// Exporter runs the collectors on the reader's snapshots and renders the
+// result in the Prometheus text format.
 type Exporter struct {
-	cfg        *Config
+	opts       Options
 	logger     *slog.Logger
+	reader     *reader.Reader
 	collectors []*runningCollector
-	byName     map[string]*runningCollector
-	topology   *topologyCache
-
-	warnMu sync.Mutex
-	warned map[string]bool
 
 	mu       sync.Mutex
 	inflight *collection
@@ -113,6 +124,7 @@ type Exporter struct {
 	lastSize int
 	current  *collection // the latest finished collection; its snapshot is the previous one for rate checks
 	free     [][]byte    // output buffers no reader holds (guarded by mu)
+	dupWarn  map[string]bool
 }
 
 // collection is one run of every collector; concurrent scrapes share it.
@@ -120,33 +132,28 @@ type collection struct {
 	done   chan struct{}
 	text   []byte
 	series int
-	snap   *Snapshot
+	snap   *node.Snapshot
 	refs   int // guarded by Exporter.mu
 }
 
-// NewExporter builds the enabled collectors. A collector whose factory
-// fails is logged and left out; the others still run.
-func NewExporter(cfg *Config, logger *slog.Logger) (*Exporter, error) {
-	if err := cfg.finish(); err != nil {
-		return nil, err
+// NewExporter builds the enabled collectors on r, which must read exactly
+// the sources they export (Sources(o.Enabled)).
+func NewExporter(o Options, r *reader.Reader, logger *slog.Logger) (*Exporter, error) {
+	if want, have := Sources(o.Enabled), r.Sources(); !slices.Equal(sorted(want), sorted(have)) {
+		return nil, fmt.Errorf("the reader reads %v, the collectors export %v", have, want)
 	}
-	e := &Exporter{cfg: cfg, logger: logger, topology: newTopologyCache(cfg), byName: map[string]*runningCollector{}}
-	for _, name := range cfg.Enabled {
+	e := &Exporter{opts: o, logger: logger, reader: r}
+	for _, name := range o.Enabled {
 		reg, ok := registry[name]
 		if !ok {
 			return nil, fmt.Errorf("unknown collector %q", name)
 		}
-		c, err := reg.factory(cfg, logger.With("collector", name))
-		if err != nil {
-			logger.Error("collector disabled: setup failed", "collector", name, "err", err)
-			continue
-		}
-		rc := &runningCollector{name: name, phase: reg.phase, c: c}
-		e.collectors = append(e.collectors, rc)
-		e.byName[name] = rc
+		e.collectors = append(e.collectors, &runningCollector{name: name, source: reg.source, c: reg.factory(&e.opts, logger.With("collector", name))})
 	}
 	return e, nil
 }
+
+func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }
 
 // Collectors returns the names of the running collectors.
 func (e *Exporter) Collectors() []string {
@@ -157,29 +164,22 @@ func (e *Exporter) Collectors() []string {
 	return out
 }
 
-// Snapshot runs one collection and returns the typed view of the node.
-func (e *Exporter) Snapshot() *Snapshot {
-	c := e.collect()
-	defer e.release(c)
-	return c.snap
-}
-
-// Text runs one collection (or joins the one in flight, so that a burst
-// of concurrent scrapes costs one read of the hardware) and returns a copy
-// of the rendered exposition.
-func (e *Exporter) Text() []byte {
-	c := e.collect()
-	defer e.release(c)
-	return append([]byte(nil), c.text...)
-}
-
-// WriteText collects (or joins a collection) and writes the exposition
-// to w without copying it. It returns the number of series.
+// WriteText collects (or joins the collection in flight, so that a burst
+// of concurrent scrapes costs one read of the hardware) and writes the
+// exposition to w. It returns the number of series.
 func (e *Exporter) WriteText(w interface{ Write([]byte) (int, error) }) (int, error) {
 	c := e.collect()
 	defer e.release(c)
 	_, err := w.Write(c.text)
 	return c.series, err
+}
+
+// Text collects (or joins a collection) and returns a copy of the
+// exposition.
+func (e *Exporter) Text() []byte {
+	c := e.collect()
+	defer e.release(c)
+	return append([]byte(nil), c.text...)
 }
 
 // collect returns a collection the caller holds a reference to; it must
@@ -197,7 +197,7 @@ func (e *Exporter) collect() *collection {
 	// collection replaces this one.
 	c := &collection{done: make(chan struct{}), refs: 2}
 	e.inflight = c
-	var prev *Snapshot
+	var prev *node.Snapshot
 	if e.current != nil {
 		prev = e.current.snap
 	}
@@ -205,8 +205,10 @@ func (e *Exporter) collect() *collection {
 	e.mu.Unlock()
 
 	c.snap = e.run(prev)
-	c.text = e.all.render(buf, &e.order)
-	c.series = len(e.all.samples)
+	var dups []int
+	c.text, dups = e.all.render(buf, &e.order)
+	c.series = len(e.all.samples) - len(dups)
+	e.countDuplicates(dups)
 	e.lastSize = len(c.text)
 
 	e.mu.Lock()
@@ -243,156 +245,112 @@ func (e *Exporter) takeBuffer() []byte {
 	return make([]byte, 0, e.lastSize+e.lastSize/8)
 }
 
-type result struct {
-	rc       *runningCollector
-	err      error
-	duration time.Duration
-}
-
-func (e *Exporter) run(prev *Snapshot) *Snapshot {
-	s := newScrape(e, prev)
-	e.all.reset()
-	e.runPhase(s, phaseSource)
-	s.seal()
-	e.runPhase(s, phaseDerived)
-	for _, rc := range e.collectors {
-		e.all.emit(readErrorsDesc, float64(rc.readErrors.Load()), rc.name)
+func (e *Exporter) run(prev *node.Snapshot) *node.Snapshot {
+	res := e.reader.Read()
+	snap := res.Snapshot
+	if prev != nil {
+		prev.Previous = nil // keep one level of history, not a chain
 	}
-	return s.snap
-}
-
-func (e *Exporter) runPhase(s *Scrape, p phase) {
-	var started []*runningCollector
-	for _, rc := range e.collectors {
-		if rc.phase != p {
+	snap.Previous = prev
+	e.all.reset()
+	results := make(map[string]reader.SourceResult, len(res.Sources))
+	for _, sr := range res.Sources {
+		results[sr.Name] = sr
+	}
+	// Sources first: the derived collectors may export what the source
+	// collectors' emission left (none does today), and a fixed order keeps
+	// the output's shape the same every scrape, which lets render reuse
+	// its sort.
+	for i, rc := range e.collectors {
+		if !rc.source {
 			continue
 		}
-		if !rc.busy.CompareAndSwap(false, true) {
-			// The previous run is blocked in a read that cannot be
-			// cancelled; starting another would pile up goroutines.
-			e.logger.Debug("collector still stuck in an earlier scrape, skipped", "collector", rc.name)
+		sr := results[rc.name]
+		switch {
+		case sr.Stuck:
+			e.all.emit(scrapeSuccessDesc, 0, rc.name)
+			continue
+		case sr.TimedOut:
+			e.all.emit(scrapeDurationDesc, sr.Duration.Seconds(), rc.name)
 			e.all.emit(scrapeSuccessDesc, 0, rc.name)
 			continue
 		}
-		started = append(started, rc)
+		if err := e.update(i, snap); err != nil && sr.Err == nil {
+			sr.Err = err
+		}
+		e.finish(rc, sr.Err, sr.Duration)
 	}
-	if len(started) == 0 {
-		return
-	}
-	// Each goroutine writes its own slot and then flags it; only the last
-	// one to finish wakes the waiter, since every wake-up costs a futex
-	// call on the scrape path.
-	results := make([]result, len(started))
-	finished := make([]atomic.Bool, len(started))
-	var remaining atomic.Int64
-	remaining.Store(int64(len(started)))
-	allDone := make(chan struct{})
-	for i, rc := range started {
-		go func() {
-			rc.sink.reset()
-			begin := time.Now()
-			err := safeUpdate(rc, s, &rc.sink)
-			d := time.Since(begin)
-			if p == phaseSource {
-				s.update(func(sn *Snapshot) { sn.Sources[rc.name] = err == nil })
-			}
-			results[i] = result{rc: rc, err: err, duration: d}
-			finished[i].Store(true)
-			// Clear busy before reporting, or the next scrape could start
-			// before this goroutine gets to run again and skip the
-			// collector as stuck.
-			rc.busy.Store(false)
-			if remaining.Add(-1) == 0 {
-				close(allDone)
-			}
-		}()
-	}
-	timer := time.NewTimer(e.cfg.Timeout)
-	select {
-	case <-allDone:
-	case <-timer.C:
-	}
-	timer.Stop()
-	// Append in collector order, not completion order: the output then has
-	// the same shape every scrape, which lets render reuse its sort.
-	for i, rc := range started {
-		if finished[i].Load() {
-			e.finish(results[i])
+	for i, rc := range e.collectors {
+		if rc.source {
 			continue
 		}
-		e.logger.Warn("collector timed out; its source is not answering", "collector", rc.name, "timeout", e.cfg.Timeout)
-		e.all.emit(scrapeDurationDesc, e.cfg.Timeout.Seconds(), rc.name)
-		e.all.emit(scrapeSuccessDesc, 0, rc.name)
+		begin := time.Now()
+		err := e.update(i, snap)
+		e.finish(rc, err, time.Since(begin))
 	}
+	for _, rc := range e.collectors {
+		e.all.emit(readErrorsDesc, float64(e.reader.ReadErrors(rc.name)+rc.duplicates), rc.name)
+	}
+	return snap
 }
 
-// safeUpdate turns a panic in a collector (a parser bug on garbage input)
-// into a failed collection instead of a dead exporter.
-func safeUpdate(rc *runningCollector, s *Scrape, sink *Sink) (err error) {
+// update runs collector i into the shared sink, turning a panic (a bug on
+// garbage input) into a failed collector instead of a dead exporter.
+func (e *Exporter) update(i int, snap *node.Snapshot) (err error) {
+	mark := e.all.mark()
+	e.all.owner = int32(i)
 	defer func() {
+		e.all.owner = noOwner
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic in collector: %v", r)
-			sink.reset()
+			e.all.truncate(mark)
 		}
 	}()
-	return rc.c.Update(s, sink)
+	return e.collectors[i].c.Update(snap, &e.all)
 }
 
-func (e *Exporter) finish(r result) {
+func (e *Exporter) finish(rc *runningCollector, err error, d time.Duration) {
 	success := 1.0
-	if r.err != nil {
+	if err != nil {
 		success = 0
-		msg := r.err.Error()
-		repeated := r.rc.lastErr.Swap(msg) == msg
+		msg := err.Error()
+		repeated := rc.lastErr == msg
+		rc.lastErr = msg
 		switch {
-		case errors.Is(r.err, ErrNoData):
-			e.logger.Debug("collector source absent", "collector", r.rc.name, "err", r.err)
+		case errors.Is(err, reader.ErrNoData):
+			e.logger.Debug("collector source absent", "collector", rc.name, "err", err)
 		case repeated:
-			e.logger.Debug("collector failed", "collector", r.rc.name, "err", r.err)
+			e.logger.Debug("collector failed", "collector", rc.name, "err", err)
 		default:
-			e.logger.Error("collector failed", "collector", r.rc.name, "err", r.err)
+			e.logger.Error("collector failed", "collector", rc.name, "err", err)
 		}
 	} else {
-		r.rc.lastErr.Store("")
+		rc.lastErr = ""
 	}
-	e.all.appendSink(&r.rc.sink)
-	e.all.emit(scrapeDurationDesc, r.duration.Seconds(), r.rc.name)
-	e.all.emit(scrapeSuccessDesc, success, r.rc.name)
+	e.all.emit(scrapeDurationDesc, d.Seconds(), rc.name)
+	e.all.emit(scrapeSuccessDesc, success, rc.name)
 }
 
-// maxWarnedPaths bounds the memory spent remembering which unreadable
-// files were already reported at warn level.
-const maxWarnedPaths = 4096
-
-// warnOnce logs the first failure of a path at warn level and repeats at
-// debug, so a permanently broken file does not flood the log every scrape.
-func (e *Exporter) warnOnce(collector, path string, err error) {
-	e.warnMu.Lock()
-	first := !e.warned[path]
-	if first && len(e.warned) < maxWarnedPaths {
-		if e.warned == nil {
-			e.warned = map[string]bool{}
+// countDuplicates charges every series the encoder refused as a second
+// sample of one series to the collector that emitted it. Two files that map
+// to one metric name would otherwise give Prometheus two values for one
+// series, and it would reject the whole scrape.
+func (e *Exporter) countDuplicates(dups []int) {
+	for _, i := range dups {
+		s := &e.all.samples[i]
+		if s.owner >= 0 && int(s.owner) < len(e.collectors) {
+			e.collectors[s.owner].duplicates++
 		}
-		e.warned[path] = true
-	}
-	e.warnMu.Unlock()
-	if first {
-		e.logger.Warn("skipping unreadable file", "collector", collector, "path", path, "err", err)
-	} else {
-		e.logger.Debug("skipping unreadable file", "collector", collector, "path", path, "err", err)
-	}
-}
-
-// Close releases the collectors' resources.
-func (e *Exporter) Close() error {
-	var errs []error
-	for _, rc := range e.collectors {
-		if c, ok := rc.c.(Closer); ok {
-			if rc.busy.Load() {
-				continue // still in use by a stuck read
+		if len(e.dupWarn) < maxWarnedDuplicates && !e.dupWarn[s.desc.name] {
+			if e.dupWarn == nil {
+				e.dupWarn = map[string]bool{}
 			}
-			errs = append(errs, c.Close())
+			e.dupWarn[s.desc.name] = true
+			e.logger.Warn("two sources feed one series; keeping the first", "metric", s.desc.name, "labels", e.all.labels[s.lo:s.hi])
 		}
 	}
-	return errors.Join(errs...)
 }
+
+// maxWarnedDuplicates bounds the metric names remembered as already warned
+// about.
+const maxWarnedDuplicates = 256

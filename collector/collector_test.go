@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 func TestHungReadHitsTimeoutAndOthersStillReport(t *testing.T) {
@@ -15,8 +16,8 @@ func TestHungReadHitsTimeoutAndOthersStillReport(t *testing.T) {
 	ffs := newFaultFS()
 	release := ffs.setHang("mlx5_0/ports/1/hw_counters/out_of_buffer")
 	cfg := testConfig(root, "rdma", "netdev", "pcie")
-	cfg.fs = ffs
-	cfg.Timeout = 300 * time.Millisecond
+	cfg.ro.FS = ffs
+	cfg.ro.Timeout = 300 * time.Millisecond
 	e, logs := newTestExporter(t, cfg)
 
 	begin := time.Now()
@@ -75,7 +76,7 @@ func TestConcurrentScrapesShareOneCollection(t *testing.T) {
 	ffs := newFaultFS()
 	release := ffs.setHang("mlx5_0/ports/1/state")
 	cfg := testConfig(root, "rdma")
-	cfg.fs = ffs
+	cfg.ro.FS = ffs
 	e, _ := newTestExporter(t, cfg)
 
 	const scrapers = 20
@@ -112,8 +113,8 @@ func TestConcurrentScrapesShareOneCollection(t *testing.T) {
 }
 
 func TestPanickingCollectorDoesNotKillExporter(t *testing.T) {
-	registry["test_panic"] = registration{name: "test_panic", phase: phaseSource,
-		factory: func(*Config, *slog.Logger) (Collector, error) { return panicker{}, nil }}
+	registry["test_panic"] = registration{name: "test_panic", defaultEnabled: true,
+		factory: func(*Options, *slog.Logger) Collector { return panicker{} }}
 	defer delete(registry, "test_panic")
 	e, logs := newTestExporter(t, fixtureConfig("mlx5-8x400g-healthy", "rdma", "test_panic"))
 	out := scrape(t, e)
@@ -126,11 +127,17 @@ func TestPanickingCollectorDoesNotKillExporter(t *testing.T) {
 	if !strings.Contains(logs.String(), "panic in collector") {
 		t.Error("panic not logged")
 	}
+	if len(series(out, "roce_port_up", `device="half"`)) != 0 {
+		t.Error("the series the collector emitted before it panicked were exported")
+	}
 }
 
 type panicker struct{}
 
-func (panicker) Update(*Scrape, *Sink) error { panic("parser bug") }
+func (panicker) Update(_ *node.Snapshot, out *Sink) error {
+	out.emit(portUpDesc, 1, "half", "written")
+	panic("parser bug")
+}
 
 func TestNetdevFixture(t *testing.T) {
 	e, _ := newTestExporter(t, fixtureConfig("mlx5-degraded", "netdev"))
@@ -162,45 +169,11 @@ func TestNetdevFixture(t *testing.T) {
 func TestNetdevIncludeAddsInterfaces(t *testing.T) {
 	root := writeNode(t, sysfixture.HealthyCX7(1))
 	cfg := testConfig(root, "netdev")
-	cfg.NetdevInclude = mustRegexp(t, ".*")
-	cfg.DeviceExclude = mustRegexp(t, ".*")
+	cfg.ro.NetdevInclude = mustRegexp(t, ".*")
+	cfg.ro.DeviceExclude = mustRegexp(t, ".*")
 	e, _ := newTestExporter(t, cfg)
 	out := scrape(t, e)
 	mustSeries(t, out, "roce_interface_info", `interface="ens1f0np0"`, `device=""`)
-}
-
-// One listing per scrape serves netdev, ethtool and dcb: IPoIB netdevs,
-// behind a port or only matched by --collector.netdev.include, are
-// interfaces for netdev but have no ethtool PFC statistics or DCB.
-func TestInterfacesListedOnceIPoIBLeftToNetdev(t *testing.T) {
-	for _, exclude := range []string{"^$", ".*"} {
-		cfg := fixtureConfig("ib-hdr", "netdev")
-		cfg.NetdevInclude = mustRegexp(t, "^(ib|lo)")
-		cfg.DeviceExclude = mustRegexp(t, exclude)
-		e, _ := newTestExporter(t, cfg)
-		s := newScrape(e, nil)
-		targets, err := s.Interfaces()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var all []string
-		for _, tg := range targets {
-			all = append(all, tg.name)
-		}
-		eth, err := ethernetInterfaces(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := strings.Join(all, " "); got != "ibp129s0 ibp65s0 lo" && got != "ibp65s0 ibp129s0 lo" {
-			t.Errorf("exclude %q: interfaces %q", exclude, got)
-		}
-		if got := strings.Join(eth, " "); got != "lo" {
-			t.Errorf("exclude %q: ethernet interfaces %q, want lo only", exclude, got)
-		}
-		if again, _ := s.Interfaces(); &again[0] != &targets[0] {
-			t.Errorf("exclude %q: the listing was made twice in one scrape", exclude)
-		}
-	}
 }
 
 func TestPCIeFixture(t *testing.T) {
@@ -229,12 +202,11 @@ func TestPCIeChainLimitsAvailableBandwidth(t *testing.T) {
 	n.Devices[0].RootSpeed, n.Devices[0].RootWidth = "16.0 GT/s PCIe", 8
 	root := writeNode(t, n)
 	e, _ := newTestExporter(t, testConfig(root, "pcie"))
-	e.Snapshot()
-	f := e.Snapshot().PCI["0000:18:00.0"]
+	f := snapshot(e).PCI["0000:18:00.0"]
 	if f == nil {
 		t.Fatal("no PCI function in snapshot")
 	}
-	if f.LimitedBy != "0000:17:01.0" || f.AvailableBandwidth != pcieBandwidth(16, 8) {
+	if f.LimitedBy != "0000:17:01.0" || f.AvailableBandwidth != node.PCIeBandwidth(16, 8) {
 		t.Errorf("available %v limited by %q; want the Gen4 x8 root port", f.AvailableBandwidth, f.LimitedBy)
 	}
 }

@@ -1,315 +1,128 @@
 package collector
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
+	"maps"
 	"slices"
-	"sync"
-	"syscall"
+	"strconv"
 
-	"github.com/safchain/ethtool"
-
-	"github.com/roce-exporter/roce_exporter/internal/nicstats"
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
-func init() {
-	registerCollector("ethtool", "ethtool statistics of RoCE interfaces: PFC pause frames/duration per priority, pause storms, priority traffic and drops, PHY errors, 802.3x pause.",
-		true, phaseSource, newEthtoolCollector)
+func init() { registerSource(node.SourceEthtool, newEthtoolCollector) }
+
+var globalPauseEnabledDesc = newGaugeDesc(namespace+"_global_pause_enabled",
+	"1 if 802.3x link-level pause is enabled in that direction. It should be off on a PFC port: it pauses all traffic.",
+	"interface", "direction")
+
+// familyMetric is how a driver-neutral ethtool family is exported.
+type familyMetric struct {
+	desc *Desc
+	// scale converts the driver's unit to the metric's base unit: pause
+	// durations are counted in microseconds and exported in seconds.
+	scale float64
+	// Which of the value's fields become labels, after "interface".
+	direction, priority, label bool
 }
 
-var (
-	globalPauseEnabledDesc = newGaugeDesc(namespace+"_global_pause_enabled",
-		"1 if 802.3x link-level pause is enabled in that direction. It should be off on a PFC port: it pauses all traffic.",
-		"interface", "direction")
-)
-
-// ethtoolSource yields one interface's statistics and pause settings,
-// from the kernel or from captures.
-type ethtoolSource interface {
-	stats(iface string) (nicstats.Stats, error)
-	pause(iface string) (*GlobalPause, error)
-	close() error
+func newFamilyMetric(name, help string, scale float64, labels ...string) familyMetric {
+	m := familyMetric{desc: newCounterDesc(name, help, append([]string{"interface"}, labels...)...), scale: scale}
+	for _, l := range labels {
+		switch l {
+		case "direction":
+			m.direction = true
+		case "priority":
+			m.priority = true
+		default: // "severity", "reason": the value's Label
+			m.label = true
+		}
+	}
+	return m
 }
 
+// familyMetrics are the metric families of DESIGN's "ethtool" row.
+var familyMetrics = [node.NumFamilies]familyMetric{
+	node.FamilyPFCPauseFrames: newFamilyMetric("roce_pfc_pause_frames_total",
+		"PFC pause frames per priority; rx = the peer paused this port, tx = this port paused the peer.", 1, "direction", "priority"),
+	node.FamilyPFCPauseDuration: newFamilyMetric("roce_pfc_pause_duration_seconds_total",
+		"Time spent paused by PFC per priority (rx) or holding the peer paused (tx).", 1e-6, "direction", "priority"),
+	node.FamilyPFCPauseTransitions: newFamilyMetric("roce_pfc_pause_transitions_total",
+		"PFC pause-to-resume transitions per priority.", 1, "direction", "priority"),
+	node.FamilyPFCPauseStormEvents: newFamilyMetric("roce_pfc_pause_storm_events_total",
+		"PFC storm-prevention watchdog events; severity=error means the NIC stopped sending pause frames.", 1, "severity"),
+	node.FamilyPriorityBytes: newFamilyMetric("roce_priority_bytes_total",
+		"Bytes per 802.1p priority.", 1, "direction", "priority"),
+	node.FamilyPriorityPackets: newFamilyMetric("roce_priority_packets_total",
+		"Packets per 802.1p priority.", 1, "direction", "priority"),
+	node.FamilyPriorityDiscards: newFamilyMetric("roce_priority_discards_total",
+		"Packets dropped per priority, by reason.", 1, "direction", "priority", "reason"),
+	node.FamilyPriorityECNMarkedPackets: newFamilyMetric("roce_priority_ecn_marked_packets_total",
+		"Packets ECN-marked by the NIC's own buffer per priority.", 1, "direction", "priority"),
+	node.FamilyPHYDiscards: newFamilyMetric("roce_phy_discards_total",
+		"Packets dropped at the port for lack of buffer (rx) or on transmit (tx).", 1, "direction"),
+	node.FamilyPHYCRCErrors: newFamilyMetric("roce_phy_crc_errors_total",
+		"Frames received with a bad FCS.", 1),
+	node.FamilyPHYUncorrectedSymbolErrors: newFamilyMetric("roce_phy_uncorrected_symbol_errors_total",
+		"PCS symbol errors that FEC could not correct.", 1),
+	node.FamilyPHYCorrectedBits: newFamilyMetric("roce_phy_corrected_bits_total",
+		"Bits corrected by FEC.", 1),
+	node.FamilyPHYLinkDownEvents: newFamilyMetric("roce_phy_link_down_events_total",
+		"Times the physical link went down.", 1),
+	node.FamilyGlobalPauseFrames: newFamilyMetric("roce_global_pause_frames_total",
+		"802.3x link-level pause frames.", 1, "direction"),
+}
+
+// ethtoolCollector exports the mapped ethtool families, the raw statistics
+// the operator asked for, and the 802.3x pause setting.
 type ethtoolCollector struct {
-	cfg      *Config
-	logger   *slog.Logger
-	src      ethtoolSource
-	mappings map[string]*ifaceMapping
-	descs    map[nicstats.Family]*Desc
-	rawDescs map[string]*Desc
+	raw    map[string]*Desc
+	labels []string // reused label buffer
 }
 
-// ifaceMapping caches the classification of an interface's string table;
-// it is rebuilt only when the driver's table changes (PFC toggled, channels
-// changed).
-type ifaceMapping struct {
-	m   *nicstats.Mapping
-	raw []rawStat
+func newEthtoolCollector(*Options, *slog.Logger) Collector {
+	return &ethtoolCollector{raw: map[string]*Desc{}}
 }
 
-type rawStat struct {
-	index int
-	desc  *Desc
-}
-
-func newEthtoolCollector(cfg *Config, logger *slog.Logger) (Collector, error) {
-	c := &ethtoolCollector{
-		cfg: cfg, logger: logger,
-		mappings: map[string]*ifaceMapping{},
-		descs:    map[nicstats.Family]*Desc{},
-		rawDescs: map[string]*Desc{},
+func (c *ethtoolCollector) Update(snap *node.Snapshot, out *Sink) error {
+	for _, iface := range slices.Sorted(maps.Keys(snap.Ethtool)) {
+		st := snap.Ethtool[iface]
+		for _, v := range st.Values {
+			m := &familyMetrics[v.Family]
+			if m.desc == nil {
+				continue
+			}
+			l := append(c.labels[:0], iface)
+			if m.direction {
+				l = append(l, v.Direction)
+			}
+			if m.priority {
+				l = append(l, strconv.Itoa(v.Priority))
+			}
+			if m.label {
+				l = append(l, v.Label)
+			}
+			c.labels = l
+			out.emit(m.desc, float64(v.Value)*m.scale, l...)
+		}
+		for _, r := range st.Raw {
+			out.emit(c.rawDesc(r.Name), float64(r.Value), iface)
+		}
+		if p := st.GlobalPause; p != nil {
+			out.emit(globalPauseEnabledDesc, boolFloat(p.RX), iface, node.DirRX)
+			out.emit(globalPauseEnabledDesc, boolFloat(p.TX), iface, node.DirTX)
+		}
 	}
-	if cfg.Ethtool.ReplayDir != "" {
-		c.src = &replayEthtool{dir: cfg.Ethtool.ReplayDir}
-	} else {
-		c.src = &liveEthtool{}
-	}
-	return c, nil
+	return nil
 }
 
-func (c *ethtoolCollector) Close() error { return c.src.close() }
-
-func (c *ethtoolCollector) familyDesc(f nicstats.Family) *Desc {
-	d, ok := c.descs[f]
+// rawDesc is the family of a raw statistic selected by
+// --collector.ethtool.raw-include. Two raw names that turn into one metric
+// name feed one series; the encoder keeps the first.
+func (c *ethtoolCollector) rawDesc(raw string) *Desc {
+	d, ok := c.raw[raw]
 	if !ok {
-		d = newCounterDesc(f.MetricName(), f.Help(), append([]string{"interface"}, f.LabelNames()...)...)
-		c.descs[f] = d
+		d = newDesc(namespace+"_ethtool_"+node.SnakeCase(raw), "Raw ethtool statistic (selected by --collector.ethtool.raw-include).", typeUntyped, "interface")
+		c.raw[raw] = d
 	}
 	return d
 }
-
-// ethernetInterfaces names the scrape's interfaces that are not IPoIB:
-// IPoIB has no PFC or pause statistics and no DCB.
-func ethernetInterfaces(s *Scrape) ([]string, error) {
-	targets, err := s.Interfaces()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(targets))
-	for _, t := range targets {
-		if !t.ipoib {
-			out = append(out, t.name)
-		}
-	}
-	return out, nil
-}
-
-func (c *ethtoolCollector) Update(s *Scrape, out *Sink) error {
-	ifaces, err := ethernetInterfaces(s)
-	if err != nil {
-		return err
-	}
-	stats := map[string]*EthtoolStats{}
-	for _, iface := range ifaces {
-		if st := c.updateInterface(s, iface, out); st != nil {
-			stats[iface] = st
-		}
-	}
-	for iface := range c.mappings {
-		if !slices.Contains(ifaces, iface) {
-			delete(c.mappings, iface)
-			if f, ok := c.src.(interface{ forget(string) }); ok {
-				f.forget(iface)
-			}
-		}
-	}
-	if len(stats) == 0 {
-		return errors.Join(ErrNoData, errors.New("no interface with ethtool statistics"))
-	}
-	s.update(func(sn *Snapshot) { sn.Ethtool = stats })
-	return nil
-}
-
-func (c *ethtoolCollector) updateInterface(s *Scrape, iface string, out *Sink) *EthtoolStats {
-	st, err := c.src.stats(iface)
-	if err != nil {
-		switch {
-		case errors.Is(err, syscall.EOPNOTSUPP), errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENODEV):
-			// No ethtool stats on this driver, or the interface is gone.
-			c.logger.Debug("no ethtool statistics", "interface", iface, "err", err)
-		default:
-			s.readError("ethtool", iface, err)
-		}
-		return nil
-	}
-	im := c.mappings[iface]
-	if im == nil || !im.m.Matches(st.Names) {
-		im = c.buildMapping(st.Names)
-		c.mappings[iface] = im
-		for _, d := range im.m.Duplicates() {
-			c.logger.Debug("ethtool stat maps to a series already fed by another name", "interface", iface, "stat", d.Raw, "kept", d.KeptRaw)
-		}
-	}
-	result := &EthtoolStats{Interface: iface, Values: make([]EthtoolValue, 0, len(im.m.Entries()))}
-	labels := make([]string, 0, 4)
-	err = im.m.Each(st.Values, func(e nicstats.Entry, v uint64) {
-		labels = append(labels[:0], iface)
-		labels = append(labels, e.LabelValues...)
-		out.emit(c.familyDesc(e.Family), float64(v)*e.Family.Scale(), labels...)
-		label := e.Reason
-		if e.Severity != "" {
-			label = e.Severity
-		}
-		result.Values = append(result.Values, EthtoolValue{Family: e.Family.String(), Direction: e.Direction, Priority: e.Priority, Label: label, Value: v})
-	})
-	if err != nil {
-		s.readError("ethtool", iface, err)
-		return nil
-	}
-	for _, r := range im.raw {
-		out.emit(r.desc, float64(st.Values[r.index]), iface)
-	}
-	if p, err := c.src.pause(iface); err == nil {
-		result.GlobalPause = p
-		out.emit(globalPauseEnabledDesc, boolFloat(p.RX), iface, "rx")
-		out.emit(globalPauseEnabledDesc, boolFloat(p.TX), iface, "tx")
-	} else if !errors.Is(err, syscall.EOPNOTSUPP) && !errors.Is(err, fs.ErrNotExist) {
-		s.readError("ethtool", iface+" pause", err)
-	}
-	return result
-}
-
-// buildMapping classifies a string table and picks the raw stats that
-// --collector.ethtool.raw-include asks for (off by default: a ConnectX can
-// have thousands, which would swamp Prometheus).
-func (c *ethtoolCollector) buildMapping(names []string) *ifaceMapping {
-	im := &ifaceMapping{m: nicstats.NewMapping(names)}
-	if c.cfg.Ethtool.RawInclude == nil {
-		return im
-	}
-	taken := map[string]bool{}
-	for i, n := range names {
-		if !c.cfg.Ethtool.RawInclude.MatchString(n) {
-			continue
-		}
-		metric := namespace + "_ethtool_" + sanitizeName(n)
-		if taken[metric] {
-			continue // two raw names sanitise to one metric: keep the first
-		}
-		taken[metric] = true
-		d, ok := c.rawDescs[metric]
-		if !ok {
-			d = newDesc(metric, "Raw ethtool statistic (selected by --collector.ethtool.raw-include).", typeUntyped, "interface")
-			c.rawDescs[metric] = d
-		}
-		im.raw = append(im.raw, rawStat{index: i, desc: d})
-	}
-	return im
-}
-
-func boolFloat(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// liveEthtool reads the kernel through long-lived ioctl sockets: statistics
-// with nicstats.Reader, which keeps each interface's string table between
-// scrapes (github.com/safchain/ethtool's StatsWithBuffer builds a map of
-// every name on every call: thousands of strings per ConnectX port per
-// scrape), and pause settings with safchain/ethtool.
-type liveEthtool struct {
-	mu       sync.Mutex
-	reader   *nicstats.Reader
-	handle   *ethtool.Ethtool
-	dialFail error
-}
-
-func (l *liveEthtool) open() error {
-	if l.reader == nil && l.dialFail == nil {
-		l.reader, l.dialFail = nicstats.NewReader()
-		if l.dialFail == nil {
-			if l.handle, l.dialFail = ethtool.NewEthtool(); l.dialFail != nil {
-				l.reader.Close()
-				l.reader = nil
-			}
-		}
-	}
-	return l.dialFail
-}
-
-func (l *liveEthtool) stats(iface string) (nicstats.Stats, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.open(); err != nil {
-		return nicstats.Stats{}, err
-	}
-	return l.reader.Stats(iface)
-}
-
-func (l *liveEthtool) forget(iface string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.reader != nil {
-		l.reader.Forget(iface)
-	}
-}
-
-func (l *liveEthtool) pause(iface string) (*GlobalPause, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.open(); err != nil {
-		return nil, err
-	}
-	p, err := l.handle.GetPause(iface)
-	if err != nil {
-		return nil, err
-	}
-	return &GlobalPause{Autoneg: p.Autoneg != 0, RX: p.RxPause != 0, TX: p.TxPause != 0}, nil
-}
-
-func (l *liveEthtool) close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.handle != nil {
-		l.handle.Close()
-		l.handle = nil
-	}
-	if l.reader != nil {
-		l.reader.Close()
-		l.reader = nil
-	}
-	return nil
-}
-
-// replayEthtool reads `ethtool -S` and `ethtool -a` captures.
-type replayEthtool struct {
-	dir   string
-	cache replayCache
-}
-
-func (r *replayEthtool) stats(iface string) (nicstats.Stats, error) {
-	v, err := r.cache.load(filepath.Join(r.dir, iface+".txt"), func(f *os.File) (any, error) {
-		st, err := nicstats.ParseStatistics(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Name(), err)
-		}
-		return st, nil
-	})
-	if err != nil {
-		return nicstats.Stats{}, err
-	}
-	return v.(nicstats.Stats), nil
-}
-
-func (r *replayEthtool) pause(iface string) (*GlobalPause, error) {
-	v, err := r.cache.load(filepath.Join(r.dir, iface+".pause.txt"), func(f *os.File) (any, error) {
-		p, err := nicstats.ParsePause(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Name(), err)
-		}
-		return &GlobalPause{Autoneg: p.Autoneg, RX: p.RX, TX: p.TX}, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*GlobalPause), nil
-}
-
-func (r *replayEthtool) close() error { return nil }

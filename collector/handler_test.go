@@ -73,7 +73,7 @@ func TestConcurrentScrapesShareOneOutput(t *testing.T) {
 	ffs := newFaultFS()
 	release := ffs.setHang("mlx5_0/ports/1/state")
 	cfg := testConfig(root, "rdma", "netdev")
-	cfg.fs = ffs
+	cfg.ro.FS = ffs
 	e, _ := newTestExporter(t, cfg)
 	self := &countingGatherer{}
 	srv := httptest.NewServer(NewHandler(e, HandlerOpts{Self: self, Timeout: 10 * time.Second}))

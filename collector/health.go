@@ -1,34 +1,15 @@
 package collector
 
 import (
-	"errors"
 	"log/slog"
 	"strings"
 
-	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/health"
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 func init() {
-	registerCollector("health", "Doctor checks evaluated at scrape time on the same snapshot the other collectors read (no second read of sysfs).",
-		true, phaseDerived, newHealthCollector)
-}
-
-// HealthConfig carries what the health checks need besides the snapshot.
-type HealthConfig struct {
-	NodeName string
-	// Plan is the cluster plan; nil runs only the checks that need none.
-	Plan *config.Plan
-	// Evaluate runs the checks. It is injected by the caller because the
-	// health package depends on this package's snapshot types.
-	Evaluate func(snap *Snapshot, plan *config.Plan, node string) []HealthFinding
-}
-
-// HealthFinding is one check result as the exporter needs it.
-type HealthFinding struct {
-	Check, Subject string
-	// Status is "ok", "warn", "fail" or "skipped".
-	Status string
-	Hint   string
+	registerDerived("health", "Doctor checks evaluated at scrape time on the same snapshot the other collectors read (no second read of sysfs).", newHealthCollector)
 }
 
 var (
@@ -40,28 +21,24 @@ var (
 		"check", "subject", "severity", "hint")
 )
 
-type healthCollector struct{ cfg *Config }
+// healthCollector exports the doctor's findings on the collection's
+// snapshot, judged against the plan.
+type healthCollector struct{ opts *Options }
 
-func newHealthCollector(cfg *Config, _ *slog.Logger) (Collector, error) {
-	return &healthCollector{cfg: cfg}, nil
-}
+func newHealthCollector(o *Options, _ *slog.Logger) Collector { return &healthCollector{opts: o} }
 
-func (c *healthCollector) Update(s *Scrape, out *Sink) error {
-	if c.cfg.Health.Evaluate == nil {
-		return errors.Join(ErrNoData, errors.New("no health evaluator configured"))
-	}
-	snap := s.Snapshot()
-	for _, f := range c.cfg.Health.Evaluate(snap, c.cfg.Health.Plan, c.cfg.Health.NodeName) {
+func (c *healthCollector) Update(snap *node.Snapshot, out *Sink) error {
+	for _, f := range health.Run(snap, c.opts.Plan, c.opts.NodeName) {
 		switch f.Status {
-		case "ok":
-			out.emit(healthOKDesc, 1, f.Check, f.Subject)
-		case "warn", "fail":
-			out.emit(healthOKDesc, 0, f.Check, f.Subject)
+		case health.StatusOK:
+			out.emit(healthOKDesc, 1, f.ID, f.Subject)
+		case health.StatusWarn, health.StatusFail:
+			out.emit(healthOKDesc, 0, f.ID, f.Subject)
 			severity := "warning"
-			if f.Status == "fail" {
+			if f.Status == health.StatusFail {
 				severity = "critical"
 			}
-			out.emit(healthInfoDesc, 1, f.Check, f.Subject, severity, hintLabel(f.Hint))
+			out.emit(healthInfoDesc, 1, f.ID, f.Subject, severity, hintLabel(f.Fix))
 		}
 	}
 	return nil

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/reader"
 
 	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
@@ -19,7 +21,7 @@ import (
 // faultFS wraps the real filesystem and injects the failures real sysfs
 // produces: EINVAL on empty GID slots, EIO from firmware, reads that hang.
 type faultFS struct {
-	osFS
+	reader.OSFS
 	mu      sync.Mutex
 	errs    map[string]error         // path suffix -> error on open
 	hang    map[string]chan struct{} // path suffix -> read blocks until closed
@@ -79,23 +81,23 @@ func (f *faultFS) touchedMatching(substr string) []string {
 }
 
 type faultFile struct {
-	attrFile
+	reader.AttrFile
 	path string
 	fs   *faultFS
 }
 
-func (f *faultFS) openAttr(path string) (attrFile, error) {
+func (f *faultFS) OpenAttr(path string) (reader.AttrFile, error) {
 	if err, _ := f.match(path); err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	a, err := f.osFS.openAttr(path)
+	a, err := f.OSFS.OpenAttr(path)
 	if err != nil {
 		return nil, err
 	}
-	return &faultFile{attrFile: a, path: path, fs: f}, nil
+	return &faultFile{AttrFile: a, path: path, fs: f}, nil
 }
 
-func (ff *faultFile) preadAt0(buf []byte) (int, error) {
+func (ff *faultFile) PreadAt0(buf []byte) (int, error) {
 	err, hang := ff.fs.match(ff.path)
 	if hang != nil {
 		<-hang
@@ -103,37 +105,37 @@ func (ff *faultFile) preadAt0(buf []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return ff.attrFile.preadAt0(buf)
+	return ff.AttrFile.PreadAt0(buf)
 }
 
-func (f *faultFS) readDirNames(path string) ([]string, error) {
+func (f *faultFS) ReadDirNames(path string) ([]string, error) {
 	if err, hang := f.match(path); err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	} else if hang != nil {
 		<-hang
 	}
-	return f.osFS.readDirNames(path)
+	return f.OSFS.ReadDirNames(path)
 }
 
-func (f *faultFS) readlink(path string) (string, error) {
+func (f *faultFS) Readlink(path string) (string, error) {
 	if err, _ := f.match(path); err != nil {
 		return "", &os.PathError{Op: "readlink", Path: path, Err: err}
 	}
-	return f.osFS.readlink(path)
+	return f.OSFS.Readlink(path)
 }
 
-func (f *faultFS) realpath(path string) (string, error) {
+func (f *faultFS) Realpath(path string) (string, error) {
 	if err, _ := f.match(path); err != nil {
 		return "", &os.PathError{Op: "realpath", Path: path, Err: err}
 	}
-	return f.osFS.realpath(path)
+	return f.OSFS.Realpath(path)
 }
 
-func (f *faultFS) inode(path string) (uint64, error) {
+func (f *faultFS) Inode(path string) (uint64, error) {
 	if err, _ := f.match(path); err != nil {
 		return 0, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
-	return f.osFS.inode(path)
+	return f.OSFS.Inode(path)
 }
 
 // writeNode writes a fixture node into a temp dir and returns its root.
@@ -146,24 +148,47 @@ func writeNode(t testing.TB, n sysfixture.Node) string {
 	return root
 }
 
-func testConfig(root string, collectors ...string) *Config {
-	return &Config{
-		SysPath: filepath.Join(root, "sys"),
-		DevPath: filepath.Join(root, "dev"),
-		Timeout: 2 * time.Second,
-		Enabled: collectors,
+// setup is what a test exporter is made of: the collectors' options and
+// the reader's.
+type setup struct {
+	o  Options
+	ro reader.Options
+}
+
+func testConfig(root string, collectors ...string) *setup {
+	return &setup{
+		o: Options{Enabled: collectors},
+		ro: reader.Options{
+			SysPath: filepath.Join(root, "sys"),
+			DevPath: filepath.Join(root, "dev"),
+			Timeout: 2 * time.Second,
+		},
 	}
 }
 
-func newTestExporter(t testing.TB, cfg *Config) (*Exporter, *testenv.SyncBuffer) {
+func newTestExporter(t testing.TB, cfg *setup) (*Exporter, *testenv.SyncBuffer) {
 	t.Helper()
 	logs := &testenv.SyncBuffer{}
-	e, err := NewExporter(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ro := cfg.ro
+	ro.Sources = Sources(cfg.o.Enabled)
+	rd, err := reader.New(ro, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { e.Close() })
+	t.Cleanup(func() { rd.Close() })
+	e, err := NewExporter(cfg.o, rd, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return e, logs
+}
+
+// snapshot collects once and returns the snapshot the metrics came from.
+func snapshot(e *Exporter) *node.Snapshot {
+	c := e.collect()
+	defer e.release(c)
+	return c.snap
 }
 
 // scrape collects once and returns the exposition text.

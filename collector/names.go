@@ -2,119 +2,24 @@ package collector
 
 import (
 	"strings"
-	"unicode"
+
+	"github.com/roce-exporter/roce_exporter/node"
 )
-
-// hwCounterAliases maps other drivers' hw_counters names to the mlx5 name
-// with the same meaning, so one alert works on every vendor. bnxt_re renamed
-// most of these to the mlx5 names in 2025; older kernels still use the left
-// column. irdma (Intel E810) uses camelCase.
-var hwCounterAliases = map[string]string{
-	// bnxt_re, before the rename
-	"to_retransmits":     "local_ack_timeout_err",
-	"seq_err_naks_rcvd":  "packet_seq_err",
-	"rnr_naks_rcvd":      "rnr_nak_retry_err",
-	"dup_req":            "duplicate_request",
-	"oos_drop_count":     "out_of_sequence",
-	"rx_out_of_buffer":   "out_of_buffer",
-	"max_retry_exceeded": "req_transport_retries_exceeded",
-	"rx_ecn_marked_pkts": "np_ecn_marked_roce_packets",
-	"tx_cnp_pkts":        "np_cnp_sent",
-	"np_cnp_pkts":        "np_cnp_sent",
-	"rx_cnp_pkts":        "rp_cnp_handled",
-	"rx_atomic_req":      "rx_atomic_requests",
-	"rx_read_req":        "rx_read_requests",
-	"rx_write_req":       "rx_write_requests",
-	// irdma gen2
-	"cnpHandled": "rp_cnp_handled",
-	"cnpIgnored": "rp_cnp_ignored",
-	"cnpSent":    "np_cnp_sent",
-	"RxECNMrkd":  "np_ecn_marked_roce_packets",
-}
-
-// mlx5QCounters are the mlx5 hw_counters backed by 32-bit firmware
-// q-counters (be32 in drivers/infiniband/hw/mlx5/counters.c): they wrap at
-// 2^32 and are extended to 64 bits across scrapes. The congestion counters
-// and rx_icrc_encapsulated are 64-bit and are not in this set.
-var mlx5QCounters = map[string]bool{
-	"rx_write_requests": true, "rx_read_requests": true, "rx_atomic_requests": true,
-	"rx_dct_connect": true, "out_of_buffer": true, "out_of_sequence": true,
-	"duplicate_request": true, "rnr_nak_retry_err": true, "packet_seq_err": true,
-	"implied_nak_seq_err": true, "local_ack_timeout_err": true,
-	"resp_local_length_error": true, "resp_cqe_error": true, "req_cqe_error": true,
-	"req_remote_invalid_request": true, "req_remote_access_errors": true,
-	"resp_remote_access_errors": true, "resp_cqe_flush_error": true,
-	"req_cqe_flush_error": true, "req_transport_retries_exceeded": true,
-	"req_rnr_retries_exceeded": true, "roce_adp_retrans": true, "roce_adp_retrans_to": true,
-	"roce_slow_restart": true, "roce_slow_restart_cnps": true, "roce_slow_restart_trans": true,
-}
-
-// isHWGauge reports hw_counters files that hold a current level, not a
-// running count (bnxt_re active_qps, watermark_*): they are gauges.
-func isHWGauge(canonical string) bool {
-	return strings.HasPrefix(canonical, "active_") || strings.HasPrefix(canonical, "watermark_")
-}
-
-// canonicalHWName returns the exported name for a hw_counters file.
-func canonicalHWName(raw string) string {
-	if c, ok := hwCounterAliases[raw]; ok {
-		return c
-	}
-	return sanitizeName(raw)
-}
-
-// sanitizeName turns a driver's counter name into a metric-name fragment:
-// lower snake case, camelCase split ("ip4InOctets" -> "ip4_in_octets",
-// "RxECNMrkd" -> "rx_ecn_mrkd"), anything else replaced by "_".
-func sanitizeName(raw string) string {
-	var b strings.Builder
-	b.Grow(len(raw) + 4)
-	rs := []rune(raw)
-	lastUnderscore := true
-	for i, r := range rs {
-		switch {
-		case r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)):
-			if unicode.IsUpper(r) && i > 0 && !lastUnderscore {
-				prev := rs[i-1]
-				nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
-				if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
-					b.WriteByte('_')
-				}
-			}
-			b.WriteRune(unicode.ToLower(r))
-			lastUnderscore = false
-		default:
-			if !lastUnderscore {
-				b.WriteByte('_')
-				lastUnderscore = true
-			}
-		}
-	}
-	s := strings.TrimRight(b.String(), "_")
-	if s == "" {
-		return "unnamed"
-	}
-	if s[0] >= '0' && s[0] <= '9' {
-		s = "_" + s
-	}
-	return s
-}
 
 // counterMetricName names a counters/ (IB PMA) file. The data counters
 // count 4-byte words and are exported in bytes.
-func counterMetricName(raw string) (name string, scale float64) {
+func counterMetricName(name string) (metric string, scale float64) {
 	// "port_rcv_data" becomes roce_port_rcv_data_bytes_total, not
 	// roce_port_port_...
-	base := strings.TrimPrefix(sanitizeName(raw), "port_")
-	switch raw {
-	case "port_rcv_data", "port_xmit_data":
-		return namespace + "_port_" + base + "_bytes_total", 4
+	base := strings.TrimPrefix(name, "port_")
+	if node.IsPMADataCounter(name) {
+		return namespace + "_port_" + base + "_bytes_total", node.PMADataWordBytes
 	}
 	return namespace + "_port_" + withTotal(base), 1
 }
 
 func hwMetricName(canonical string) string {
-	if isHWGauge(canonical) {
+	if node.IsHWGauge(canonical) {
 		return namespace + "_hw_" + canonical
 	}
 	return namespace + "_hw_" + withTotal(canonical)

@@ -7,12 +7,13 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/probes"
+	"github.com/roce-exporter/roce_exporter/reader"
 )
 
 func init() {
-	registerCollector("probe", "Results of the scheduled fabric probes (ib_write_bw, ib_write_lat, NCCL all_reduce, ping); present when the plan enables probes.",
-		true, phaseSource, newProbeCollector)
+	registerDerived("probe", "Results of the scheduled fabric probes (ib_write_bw, ib_write_lat, NCCL all_reduce, ping); present when the plan enables probes.", newProbeCollector)
 }
 
 var (
@@ -32,16 +33,16 @@ var (
 	probeStatOrdering = []string{"avg", "min", "max", "p99"}
 )
 
-type probeCollector struct{ cfg *Config }
+// probeCollector exports the probe scheduler's latest results; they are
+// updated by the schedule, not at scrape time.
+type probeCollector struct{ opts *Options }
 
-func newProbeCollector(cfg *Config, _ *slog.Logger) (Collector, error) {
-	return &probeCollector{cfg: cfg}, nil
-}
+func newProbeCollector(o *Options, _ *slog.Logger) Collector { return &probeCollector{opts: o} }
 
-func (c *probeCollector) Update(s *Scrape, out *Sink) error {
-	store := c.cfg.Probes
+func (c *probeCollector) Update(_ *node.Snapshot, out *Sink) error {
+	store := c.opts.Probes
 	if store == nil {
-		return errors.Join(ErrNoData, errors.New("probes are not enabled in the cluster plan"))
+		return errors.Join(reader.ErrNoData, errors.New("probes are not enabled in the cluster plan"))
 	}
 	for _, r := range store.Latest() {
 		l := []string{r.Probe, r.Peer, r.Device}

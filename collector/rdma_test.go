@@ -13,7 +13,7 @@ import (
 
 const fixtures = "testdata"
 
-func fixtureConfig(scenario string, collectors ...string) *Config {
+func fixtureConfig(scenario string, collectors ...string) *setup {
 	return testConfig(filepath.Join(fixtures, scenario), collectors...)
 }
 
@@ -157,7 +157,7 @@ func TestRDMAAbsentSourceIsQuiet(t *testing.T) {
 			t.Errorf("absent source must log at debug only: %s", line)
 		}
 	}
-	snap := e.Snapshot()
+	snap := snapshot(e)
 	if len(snap.NICs) != 1 || snap.NICs[0].VendorID != "0x15b3" || snap.NICs[0].Driver != "" {
 		t.Errorf("NIC scan = %+v, want the unbound ConnectX-7 only", snap.NICs)
 	}
@@ -202,7 +202,7 @@ func TestRDMAEmptyGIDSlotEINVALIsNotAnError(t *testing.T) {
 	ffs.setErr("gid_attrs/types/2", syscall.EINVAL)
 	ffs.setErr("gid_attrs/types/1", syscall.EIO)
 	cfg := testConfig(root, "rdma")
-	cfg.fs = ffs
+	cfg.ro.FS = ffs
 	e, _ := newTestExporter(t, cfg)
 	out := scrape(t, e)
 	gids := series(out, "roce_gid_info")
@@ -222,7 +222,7 @@ func TestRDMACounterErrorsAreSkippedAndCounted(t *testing.T) {
 	ffs.setErr("mlx5_0/ports/1/hw_counters/out_of_buffer", syscall.EOPNOTSUPP)
 	ffs.setErr("mlx5_0/ports/1/counters/link_downed", syscall.EIO)
 	cfg := testConfig(root, "rdma")
-	cfg.fs = ffs
+	cfg.ro.FS = ffs
 	e, _ := newTestExporter(t, cfg)
 	out := scrape(t, e)
 	for _, m := range []string{"roce_port_symbol_error_total", "roce_hw_out_of_buffer_total", "roce_port_link_downed_total"} {
@@ -240,8 +240,8 @@ func TestRDMADeviceFilterAppliesBeforeAnyRead(t *testing.T) {
 	root := writeNode(t, sysfixture.HealthyCX7(4))
 	ffs := newFaultFS()
 	cfg := testConfig(root, "rdma", "netdev", "pcie")
-	cfg.fs = ffs
-	cfg.DeviceExclude = mustRegexp(t, "^mlx5_[23]$")
+	cfg.ro.FS = ffs
+	cfg.ro.DeviceExclude = mustRegexp(t, "^mlx5_[23]$")
 	e, _ := newTestExporter(t, cfg)
 	out := scrape(t, e)
 	if n := len(series(out, "roce_device_info")); n != 2 {
@@ -253,7 +253,7 @@ func TestRDMADeviceFilterAppliesBeforeAnyRead(t *testing.T) {
 		}
 	}
 	cfg2 := testConfig(root, "rdma")
-	cfg2.DeviceInclude = mustRegexp(t, "^mlx5_1$")
+	cfg2.ro.DeviceInclude = mustRegexp(t, "^mlx5_1$")
 	e2, _ := newTestExporter(t, cfg2)
 	if n := len(series(scrape(t, e2), "roce_device_info")); n != 1 {
 		t.Errorf("include kept %d devices, want 1", n)
@@ -291,11 +291,11 @@ func TestRDMAVanishedDeviceDropsItsSeries(t *testing.T) {
 func TestNICScanFollowsTheRefreshInterval(t *testing.T) {
 	ffs := newFaultFS()
 	cfg := fixtureConfig("no-rdma-driver", "pcie")
-	cfg.fs = ffs
-	cfg.GIDRefresh = time.Hour
+	cfg.ro.FS = ffs
+	cfg.ro.Refresh = time.Hour
 	e, _ := newTestExporter(t, cfg)
 	for i := 0; i < 3; i++ {
-		if nics := e.Snapshot().NICs; len(nics) != 1 || nics[0].VendorID != "0x15b3" {
+		if nics := snapshot(e).NICs; len(nics) != 1 || nics[0].VendorID != "0x15b3" {
 			t.Fatalf("scrape %d: NIC scan = %+v, want the unbound ConnectX-7", i, nics)
 		}
 	}

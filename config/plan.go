@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 // Plan is the cluster plan: the operator's IP plan written down, the expectations every
@@ -38,8 +40,8 @@ type Networks struct {
 type LinkLayer string
 
 const (
-	LinkLayerEthernet   LinkLayer = "Ethernet"
-	LinkLayerInfiniBand LinkLayer = "InfiniBand"
+	LinkLayerEthernet   LinkLayer = node.LinkLayerEthernet
+	LinkLayerInfiniBand LinkLayer = node.LinkLayerInfiniBand
 )
 
 // RoCEMode is the rdma_cm default RoCE version expected on every port.
@@ -54,8 +56,8 @@ const (
 type Trust string
 
 const (
-	TrustDSCP Trust = "dscp"
-	TrustPCP  Trust = "pcp"
+	TrustDSCP Trust = node.TrustDSCP
+	TrustPCP  Trust = node.TrustPCP
 )
 
 // Expectations are what every node's compute interfaces must look like. A zero or nil
@@ -79,26 +81,6 @@ type Expectations struct {
 	LinkRateGbps float64
 	// FirmwareConsistent asks that NICs of one model run one firmware version fleet-wide.
 	FirmwareConsistent bool
-}
-
-const (
-	// RoCEHeaderBytes is what RoCE carries inside the Ethernet MTU: GRH 40, UDP 8, BTH 12,
-	// XRC 4, AtomicETH 28, ICRC 4.
-	RoCEHeaderBytes = 96
-	// MinMTUForRoCE4096 is the netdev MTU at which RoCE can use a 4096-byte IB path MTU.
-	MinMTUForRoCE4096 = 4096 + RoCEHeaderBytes
-)
-
-// RoCEActiveMTU is the IB path MTU RoCE uses for a netdev MTU, as the kernel's
-// iboe_get_mtu() computes it: the largest of 4096, 2048, 1024, 512 and 256 that fits
-// after RoCEHeaderBytes, or 0 when none does.
-func RoCEActiveMTU(netdevMTU int) int {
-	for mtu := 4096; mtu >= 256; mtu /= 2 {
-		if netdevMTU-RoCEHeaderBytes >= mtu {
-			return mtu
-		}
-	}
-	return 0
 }
 
 // Node is one machine of the cluster.

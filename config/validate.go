@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 // Checks between fields, run after defaults are filled in. Each value was already checked
@@ -54,10 +56,10 @@ func (l *loader) validateExpectations(e Expectations) {
 		switch {
 		case e.MTU > maxEthernetMTU:
 			l.errorf("expectations.mtu", "%d is above %d, the largest Ethernet jumbo frame RoCE NICs and switches take", e.MTU, maxEthernetMTU)
-		case e.MTU > 0 && RoCEActiveMTU(e.MTU) == 0:
-			l.warnf("expectations.mtu", "%d leaves no room for RoCE, which needs the smallest path MTU (256) plus %d bytes of headers; 9000 is usual on a RoCE fabric", e.MTU, RoCEHeaderBytes)
-		case e.MTU > 0 && e.MTU < MinMTUForRoCE4096:
-			l.warnf("expectations.mtu", "%d is below %d, so RoCE runs with a %d-byte path MTU instead of 4096 and loses a few percent of bandwidth; 9000 is usual on a RoCE fabric", e.MTU, MinMTUForRoCE4096, RoCEActiveMTU(e.MTU))
+		case e.MTU > 0 && node.RoCEActiveMTU(e.MTU) == 0:
+			l.warnf("expectations.mtu", "%d leaves no room for RoCE, which needs the smallest path MTU (256) plus %d bytes of headers; 9000 is usual on a RoCE fabric", e.MTU, node.RoCEHeaderBytes)
+		case e.MTU > 0 && e.MTU < node.MinMTUForRoCE4096:
+			l.warnf("expectations.mtu", "%d is below %d, so RoCE runs with a %d-byte path MTU instead of 4096 and loses a few percent of bandwidth; 9000 is usual on a RoCE fabric", e.MTU, node.MinMTUForRoCE4096, node.RoCEActiveMTU(e.MTU))
 		}
 	}
 }

@@ -5,17 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/roce-exporter/roce_exporter/collector"
-)
-
-// Ethtool families and labels the checks read (internal/nicstats family names).
-const (
-	famPauseDuration = "pfc_pause_duration_microseconds"
-	famStormEvents   = "pfc_pause_storm_events"
-	famUncorrected   = "phy_uncorrected_symbol_errors"
-	famLinkDown      = "phy_link_down_events"
-	stormError       = "error"
-	stormWarning     = "warning"
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 // Shares of time paused on one priority, from §6.3 of the domain notes: a few percent
@@ -63,10 +53,10 @@ type pauseKey struct {
 	prio int
 }
 
-func pauseDurations(st *collector.EthtoolStats) map[pauseKey]uint64 {
+func pauseDurations(st *node.EthtoolStats) map[pauseKey]uint64 {
 	out := map[pauseKey]uint64{}
 	for _, v := range st.Values {
-		if v.Family == famPauseDuration {
+		if v.Family == node.FamilyPFCPauseDuration {
 			out[pauseKey{v.Direction, v.Priority}] = v.Value
 		}
 	}
@@ -88,11 +78,11 @@ func stormFix(netdev string, rx, tx, storm bool) string {
 }
 
 func checkPFCStorm(e *env, r *results) {
-	e.ethtoolTargets(r, func(t *target, st *collector.EthtoolStats) {
+	e.ethtoolTargets(r, func(t *target, st *node.EthtoolStats) {
 		subj := t.subject()
 		dur := pauseDurations(st)
-		stormErr, haveErr := st.Get(famStormEvents, "", -1, stormError)
-		stormWarn, haveWarn := st.Get(famStormEvents, "", -1, stormWarning)
+		stormErr, haveErr := st.Get(node.FamilyPFCPauseStormEvents, "", -1, node.StormError)
+		stormWarn, haveWarn := st.Get(node.FamilyPFCPauseStormEvents, "", -1, node.StormWarning)
 		if len(dur) == 0 && !haveErr && !haveWarn {
 			r.skip(subj, fmt.Sprintf("%s reports no PFC pause-duration or storm counters (PFC off, or a driver without them)", t.netdev))
 			return
@@ -141,10 +131,10 @@ func checkPFCStorm(e *env, r *results) {
 			}
 		}
 		var errInc, warnInc uint64
-		if pv, ok := prev.Get(famStormEvents, "", -1, stormError); ok && haveErr {
+		if pv, ok := prev.Get(node.FamilyPFCPauseStormEvents, "", -1, node.StormError); ok && haveErr {
 			errInc, _ = delta(stormErr, pv)
 		}
-		if pv, ok := prev.Get(famStormEvents, "", -1, stormWarning); ok && haveWarn {
+		if pv, ok := prev.Get(node.FamilyPFCPauseStormEvents, "", -1, node.StormWarning); ok && haveWarn {
 			warnInc, _ = delta(stormWarn, pv)
 		}
 		var parts []string
@@ -187,7 +177,7 @@ func checkPHYErrors(e *env, r *results) {
 			r.skip(subj, why)
 			continue
 		}
-		cur, ok := st.Get(famUncorrected, "", -1, "")
+		cur, ok := st.Get(node.FamilyPHYUncorrectedSymbolErrors, "", -1, "")
 		if !ok {
 			r.skip(subj, fmt.Sprintf("%s reports no uncorrected symbol error counter", t.netdev))
 			continue
@@ -196,7 +186,7 @@ func checkPHYErrors(e *env, r *results) {
 		var prevV uint64
 		havePrev := false
 		if prev := e.prevEthtool(t.netdev); prev != nil {
-			prevV, havePrev = prev.Get(famUncorrected, "", -1, "")
+			prevV, havePrev = prev.Get(node.FamilyPHYUncorrectedSymbolErrors, "", -1, "")
 		}
 		dt, okdt := e.interval()
 		if havePrev && okdt {
@@ -250,10 +240,10 @@ func checkLinkFlaps(e *env, r *results) {
 			}
 		}
 		if st := e.snap.Ethtool[t.netdev]; st != nil {
-			if v, ok := st.Get(famLinkDown, "", -1, ""); ok {
+			if v, ok := st.Get(node.FamilyPHYLinkDownEvents, "", -1, ""); ok {
 				rd := reading{name: "PHY link-down events", cur: v}
 				if ps := e.prevEthtool(t.netdev); ps != nil {
-					rd.prev, rd.havePrev = ps.Get(famLinkDown, "", -1, "")
+					rd.prev, rd.havePrev = ps.Get(node.FamilyPHYLinkDownEvents, "", -1, "")
 				}
 				rs = append(rs, rd)
 			}

@@ -7,11 +7,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/node"
 )
-
-const gidTypeV2 = "RoCE v2"
 
 // expectations returns the plan's expectations when the plan applies to this node. A
 // plan that does not know the node is treated like no plan, so that a misnamed node
@@ -45,7 +43,7 @@ func checkPortActive(e *env, r *results) {
 			continue
 		}
 		switch {
-		case t.ib() && p.PhysState == 5:
+		case t.ib() && p.PhysState == node.PhysStateLinkUp:
 			r.fail(subj, state+": the link is up but no subnet manager has configured the port",
 				"an InfiniBand fabric needs a subnet manager: enable it on the managed switch, or run one on a node (`apt install opensm && systemctl enable --now opensm`); `sminfo` shows whether one answers")
 		case t.ib():
@@ -75,7 +73,7 @@ func checkLinkLayer(e *env, r *results) {
 			r.ok(subj, fmt.Sprintf("link layer %s, as planned", got))
 			continue
 		}
-		linkType := map[string]int{"InfiniBand": 1, "Ethernet": 2}[want]
+		linkType := map[string]int{node.LinkLayerInfiniBand: 1, node.LinkLayerEthernet: 2}[want]
 		fix := fmt.Sprintf("expectations.link_layer in the plan says %s; if the plan is right and this is a ConnectX VPI card, switch the port type in firmware: mlxconfig -d %s set LINK_TYPE_P%d=%d (1 = InfiniBand, 2 = Ethernet), then reboot (or mlxfwreset -d %s reset)",
 			want, orPlaceholder(t.pciAddress(), "<pci address>"), t.port.Number, linkType, orPlaceholder(t.pciAddress(), "<pci address>"))
 		r.fail(subj, fmt.Sprintf("link layer %s, the plan expects %s", orPlaceholder(got, "unknown"), want), fix)
@@ -169,12 +167,12 @@ func (e *env) addressOwner(addr netip.Addr) string {
 
 // gidWith finds a GID on the target's port that carries addr on its netdev; v2Only
 // restricts it to RoCE v2 entries.
-func (t *target) gidWith(addr netip.Addr, v2Only bool) (collector.GID, bool) {
+func (t *target) gidWith(addr netip.Addr, v2Only bool) (node.GID, bool) {
 	if t.port == nil {
-		return collector.GID{}, false
+		return node.GID{}, false
 	}
 	for _, g := range t.port.GIDs {
-		if v2Only && g.Type != gidTypeV2 {
+		if v2Only && g.Type != node.GIDTypeRoCEv2 {
 			continue
 		}
 		if !t.onNetdev(g) {
@@ -184,24 +182,24 @@ func (t *target) gidWith(addr netip.Addr, v2Only bool) (collector.GID, bool) {
 			return g, true
 		}
 	}
-	return collector.GID{}, false
+	return node.GID{}, false
 }
 
 // onNetdev reports whether a GID belongs to the target's netdev; a GID without one,
 // or a target without one, matches.
-func (t *target) onNetdev(g collector.GID) bool {
+func (t *target) onNetdev(g node.GID) bool {
 	return g.Interface == "" || t.netdev == "" || g.Interface == t.netdev
 }
 
 // v2IPv4GIDs returns the port's RoCE v2 GIDs that carry an IPv4 address on the
 // target's netdev, in index order.
-func (t *target) v2IPv4GIDs() []collector.GID {
+func (t *target) v2IPv4GIDs() []node.GID {
 	if t.port == nil {
 		return nil
 	}
-	var out []collector.GID
+	var out []node.GID
 	for _, g := range t.port.GIDs {
-		if _, ok := g.IPv4(); ok && g.Type == gidTypeV2 && t.onNetdev(g) {
+		if _, ok := g.IPv4(); ok && g.Type == node.GIDTypeRoCEv2 && t.onNetdev(g) {
 			out = append(out, g)
 		}
 	}
@@ -306,16 +304,16 @@ func checkMTU4096(e *env, r *results) {
 	e.mtuTargets(r, func(t *target) {
 		subj := t.subject()
 		mtu := t.iface.MTU
-		active := config.RoCEActiveMTU(mtu)
-		if mtu >= config.MinMTUForRoCE4096 {
+		active := node.RoCEActiveMTU(mtu)
+		if mtu >= node.MinMTUForRoCE4096 {
 			r.ok(subj, fmt.Sprintf("MTU %d leaves room for 4096-byte RoCE packets (RoCE path MTU %d)", mtu, active))
 			return
 		}
 		target := 9000
-		if exp, ok := e.expectations(); ok && exp.MTU >= config.MinMTUForRoCE4096 {
+		if exp, ok := e.expectations(); ok && exp.MTU >= node.MinMTUForRoCE4096 {
 			target = exp.MTU
 		}
-		r.warn(subj, fmt.Sprintf("MTU %d limits RoCE to a %d-byte path MTU: RoCE needs %d bytes of headers (GRH 40, UDP 8, BTH 12, XRC 4, AtomicETH 28, ICRC 4) inside the Ethernet MTU, so 4096-byte packets need an MTU of at least %d", mtu, active, config.RoCEHeaderBytes, config.MinMTUForRoCE4096),
+		r.warn(subj, fmt.Sprintf("MTU %d limits RoCE to a %d-byte path MTU: RoCE needs %d bytes of headers (GRH 40, UDP 8, BTH 12, XRC 4, AtomicETH 28, ICRC 4) inside the Ethernet MTU, so 4096-byte packets need an MTU of at least %d", mtu, active, node.RoCEHeaderBytes, node.MinMTUForRoCE4096),
 			mtuFix(t.netdev, target))
 	})
 }
@@ -416,9 +414,9 @@ func checkRoCEv2GID(e *env, r *results) {
 }
 
 func checkDefaultRoCEMode(e *env, r *results) {
-	want, flag := gidTypeV2, 2
+	want, flag := node.GIDTypeRoCEv2, 2
 	if exp, ok := e.expectations(); ok && exp.RoCEMode == config.RoCEv1 {
-		want, flag = "IB/RoCE v1", 1
+		want, flag = node.GIDTypeRoCEv1, 1
 	}
 	for _, t := range e.targets {
 		subj := t.devSubject()

@@ -6,15 +6,15 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 func checkNICPresent(e *env, r *results) {
 	snap := e.snap
-	if len(snap.RDMA) > 0 {
+	if len(snap.Devices) > 0 {
 		var hw, sw []string
 		drivers := map[string]bool{}
-		for _, d := range snap.RDMA {
+		for _, d := range snap.Devices {
 			if d.Driver == "" {
 				sw = append(sw, d.Name)
 				continue
@@ -47,14 +47,14 @@ func checkNICPresent(e *env, r *results) {
 	seenFix := map[string]bool{}
 	for _, n := range snap.NICs {
 		if n.Driver == "" {
-			unbound = append(unbound, fmt.Sprintf("%s at %s", nicName(n), n.Address))
-			if fam, ok := familyByVendor(n.VendorID); ok && !seenFix[fam.name] {
-				seenFix[fam.name] = true
+			unbound = append(unbound, fmt.Sprintf("%s at %s", node.NICName(n), n.Address))
+			if fam, ok := node.DriverFamilyOfVendor(n.VendorID); ok && !seenFix[fam.Name] {
+				seenFix[fam.Name] = true
 				fixes = append(fixes, loadDriverFix(fam))
 			}
 			continue
 		}
-		bound = append(bound, fmt.Sprintf("%s at %s (driver %s)", nicName(n), n.Address, n.Driver))
+		bound = append(bound, fmt.Sprintf("%s at %s (driver %s)", node.NICName(n), n.Address, n.Driver))
 	}
 	if len(unbound) > 0 {
 		if len(fixes) == 0 {
@@ -66,50 +66,50 @@ func checkNICPresent(e *env, r *results) {
 	r.ok(SubjectNode, "RDMA-capable NIC present with a driver bound: "+strings.Join(bound, "; ")+"; but no RDMA device was registered (see rdma_driver_loaded)")
 }
 
-func sourceRan(snap *collector.Snapshot, source string) bool {
+func sourceRan(snap *node.Snapshot, source string) bool {
 	_, ran := snap.Sources[source]
 	return ran
 }
 
-func loadDriverFix(f driverFamily) string {
-	mods := dedupe(f.core, f.rdma, "ib_uverbs")
+func loadDriverFix(f node.DriverFamily) string {
+	mods := dedupe(f.Core, f.RDMA, "ib_uverbs")
 	list := strings.Join(mods, " ")
 	vendor := ""
-	if f.name == "mlx5" {
+	if f.Name == "mlx5" {
 		vendor = ", or NVIDIA DOCA-OFED / MLNX_OFED"
 	}
 	return fmt.Sprintf("load the driver: `modprobe -a %[1]s`; if modprobe finds no such module, install it first (Ubuntu: `apt install linux-modules-extra-$(uname -r) rdma-core`; RHEL: `dnf install rdma-core`%[2]s); make it permanent with `printf '%%s\\n' %[1]s > /etc/modules-load.d/rdma.conf`; if the NIC still has no driver, `dmesg | grep -i %[3]s` shows why the probe failed",
-		list, vendor, f.core)
+		list, vendor, f.Core)
 }
 
 func checkDriverLoaded(e *env, r *results) {
 	snap := e.snap
 	type fam struct {
-		driverFamily
+		node.DriverFamily
 		haveDevices bool
 	}
 	families := map[string]*fam{}
-	for _, d := range snap.RDMA {
-		if f, ok := familyByDriver(d.Driver); ok {
-			families[f.name] = &fam{driverFamily: f, haveDevices: true}
+	for _, d := range snap.Devices {
+		if f, ok := node.DriverFamilyOf(d.Driver); ok {
+			families[f.Name] = &fam{DriverFamily: f, haveDevices: true}
 		}
 	}
-	if len(snap.RDMA) == 0 {
+	if len(snap.Devices) == 0 {
 		for _, n := range snap.NICs {
-			if f, ok := familyByVendor(n.VendorID); ok {
+			if f, ok := node.DriverFamilyOfVendor(n.VendorID); ok {
 				if n.Driver != "" {
-					if bf, ok := familyByDriver(n.Driver); ok {
+					if bf, ok := node.DriverFamilyOf(n.Driver); ok {
 						f = bf
 					}
 				}
-				if families[f.name] == nil {
-					families[f.name] = &fam{driverFamily: f}
+				if families[f.Name] == nil {
+					families[f.Name] = &fam{DriverFamily: f}
 				}
 			}
 		}
 	}
 	if len(families) == 0 {
-		if len(snap.RDMA) > 0 {
+		if len(snap.Devices) > 0 {
 			r.skip(SubjectNode, "no RDMA device with a known NIC driver (software RDMA only)")
 		} else {
 			r.skip(SubjectNode, "no RDMA-capable NIC found, so no driver to load (see rdma_nic_present)")
@@ -122,17 +122,17 @@ func checkDriverLoaded(e *env, r *results) {
 	}
 	names := slices.Sorted(maps.Keys(families))
 	uverbsSeen := false
-	for _, d := range snap.RDMA {
+	for _, d := range snap.Devices {
 		if len(d.VerbsDevices) > 0 {
 			uverbsSeen = true
 		}
 	}
 	var missing, loaded, builtin []string
-	var fixFams []driverFamily
+	var fixFams []node.DriverFamily
 	for _, name := range names {
 		f := families[name]
 		famMissing := false
-		for _, m := range dedupe(f.core, f.rdma) {
+		for _, m := range dedupe(f.Core, f.RDMA) {
 			switch {
 			case snap.Modules[m]:
 				loaded = append(loaded, m)
@@ -146,7 +146,7 @@ func checkDriverLoaded(e *env, r *results) {
 			}
 		}
 		if famMissing {
-			fixFams = append(fixFams, f.driverFamily)
+			fixFams = append(fixFams, f.DriverFamily)
 		}
 	}
 	switch {
@@ -182,7 +182,7 @@ func checkDriverLoaded(e *env, r *results) {
 		r.fail(SubjectNode, msg, strings.Join(fixes, "; "))
 		return
 	}
-	if len(snap.RDMA) == 0 {
+	if len(snap.Devices) == 0 {
 		r.fail(SubjectNode, "the RDMA modules are loaded ("+desc+") but no RDMA device was registered",
 			"`dmesg | grep -iE 'mlx5|bnxt|irdma|infiniband'` shows why the RDMA driver did not attach; check that RoCE is enabled on the NIC: `devlink dev param show pci/<bdf> name enable_roce` (enable with `devlink dev param set pci/<bdf> name enable_roce value true cmode driverinit && devlink dev reload pci/<bdf>`); very old firmware can also be the cause (`ethtool -i <netdev>`)")
 		return

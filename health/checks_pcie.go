@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 // pciSlot is a function's address without the function number: the functions of one
@@ -22,12 +22,12 @@ func pciSlot(addr string) string {
 // linkDemand is the port rate, in bits/s, that the PCIe link of dev must carry: every
 // active port of every function on the same card. When no port is up, the planned
 // rate stands in, so a downtrained slot is still caught while the cable is out.
-func (e *env) linkDemand(dev *collector.RDMADevice) (float64, string, bool) {
+func (e *env) linkDemand(dev *node.Device) (float64, string, bool) {
 	slot := pciSlot(dev.PCIAddress)
 	var sum float64
 	var ports int
 	var names []string
-	for _, d := range e.snap.RDMA {
+	for _, d := range e.snap.Devices {
 		if d.PCIAddress == "" || pciSlot(d.PCIAddress) != slot {
 			continue
 		}
@@ -52,7 +52,7 @@ func (e *env) linkDemand(dev *collector.RDMADevice) (float64, string, bool) {
 	return 0, "", false
 }
 
-func (e *env) pciFor(d *collector.RDMADevice) (*collector.PCIFunction, string) {
+func (e *env) pciFor(d *node.Device) (*node.PCIFunction, string) {
 	if d.PCIAddress == "" {
 		return nil, fmt.Sprintf("%s has no PCI function (software or auxiliary device)", d.Name)
 	}
@@ -67,7 +67,7 @@ func (e *env) pciFor(d *collector.RDMADevice) (*collector.PCIFunction, string) {
 
 // upstreamLimited reports whether a port above the NIC is narrower than the NIC's own
 // link; on a tie the collector may name either, and blaming the slot would mislead.
-func upstreamLimited(f *collector.PCIFunction) bool {
+func upstreamLimited(f *node.PCIFunction) bool {
 	return f.LimitedBy != "" && f.LimitedBy != f.Address && f.AvailableBandwidth > 0 && f.AvailableBandwidth < f.CurrentBandwidth
 }
 
@@ -76,7 +76,7 @@ func linkText(speedGTs float64, width int) string {
 }
 
 // slotFix is what to do about a PCIe link that is narrower or slower than it should be.
-func slotFix(f *collector.PCIFunction, needBits float64) string {
+func slotFix(f *node.PCIFunction, needBits float64) string {
 	need := ""
 	switch {
 	case needBits > 400e9:
@@ -232,7 +232,7 @@ func checkPCIeAER(e *env, r *results) {
 	}
 }
 
-func firmwareFix(d *collector.RDMADevice, version string) string {
+func firmwareFix(d *node.Device, version string) string {
 	addr := orPlaceholder(d.PCIAddress, "<pci address>")
 	switch d.Driver {
 	case "mlx5_core", "mlx4_core":
@@ -250,8 +250,8 @@ func checkFirmware(e *env, r *results) {
 		r.skip(SubjectNode, "the plan sets firmware_consistent: false")
 		return
 	}
-	groups := map[string][]*collector.RDMADevice{}
-	for _, d := range e.snap.RDMA {
+	groups := map[string][]*node.Device{}
+	for _, d := range e.snap.Devices {
 		if d.FirmwareVersion == "" {
 			r.skip(d.Name, "firmware version could not be read")
 			continue
@@ -300,7 +300,7 @@ func checkFirmware(e *env, r *results) {
 
 // modelKey groups devices that should share firmware: same chip and same board
 // (PSID), because different boards of one chip legitimately run different images.
-func modelKey(e *env, d *collector.RDMADevice) string {
+func modelKey(e *env, d *node.Device) string {
 	if d.HCAType != "" || d.BoardID != "" {
 		return strings.Trim(d.HCAType+" "+d.BoardID, " ")
 	}

@@ -5,11 +5,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
-func (e *env) dcbFor(t *target) (*collector.DCBState, string) {
+func (e *env) dcbFor(t *target) (*node.DCBState, string) {
 	if d := e.snap.DCB[t.netdev]; d != nil && t.netdev != "" {
 		return d, ""
 	}
@@ -19,7 +19,7 @@ func (e *env) dcbFor(t *target) (*collector.DCBState, string) {
 	return nil, fmt.Sprintf("no DCB state for %s: its driver answers no DCB netlink requests on this function (VFs and SFs have none; check the PF)", orPlaceholder(t.netdev, t.devSubject()))
 }
 
-func (e *env) ethtoolFor(t *target) (*collector.EthtoolStats, string) {
+func (e *env) ethtoolFor(t *target) (*node.EthtoolStats, string) {
 	if s := e.snap.Ethtool[t.netdev]; s != nil && t.netdev != "" {
 		return s, ""
 	}
@@ -29,7 +29,7 @@ func (e *env) ethtoolFor(t *target) (*collector.EthtoolStats, string) {
 	return nil, fmt.Sprintf("no ethtool statistics for %s", orPlaceholder(t.netdev, t.devSubject()))
 }
 
-func enabledPriorities(d *collector.DCBState) []int {
+func enabledPriorities(d *node.DCBState) []int {
 	var out []int
 	for p, on := range d.PFCEnabled {
 		if on {
@@ -78,7 +78,7 @@ func (e *env) ethernetTargets(r *results, each func(t *target)) {
 }
 
 // pfcTargets yields the Ethernet targets with readable DCB state, reporting the rest.
-func (e *env) pfcTargets(r *results, each func(t *target, d *collector.DCBState)) {
+func (e *env) pfcTargets(r *results, each func(t *target, d *node.DCBState)) {
 	e.ethernetTargets(r, func(t *target) {
 		d, why := e.dcbFor(t)
 		if d == nil {
@@ -91,7 +91,7 @@ func (e *env) pfcTargets(r *results, each func(t *target, d *collector.DCBState)
 
 // ethtoolTargets yields the Ethernet targets with ethtool statistics, reporting the
 // rest.
-func (e *env) ethtoolTargets(r *results, each func(t *target, st *collector.EthtoolStats)) {
+func (e *env) ethtoolTargets(r *results, each func(t *target, st *node.EthtoolStats)) {
 	e.ethernetTargets(r, func(t *target) {
 		st, why := e.ethtoolFor(t)
 		if st == nil {
@@ -110,7 +110,7 @@ func checkPFCEnabled(e *env, r *results) {
 		return
 	}
 	prio := *e.plan.Expectations.PFCPriority
-	e.pfcTargets(r, func(t *target, d *collector.DCBState) {
+	e.pfcTargets(r, func(t *target, d *node.DCBState) {
 		on := enabledPriorities(d)
 		if d.PFCEnabled[prio] {
 			r.ok(t.subject(), fmt.Sprintf("PFC on for RoCE priority %d", prio))
@@ -127,7 +127,7 @@ func checkPFCOnly(e *env, r *results) {
 		return
 	}
 	prio := *e.plan.Expectations.PFCPriority
-	e.pfcTargets(r, func(t *target, d *collector.DCBState) {
+	e.pfcTargets(r, func(t *target, d *node.DCBState) {
 		var extra []int
 		for _, p := range enabledPriorities(d) {
 			if p != prio {
@@ -143,7 +143,7 @@ func checkPFCOnly(e *env, r *results) {
 	})
 }
 
-func pauseText(p *collector.GlobalPause) string {
+func pauseText(p *node.GlobalPause) string {
 	onOff := func(b bool) string {
 		if b {
 			return "on"
@@ -155,7 +155,7 @@ func pauseText(p *collector.GlobalPause) string {
 
 func checkGlobalPause(e *env, r *results) {
 	exp, hasPlan := e.expectations()
-	e.ethtoolTargets(r, func(t *target, st *collector.EthtoolStats) {
+	e.ethtoolTargets(r, func(t *target, st *node.EthtoolStats) {
 		subj := t.subject()
 		if st.GlobalPause == nil {
 			r.skip(subj, fmt.Sprintf("802.3x pause settings of %s could not be read", t.netdev))
@@ -189,7 +189,7 @@ func checkTrust(e *env, r *results) {
 		r.skip(SubjectNode, "the plan sets no trust mode (expectations.trust)")
 		return
 	}
-	e.pfcTargets(r, func(t *target, d *collector.DCBState) {
+	e.pfcTargets(r, func(t *target, d *node.DCBState) {
 		switch {
 		case d.Trust == "":
 			r.skip(t.subject(), fmt.Sprintf("trust mode of %s could not be read", t.netdev))
@@ -235,7 +235,7 @@ func checkECN(e *env, r *results) {
 		case d != nil:
 			prios = enabledPriorities(d)
 		}
-		if d != nil && d.ECN != nil && d.ECN["np"] != nil && d.ECN["rp"] != nil && len(prios) > 0 {
+		if d != nil && d.ECN != nil && d.ECN[node.ECNRoleNP] != nil && d.ECN[node.ECNRoleRP] != nil && len(prios) > 0 {
 			ecnFromFiles(r, t, d, prios)
 			return
 		}
@@ -243,13 +243,13 @@ func checkECN(e *env, r *results) {
 	})
 }
 
-func ecnFromFiles(r *results, t *target, d *collector.DCBState, prios []int) {
+func ecnFromFiles(r *results, t *target, d *node.DCBState, prios []int) {
 	var off []string
 	var cmds []string
 	for _, p := range prios {
 		var roles []string
 		for _, role := range []string{"np", "rp"} {
-			if !d.ECN[role][p] {
+			if !d.ECN[role].Enabled[p] {
 				roles = append(roles, role)
 				cmds = append(cmds, fmt.Sprintf("echo 1 > /sys/class/net/%s/ecn/roce_%s/enable/%d", t.netdev, role, p))
 			}
@@ -311,7 +311,7 @@ func (e *env) ecnFromCounters(r *results, t *target, prios []int) {
 }
 
 // npDeltas returns how much np_ecn_marked_roce_packets and np_cnp_sent rose.
-func npDeltas(cur, prev *collector.RDMAPort) (marked, sent uint64, ok bool) {
+func npDeltas(cur, prev *node.Port) (marked, sent uint64, ok bool) {
 	m1, ok1 := cur.HWCounter("np_ecn_marked_roce_packets")
 	m0, ok0 := prev.HWCounter("np_ecn_marked_roce_packets")
 	c1, ok2 := cur.HWCounter("np_cnp_sent")

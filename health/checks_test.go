@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 type checkCase struct {
@@ -18,10 +18,10 @@ type checkCase struct {
 	plan   func(p *config.Plan)
 	// node is this node's name: "" means node01, "-" means no name at all.
 	node string
-	snap func(s *collector.Snapshot)
+	snap func(s *node.Snapshot)
 	// prev, when set, gives the snapshot a previous sample 10s earlier (the
 	// healthy baseline) and may edit either side.
-	prev func(prev, cur *collector.Snapshot)
+	prev func(prev, cur *node.Snapshot)
 
 	id, subject string
 	want        Status
@@ -88,24 +88,24 @@ func runCases(t *testing.T, cases []checkCase) {
 }
 
 func TestNodeChecks(t *testing.T) {
-	unboundCX7 := func(s *collector.Snapshot) {
-		s.RDMA = nil
+	unboundCX7 := func(s *node.Snapshot) {
+		s.Devices = nil
 		s.Interfaces, s.PCI, s.Ethtool, s.DCB = nil, nil, nil, nil
 		s.Modules = map[string]bool{"ib_core": false, "ib_uverbs": false, "mlx5_core": false, "mlx5_ib": false}
-		s.NICs = []collector.PCINIC{{Address: "0000:18:00.0", VendorID: "0x15b3", DeviceID: "0x1021", Class: "0x020000"}}
+		s.NICs = []node.NIC{{Address: "0000:18:00.0", VendorID: "0x15b3", DeviceID: "0x1021", Class: "0x020000"}}
 	}
 	runCases(t, []checkCase{
 		{name: "devices", id: "rdma_nic_present", subject: "node", want: StatusOK, msg: []string{"3 RDMA device(s)", "mlx5_0, mlx5_1, mlx5_2", "mlx5_core"}},
 		{name: "unbound ConnectX-7", snap: unboundCX7, id: "rdma_nic_present", subject: "node", want: StatusFail,
 			msg: []string{"no RDMA driver", "ConnectX-7", "0000:18:00.0"}, fix: []string{"modprobe -a mlx5_core mlx5_ib ib_uverbs"}},
-		{name: "no NIC at all", snap: func(s *collector.Snapshot) { unboundCX7(s); s.NICs = nil }, id: "rdma_nic_present", subject: "node", want: StatusFail,
+		{name: "no NIC at all", snap: func(s *node.Snapshot) { unboundCX7(s); s.NICs = nil }, id: "rdma_nic_present", subject: "node", want: StatusFail,
 			msg: []string{"no Mellanox/NVIDIA, Broadcom or Intel"}, fix: []string{"lspci"}},
-		{name: "no NIC, pcie collector off", snap: func(s *collector.Snapshot) { unboundCX7(s); s.NICs = nil; delete(s.Sources, "pcie") },
+		{name: "no NIC, pcie collector off", snap: func(s *node.Snapshot) { unboundCX7(s); s.NICs = nil; delete(s.Sources, "pcie") },
 			id: "rdma_nic_present", subject: "node", want: StatusFail, msg: []string{"pcie collector is disabled"}, fix: []string{"--collector.pcie"}},
-		{name: "bound but no ibdev", snap: func(s *collector.Snapshot) { unboundCX7(s); s.NICs[0].Driver = "mlx5_core" },
+		{name: "bound but no ibdev", snap: func(s *node.Snapshot) { unboundCX7(s); s.NICs[0].Driver = "mlx5_core" },
 			id: "rdma_nic_present", subject: "node", want: StatusOK, msg: []string{"driver mlx5_core", "see rdma_driver_loaded"}},
-		{name: "software only", snap: func(s *collector.Snapshot) {
-			for _, d := range s.RDMA {
+		{name: "software only", snap: func(s *node.Snapshot) {
+			for _, d := range s.Devices {
 				d.Driver, d.PCIAddress = "", ""
 			}
 		}, id: "rdma_nic_present", subject: "node", want: StatusFail, msg: []string{"only software RDMA devices"}},
@@ -113,28 +113,28 @@ func TestNodeChecks(t *testing.T) {
 		{name: "loaded", id: "rdma_driver_loaded", subject: "node", want: StatusOK, msg: []string{"mlx5_core", "mlx5_ib", "ib_uverbs"}},
 		{name: "nothing loaded", snap: unboundCX7, id: "rdma_driver_loaded", subject: "node", want: StatusFail,
 			msg: []string{"no RDMA driver", "mlx5_core, mlx5_ib, ib_uverbs not loaded"}, fix: []string{"modprobe -a mlx5_core mlx5_ib ib_uverbs", "/etc/modules-load.d/"}},
-		{name: "mlx5_ib missing", snap: func(s *collector.Snapshot) {
+		{name: "mlx5_ib missing", snap: func(s *node.Snapshot) {
 			unboundCX7(s)
 			s.NICs[0].Driver = "mlx5_core"
 			s.Modules["mlx5_core"], s.Modules["ib_uverbs"] = true, true
 		}, id: "rdma_driver_loaded", subject: "node", want: StatusFail, msg: []string{"mlx5_ib not loaded"}, notMsg: []string{"mlx5_core not", "ib_uverbs not"}, fix: []string{"modprobe"}},
-		{name: "all loaded but no ibdev", snap: func(s *collector.Snapshot) {
+		{name: "all loaded but no ibdev", snap: func(s *node.Snapshot) {
 			unboundCX7(s)
 			s.NICs[0].Driver = "mlx5_core"
 			for _, m := range []string{"mlx5_core", "mlx5_ib", "ib_uverbs"} {
 				s.Modules[m] = true
 			}
 		}, id: "rdma_driver_loaded", subject: "node", want: StatusFail, msg: []string{"no RDMA device was registered"}, fix: []string{"enable_roce", "dmesg"}},
-		{name: "built in", snap: func(s *collector.Snapshot) { s.Modules["mlx5_ib"], s.Modules["mlx5_core"] = false, false },
+		{name: "built in", snap: func(s *node.Snapshot) { s.Modules["mlx5_ib"], s.Modules["mlx5_core"] = false, false },
 			id: "rdma_driver_loaded", subject: "node", want: StatusOK, msg: []string{"built in", "mlx5_ib"}},
-		{name: "ib_uverbs missing", snap: func(s *collector.Snapshot) {
+		{name: "ib_uverbs missing", snap: func(s *node.Snapshot) {
 			s.Modules["ib_uverbs"] = false
-			for _, d := range s.RDMA {
+			for _, d := range s.Devices {
 				d.VerbsDevices, d.VerbsPresent = nil, nil
 			}
 		}, id: "rdma_driver_loaded", subject: "node", want: StatusFail, msg: []string{"ib_uverbs not loaded"}, fix: []string{"modprobe ib_uverbs"}},
-		{name: "module list unread", snap: func(s *collector.Snapshot) { s.Modules = nil }, id: "rdma_driver_loaded", subject: "node", want: StatusSkipped, msg: []string{"module list not read"}},
-		{name: "no NIC", snap: func(s *collector.Snapshot) { unboundCX7(s); s.NICs = nil }, id: "rdma_driver_loaded", subject: "node", want: StatusSkipped, msg: []string{"no RDMA-capable NIC"}},
+		{name: "module list unread", snap: func(s *node.Snapshot) { s.Modules = nil }, id: "rdma_driver_loaded", subject: "node", want: StatusSkipped, msg: []string{"module list not read"}},
+		{name: "no NIC", snap: func(s *node.Snapshot) { unboundCX7(s); s.NICs = nil }, id: "rdma_driver_loaded", subject: "node", want: StatusSkipped, msg: []string{"no RDMA-capable NIC"}},
 
 		{name: "known", id: "plan_node_known", subject: "node", want: StatusOK, msg: []string{"node01", "3 compute interface(s)"}},
 		{name: "unknown node", node: "gpu-17", id: "plan_node_known", subject: "node", want: StatusFail,
@@ -150,22 +150,22 @@ func TestNodeChecks(t *testing.T) {
 		{name: "device swapped", plan: func(p *config.Plan) { p.Nodes[0].Interfaces[0].RDMADevice = "mlx5_2" },
 			id: "planned_interface_present", subject: "ens1f0np0", want: StatusFail,
 			msg: []string{"plan pairs ens1f0np0 with mlx5_2", "backed by mlx5_0"}, fix: []string{"rdma_device of ens1f0np0", "mlx5_0"}},
-		{name: "netdev without RDMA port", plan: func(p *config.Plan) { p.Nodes[0].Interfaces[0].RDMADevice = "" }, snap: func(s *collector.Snapshot) {
+		{name: "netdev without RDMA port", plan: func(p *config.Plan) { p.Nodes[0].Interfaces[0].RDMADevice = "" }, snap: func(s *node.Snapshot) {
 			port(s, 0).Interface = ""
 			s.Interfaces["ens1f0np0"].RDMADevice = ""
 		}, id: "planned_interface_present", subject: "ens1f0np0", want: StatusFail, msg: []string{"no RDMA port is bound"}, fix: []string{"rdma link show"}},
 		{name: "no plan", noPlan: true, id: "planned_interface_present", subject: "node", want: StatusSkipped, msg: []string{ReasonNoPlan}},
 
 		{name: "present", id: "verbs_device_usable", subject: "mlx5_1", want: StatusOK, msg: []string{"/dev/infiniband/uverbs1"}},
-		{name: "container without /dev/infiniband", snap: func(s *collector.Snapshot) { s.RDMA[1].VerbsPresent = nil },
+		{name: "container without /dev/infiniband", snap: func(s *node.Snapshot) { s.Devices[1].VerbsPresent = nil },
 			id: "verbs_device_usable", subject: "mlx5_1", want: StatusFail, msg: []string{"/dev/infiniband/uverbs1 does not exist"}, fix: []string{"--device=/dev/infiniband", "hostPath /dev/infiniband"}},
-		{name: "no uverbs in sysfs", snap: func(s *collector.Snapshot) { s.RDMA[1].VerbsDevices, s.RDMA[1].VerbsPresent = nil, nil },
+		{name: "no uverbs in sysfs", snap: func(s *node.Snapshot) { s.Devices[1].VerbsDevices, s.Devices[1].VerbsPresent = nil, nil },
 			id: "verbs_device_usable", subject: "mlx5_1", want: StatusFail, msg: []string{"no uverbs device"}, fix: []string{"modprobe ib_uverbs"}},
 	})
 }
 
 func TestLinkChecks(t *testing.T) {
-	down := func(s *collector.Snapshot) {
+	down := func(s *node.Snapshot) {
 		p := port(s, 1)
 		p.State, p.StateName, p.PhysState, p.PhysStateName, p.RateBitsPerSecond = 1, "DOWN", 3, "Disabled", 0
 		s.Interfaces["ens2f0np0"].OperState = "down"
@@ -175,7 +175,7 @@ func TestLinkChecks(t *testing.T) {
 		{name: "active", id: "port_active", subject: "mlx5_0", want: StatusOK, msg: []string{"4: ACTIVE", "5: LinkUp"}},
 		{name: "down", snap: down, id: "port_active", subject: "mlx5_1", want: StatusFail,
 			msg: []string{"1: DOWN", "3: Disabled", "ens2f0np0 is down"}, fix: []string{"ip link set dev ens2f0np0 up", "ethtool -m ens2f0np0", "mlxlink -d 0000:28:00.0"}},
-		{name: "IB without subnet manager", snap: func(s *collector.Snapshot) {
+		{name: "IB without subnet manager", snap: func(s *node.Snapshot) {
 			makeIB(s)
 			p := port(s, 0)
 			p.State, p.StateName = 2, "INIT"
@@ -186,48 +186,48 @@ func TestLinkChecks(t *testing.T) {
 			id: "port_active", subject: "mlx5_9", want: StatusSkipped, msg: []string{"ens9f0np0 is not on this node"}},
 
 		{name: "ethernet", id: "link_layer_expected", subject: "mlx5_2", want: StatusOK},
-		{name: "infiniband", snap: func(s *collector.Snapshot) { port(s, 2).LinkLayer = "InfiniBand" },
+		{name: "infiniband", snap: func(s *node.Snapshot) { port(s, 2).LinkLayer = "InfiniBand" },
 			id: "link_layer_expected", subject: "mlx5_2", want: StatusFail, msg: []string{"InfiniBand", "expects Ethernet"}, fix: []string{"mlxconfig -d 0000:38:00.0 set LINK_TYPE_P1=2"}},
 		{name: "no plan", noPlan: true, id: "link_layer_expected", subject: "node", want: StatusSkipped, msg: []string{ReasonNoPlan}},
 
 		{name: "as planned", id: "link_rate_matches_plan", subject: "mlx5_0", want: StatusOK, msg: []string{"400 Gb/s"}},
-		{name: "slower", snap: func(s *collector.Snapshot) { port(s, 0).RateBitsPerSecond = 200e9 },
+		{name: "slower", snap: func(s *node.Snapshot) { port(s, 0).RateBitsPerSecond = 200e9 },
 			id: "link_rate_matches_plan", subject: "mlx5_0", want: StatusFail, msg: []string{"200 Gb/s", "expects 400 Gb/s"}, fix: []string{"ethtool -m ens1f0np0", "--show-fec"}},
-		{name: "faster", snap: func(s *collector.Snapshot) { port(s, 0).RateBitsPerSecond = 800e9 },
+		{name: "faster", snap: func(s *node.Snapshot) { port(s, 0).RateBitsPerSecond = 800e9 },
 			id: "link_rate_matches_plan", subject: "mlx5_0", want: StatusWarn, msg: []string{"800 Gb/s"}, fix: []string{"link_rate_gbps"}},
 		{name: "no expectation", plan: func(p *config.Plan) { p.Expectations.LinkRateGbps = 0 },
 			id: "link_rate_matches_plan", subject: "node", want: StatusSkipped, msg: []string{"link_rate_gbps"}},
 		{name: "port down", snap: down, id: "link_rate_matches_plan", subject: "mlx5_1", want: StatusSkipped, msg: []string{"port is down"}},
 
 		{name: "matches", id: "port_rate_matches_netdev", subject: "mlx5_0", want: StatusOK, msg: []string{"400 Gb/s", "400000 Mb/s"}},
-		{name: "40G placeholder", snap: func(s *collector.Snapshot) { port(s, 0).RateBitsPerSecond = 40e9 },
+		{name: "40G placeholder", snap: func(s *node.Snapshot) { port(s, 0).RateBitsPerSecond = 40e9 },
 			id: "port_rate_matches_netdev", subject: "mlx5_0", want: StatusWarn, msg: []string{"40 Gb/s (4X QDR)", "placeholder", "400000 Mb/s"}, fix: []string{"firmware"}},
-		{name: "no rate on up port", snap: func(s *collector.Snapshot) { port(s, 0).RateBitsPerSecond = 0 },
+		{name: "no rate on up port", snap: func(s *node.Snapshot) { port(s, 0).RateBitsPerSecond = 0 },
 			id: "port_rate_matches_netdev", subject: "mlx5_0", want: StatusWarn, msg: []string{"reports no rate"}},
 		{name: "down", snap: down, id: "port_rate_matches_netdev", subject: "mlx5_1", want: StatusSkipped, msg: []string{"down"}},
 		{name: "infiniband", snap: makeIB, id: "port_rate_matches_netdev", subject: "mlx5_1", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
 
 		{name: "configured", id: "compute_ip_configured", subject: "ens2f0np0", want: StatusOK, msg: []string{"192.168.101.11/24 is on ens2f0np0"}},
-		{name: "missing", snap: func(s *collector.Snapshot) {
+		{name: "missing", snap: func(s *node.Snapshot) {
 			s.Interfaces["ens2f0np0"].Addresses = s.Interfaces["ens2f0np0"].Addresses[1:]
 		},
 			id: "compute_ip_configured", subject: "ens2f0np0", want: StatusFail, msg: []string{"192.168.101.11/24 is not on ens2f0np0", "fe80::"},
 			fix: []string{"ip addr add 192.168.101.11/24 dev ens2f0np0", "netplan apply", "nmcli connection modify ens2f0np0"}},
-		{name: "on the other port", snap: func(s *collector.Snapshot) {
+		{name: "on the other port", snap: func(s *node.Snapshot) {
 			a, b := s.Interfaces["ens1f0np0"], s.Interfaces["ens2f0np0"]
 			a.Addresses, b.Addresses = b.Addresses, a.Addresses
 		}, id: "compute_ip_configured", subject: "ens2f0np0", want: StatusFail, msg: []string{"it is on ens1f0np0 instead"}},
-		{name: "prefix differs", snap: func(s *collector.Snapshot) {
+		{name: "prefix differs", snap: func(s *node.Snapshot) {
 			s.Interfaces["ens2f0np0"].Addresses[0] = netip.MustParsePrefix("192.168.101.11/16")
 		}, id: "compute_ip_configured", subject: "ens2f0np0", want: StatusWarn, msg: []string{"192.168.101.11/16", "192.168.101.11/24"}, fix: []string{"ip addr del 192.168.101.11/16"}},
-		{name: "addresses unknown, GID evidence", snap: func(s *collector.Snapshot) {
+		{name: "addresses unknown, GID evidence", snap: func(s *node.Snapshot) {
 			s.Interfaces["ens2f0np0"].Addresses, s.Interfaces["ens2f0np0"].AddressesKnown = nil, false
 		}, id: "compute_ip_configured", subject: "ens2f0np0", want: StatusOK, msg: []string{"GID index 3"}},
-		{name: "addresses unknown, no evidence", snap: func(s *collector.Snapshot) {
+		{name: "addresses unknown, no evidence", snap: func(s *node.Snapshot) {
 			s.Interfaces["ens2f0np0"].Addresses, s.Interfaces["ens2f0np0"].AddressesKnown = nil, false
 			port(s, 1).GIDs = port(s, 1).GIDs[:2]
 		}, id: "compute_ip_configured", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"were not read"}},
-		{name: "down port lost its address", snap: func(s *collector.Snapshot) {
+		{name: "down port lost its address", snap: func(s *node.Snapshot) {
 			down(s)
 			s.Interfaces["ens2f0np0"].Addresses = s.Interfaces["ens2f0np0"].Addresses[1:]
 		}, id: "compute_ip_configured", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"is down", "port_active"}},
@@ -235,59 +235,59 @@ func TestLinkChecks(t *testing.T) {
 			id: "compute_ip_configured", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"no address"}},
 
 		{name: "as planned", id: "mtu_matches_plan", subject: "ens3f0np0", want: StatusOK, msg: []string{"9000"}},
-		{name: "1500", snap: func(s *collector.Snapshot) { s.Interfaces["ens3f0np0"].MTU = 1500 },
+		{name: "1500", snap: func(s *node.Snapshot) { s.Interfaces["ens3f0np0"].MTU = 1500 },
 			id: "mtu_matches_plan", subject: "ens3f0np0", want: StatusFail, msg: []string{"MTU 1500", "expects 9000"},
 			fix: []string{"ip link set dev ens3f0np0 mtu 9000", "netplan", "802-3-ethernet.mtu 9000"}},
 		{name: "no expectation", plan: func(p *config.Plan) { p.Expectations.MTU = 0 }, id: "mtu_matches_plan", subject: "node", want: StatusSkipped, msg: []string{"expectations.mtu"}},
-		{name: "unreadable", snap: func(s *collector.Snapshot) { s.Interfaces["ens3f0np0"].MTU = 0 }, id: "mtu_matches_plan", subject: "ens3f0np0", want: StatusSkipped},
+		{name: "unreadable", snap: func(s *node.Snapshot) { s.Interfaces["ens3f0np0"].MTU = 0 }, id: "mtu_matches_plan", subject: "ens3f0np0", want: StatusSkipped},
 
 		{name: "9000", id: "roce_mtu_4096_possible", subject: "ens1f0np0", want: StatusOK, msg: []string{"RoCE path MTU 4096"}},
-		{name: "4096 is the classic mistake", snap: func(s *collector.Snapshot) { s.Interfaces["ens1f0np0"].MTU = 4096 },
+		{name: "4096 is the classic mistake", snap: func(s *node.Snapshot) { s.Interfaces["ens1f0np0"].MTU = 4096 },
 			id: "roce_mtu_4096_possible", subject: "ens1f0np0", want: StatusWarn, msg: []string{"MTU 4096", "2048-byte path MTU", "96 bytes", "4192"}, fix: []string{"mtu 9000"}},
-		{name: "4192 is enough", noPlan: true, snap: func(s *collector.Snapshot) { s.Interfaces["ens1f0np0"].MTU = 4192 },
+		{name: "4192 is enough", noPlan: true, snap: func(s *node.Snapshot) { s.Interfaces["ens1f0np0"].MTU = 4192 },
 			id: "roce_mtu_4096_possible", subject: "ens1f0np0", want: StatusOK, msg: []string{"RoCE path MTU 4096"}},
 		{name: "infiniband", snap: makeIB, id: "roce_mtu_4096_possible", subject: "ens1f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
 
 		{name: "same", id: "mtu_consistent", subject: "ens2f0np0", want: StatusOK, msg: []string{"9000 on all 3"}},
-		{name: "odd one out", noPlan: true, snap: func(s *collector.Snapshot) { s.Interfaces["ens2f0np0"].MTU = 1500 },
+		{name: "odd one out", noPlan: true, snap: func(s *node.Snapshot) { s.Interfaces["ens2f0np0"].MTU = 1500 },
 			id: "mtu_consistent", subject: "ens2f0np0", want: StatusWarn, msg: []string{"MTU 1500", "2 other", "9000"}, fix: []string{"mtu 9000"}},
-		{name: "majority side is fine", noPlan: true, snap: func(s *collector.Snapshot) { s.Interfaces["ens2f0np0"].MTU = 1500 },
+		{name: "majority side is fine", noPlan: true, snap: func(s *node.Snapshot) { s.Interfaces["ens2f0np0"].MTU = 1500 },
 			id: "mtu_consistent", subject: "ens1f0np0", want: StatusOK},
-		{name: "tie goes to the jumbo MTU", noPlan: true, snap: func(s *collector.Snapshot) {
+		{name: "tie goes to the jumbo MTU", noPlan: true, snap: func(s *node.Snapshot) {
 			s.Interfaces["ens2f0np0"].MTU = 1500
 			s.Interfaces["ens3f0np0"].MTU = 0
 		}, id: "mtu_consistent", subject: "ens2f0np0", want: StatusWarn, msg: []string{"MTU 1500", "9000"}},
 
 		{name: "index 3", id: "roce_v2_gid_present", subject: "ens1f0np0", want: StatusOK, msg: []string{"RoCE v2 GID index 3 carries 192.168.100.11 on ens1f0np0"}},
-		{name: "index follows the table", snap: func(s *collector.Snapshot) { port(s, 0).GIDs = gids("ens1f0np0", railIP(0), 7) },
+		{name: "index follows the table", snap: func(s *node.Snapshot) { port(s, 0).GIDs = gids("ens1f0np0", railIP(0), 7) },
 			id: "roce_v2_gid_present", subject: "ens1f0np0", want: StatusOK, msg: []string{"index 7"}},
-		{name: "v1 only", snap: func(s *collector.Snapshot) { port(s, 0).GIDs = port(s, 0).GIDs[:3] },
+		{name: "v1 only", snap: func(s *node.Snapshot) { port(s, 0).GIDs = port(s, 0).GIDs[:3] },
 			id: "roce_v2_gid_present", subject: "ens1f0np0", want: StatusFail, msg: []string{"no RoCE v2 GID carries 192.168.100.11"}, fix: []string{"enable_roce"}},
-		{name: "GID for another address", snap: func(s *collector.Snapshot) {
+		{name: "GID for another address", snap: func(s *node.Snapshot) {
 			port(s, 0).GIDs = gids("ens1f0np0", netip.MustParseAddr("10.9.9.9"), 3)
 			s.Interfaces["ens1f0np0"].Addresses = s.Interfaces["ens1f0np0"].Addresses[1:]
 		}, id: "roce_v2_gid_present", subject: "ens1f0np0", want: StatusFail, msg: []string{"index 3 = 10.9.9.9"}, fix: []string{"compute_ip_configured"}},
 		{name: "without plan any IPv4", noPlan: true, id: "roce_v2_gid_present", subject: "ens3f0np0", want: StatusOK, msg: []string{"index 3 carries 192.168.102.11"}},
-		{name: "without plan none", noPlan: true, snap: func(s *collector.Snapshot) { port(s, 2).GIDs = port(s, 2).GIDs[:2] },
+		{name: "without plan none", noPlan: true, snap: func(s *node.Snapshot) { port(s, 2).GIDs = port(s, 2).GIDs[:2] },
 			id: "roce_v2_gid_present", subject: "ens3f0np0", want: StatusFail, msg: []string{"an IPv4 address"}},
-		{name: "down", snap: func(s *collector.Snapshot) { down(s); port(s, 1).GIDs = port(s, 1).GIDs[:2] },
+		{name: "down", snap: func(s *node.Snapshot) { down(s); port(s, 1).GIDs = port(s, 1).GIDs[:2] },
 			id: "roce_v2_gid_present", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"down"}},
 		{name: "infiniband", snap: makeIB, id: "roce_v2_gid_present", subject: "ens2f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
 
 		{name: "v2", id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusOK},
-		{name: "v1", snap: func(s *collector.Snapshot) { port(s, 0).DefaultRoCEMode = "IB/RoCE v1" },
+		{name: "v1", snap: func(s *node.Snapshot) { port(s, 0).DefaultRoCEMode = "IB/RoCE v1" },
 			id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusFail, msg: []string{"IB/RoCE v1"}, fix: []string{"cma_roce_mode -d mlx5_0 -p 1 -m 2"}},
 		{name: "plan wants v1", plan: func(p *config.Plan) { p.Expectations.RoCEMode = config.RoCEv1 },
 			id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusFail, msg: []string{"expected IB/RoCE v1"}, fix: []string{"-m 1"}},
-		{name: "configfs not created", snap: func(s *collector.Snapshot) { port(s, 0).DefaultRoCEMode = "" },
+		{name: "configfs not created", snap: func(s *node.Snapshot) { port(s, 0).DefaultRoCEMode = "" },
 			id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusSkipped, msg: []string{"configfs directory not created; run the doctor as root to read it"}},
 		{name: "infiniband", snap: makeIB, id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
 	})
 }
 
 func TestQoSChecks(t *testing.T) {
-	pfcOn := func(nd string, prios ...int) func(s *collector.Snapshot) {
-		return func(s *collector.Snapshot) {
+	pfcOn := func(nd string, prios ...int) func(s *node.Snapshot) {
+		return func(s *node.Snapshot) {
 			var a [8]bool
 			for _, p := range prios {
 				a[p] = true
@@ -295,7 +295,7 @@ func TestQoSChecks(t *testing.T) {
 			s.DCB[nd].PFCEnabled = a
 		}
 	}
-	noECNFiles := func(s *collector.Snapshot) {
+	noECNFiles := func(s *node.Snapshot) {
 		for _, d := range s.DCB {
 			d.ECN = nil
 		}
@@ -308,9 +308,9 @@ func TestQoSChecks(t *testing.T) {
 			id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusOK, msg: []string{"priority 5"}},
 		{name: "lossy by design", plan: func(p *config.Plan) { p.Expectations.PFCPriority = nil },
 			id: "pfc_enabled_on_roce_priority", subject: "node", want: StatusSkipped, msg: []string{"lossy"}},
-		{name: "no DCB for the netdev", snap: func(s *collector.Snapshot) { delete(s.DCB, "ens3f0np0") },
+		{name: "no DCB for the netdev", snap: func(s *node.Snapshot) { delete(s.DCB, "ens3f0np0") },
 			id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"no DCB state for ens3f0np0"}},
-		{name: "dcb collector off", snap: func(s *collector.Snapshot) { s.DCB = nil; delete(s.Sources, "dcb") },
+		{name: "dcb collector off", snap: func(s *node.Snapshot) { s.DCB = nil; delete(s.Sources, "dcb") },
 			id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"--collector.dcb"}},
 		{name: "no plan", noPlan: true, id: "pfc_enabled_on_roce_priority", subject: "node", want: StatusSkipped, msg: []string{ReasonNoPlan}},
 		{name: "infiniband", snap: makeIB, id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
@@ -322,54 +322,54 @@ func TestQoSChecks(t *testing.T) {
 			id: "pfc_only_on_roce_priority", subject: "node", want: StatusSkipped},
 
 		{name: "off", id: "global_pause_off_with_pfc", subject: "ens2f0np0", want: StatusOK, msg: []string{"rx off, tx off"}},
-		{name: "on with PFC", snap: func(s *collector.Snapshot) {
-			s.Ethtool["ens2f0np0"].GlobalPause = &collector.GlobalPause{RX: true, TX: true}
+		{name: "on with PFC", snap: func(s *node.Snapshot) {
+			s.Ethtool["ens2f0np0"].GlobalPause = &node.GlobalPause{RX: true, TX: true}
 		},
 			id: "global_pause_off_with_pfc", subject: "ens2f0np0", want: StatusFail, msg: []string{"rx on, tx on", "PFC is on for priority 3"},
 			fix: []string{"ethtool -A ens2f0np0 rx off tx off", "ethtool.pause-rx off"}},
-		{name: "on, PFC expected but not configured", snap: func(s *collector.Snapshot) {
-			s.Ethtool["ens2f0np0"].GlobalPause = &collector.GlobalPause{RX: true}
+		{name: "on, PFC expected but not configured", snap: func(s *node.Snapshot) {
+			s.Ethtool["ens2f0np0"].GlobalPause = &node.GlobalPause{RX: true}
 			s.DCB["ens2f0np0"].PFCEnabled = [8]bool{}
 		}, id: "global_pause_off_with_pfc", subject: "ens2f0np0", want: StatusFail, msg: []string{"the plan expects PFC"}},
-		{name: "on without any PFC", noPlan: true, snap: func(s *collector.Snapshot) {
-			s.Ethtool["ens2f0np0"].GlobalPause = &collector.GlobalPause{RX: true, TX: true}
+		{name: "on without any PFC", noPlan: true, snap: func(s *node.Snapshot) {
+			s.Ethtool["ens2f0np0"].GlobalPause = &node.GlobalPause{RX: true, TX: true}
 			s.DCB["ens2f0np0"].PFCEnabled = [8]bool{}
 		}, id: "global_pause_off_with_pfc", subject: "ens2f0np0", want: StatusOK, msg: []string{"no PFC"}},
-		{name: "pause unreadable", snap: func(s *collector.Snapshot) { s.Ethtool["ens2f0np0"].GlobalPause = nil },
+		{name: "pause unreadable", snap: func(s *node.Snapshot) { s.Ethtool["ens2f0np0"].GlobalPause = nil },
 			id: "global_pause_off_with_pfc", subject: "ens2f0np0", want: StatusSkipped},
 
 		{name: "dscp", id: "trust_mode_matches_plan", subject: "ens1f0np0", want: StatusOK},
-		{name: "pcp", snap: func(s *collector.Snapshot) { s.DCB["ens1f0np0"].Trust = "pcp" },
+		{name: "pcp", snap: func(s *node.Snapshot) { s.DCB["ens1f0np0"].Trust = "pcp" },
 			id: "trust_mode_matches_plan", subject: "ens1f0np0", want: StatusFail, msg: []string{"trust pcp", "expects dscp"},
 			fix: []string{"mlnx_qos -i ens1f0np0 --trust dscp", "dcb app add dev ens1f0np0 dscp-prio 26:3"}},
 		{name: "plan wants pcp", plan: func(p *config.Plan) { p.Expectations.Trust = config.TrustPCP },
 			id: "trust_mode_matches_plan", subject: "ens1f0np0", want: StatusFail, fix: []string{"--trust pcp", "dcb app flush dev ens1f0np0 dscp-prio"}},
 		{name: "no expectation", plan: func(p *config.Plan) { p.Expectations.Trust = "" }, id: "trust_mode_matches_plan", subject: "node", want: StatusSkipped, msg: []string{"expectations.trust"}},
-		{name: "unreadable", snap: func(s *collector.Snapshot) { s.DCB["ens1f0np0"].Trust = "" }, id: "trust_mode_matches_plan", subject: "ens1f0np0", want: StatusSkipped},
+		{name: "unreadable", snap: func(s *node.Snapshot) { s.DCB["ens1f0np0"].Trust = "" }, id: "trust_mode_matches_plan", subject: "ens1f0np0", want: StatusSkipped},
 
 		{name: "files say on", id: "ecn_enabled", subject: "ens3f0np0", want: StatusOK, msg: []string{"np and rp enabled on priority 3"}},
-		{name: "files say off", snap: func(s *collector.Snapshot) {
-			s.DCB["ens3f0np0"].ECN["np"][3] = false
-			s.DCB["ens3f0np0"].ECN["rp"][3] = false
+		{name: "files say off", snap: func(s *node.Snapshot) {
+			s.DCB["ens3f0np0"].ECN["np"].Enabled[3] = false
+			s.DCB["ens3f0np0"].ECN["rp"].Enabled[3] = false
 		}, id: "ecn_enabled", subject: "ens3f0np0", want: StatusFail, msg: []string{"off on priority 3 (np and rp off)"},
 			fix: []string{"echo 1 > /sys/class/net/ens3f0np0/ecn/roce_np/enable/3", "echo 1 > /sys/class/net/ens3f0np0/ecn/roce_rp/enable/3"}},
-		{name: "off only on another priority", snap: func(s *collector.Snapshot) { s.DCB["ens3f0np0"].ECN["rp"][5] = false },
+		{name: "off only on another priority", snap: func(s *node.Snapshot) { s.DCB["ens3f0np0"].ECN["rp"].Enabled[5] = false },
 			id: "ecn_enabled", subject: "ens3f0np0", want: StatusOK},
-		{name: "no plan: PFC priorities decide", noPlan: true, snap: func(s *collector.Snapshot) { s.DCB["ens3f0np0"].ECN["rp"][3] = false },
+		{name: "no plan: PFC priorities decide", noPlan: true, snap: func(s *node.Snapshot) { s.DCB["ens3f0np0"].ECN["rp"].Enabled[3] = false },
 			id: "ecn_enabled", subject: "ens3f0np0", want: StatusFail, msg: []string{"priority 3 (rp off)"}},
-		{name: "inferred: rp_cnp_ignored rises", snap: noECNFiles, prev: func(_, cur *collector.Snapshot) {
+		{name: "inferred: rp_cnp_ignored rises", snap: noECNFiles, prev: func(_, cur *node.Snapshot) {
 			setCounter(&port(cur, 2).HWCounters, "rp_cnp_ignored", 4242)
 		}, id: "ecn_enabled", subject: "ens3f0np0", want: StatusFail, msg: []string{"rp_cnp_ignored rose by 4242 in 10s", "inferred from counters"}, fix: []string{"roce_rp/enable/3"}},
-		{name: "inferred: NP silent", snap: noECNFiles, prev: func(_, cur *collector.Snapshot) {
+		{name: "inferred: NP silent", snap: noECNFiles, prev: func(_, cur *node.Snapshot) {
 			setCounter(&port(cur, 2).HWCounters, "np_ecn_marked_roce_packets", 5000)
 		}, id: "ecn_enabled", subject: "ens3f0np0", want: StatusFail, msg: []string{"np_cnp_sent did not"}},
-		{name: "inferred: flat", snap: noECNFiles, prev: func(_, cur *collector.Snapshot) {
+		{name: "inferred: flat", snap: noECNFiles, prev: func(_, cur *node.Snapshot) {
 			setCounter(&port(cur, 2).HWCounters, "np_ecn_marked_roce_packets", 5000)
 			setCounter(&port(cur, 2).HWCounters, "np_cnp_sent", 4000)
 		}, id: "ecn_enabled", subject: "ens3f0np0", want: StatusOK, msg: []string{"inferred from counters"}},
 		{name: "inferred: one sample", snap: noECNFiles, id: "ecn_enabled", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"two samples"}},
-		{name: "inferred: no counter", snap: func(s *collector.Snapshot) { noECNFiles(s); dropCounter(&port(s, 2).HWCounters, "rp_cnp_ignored") },
-			prev: func(_, _ *collector.Snapshot) {}, id: "ecn_enabled", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"no rp_cnp_ignored"}},
+		{name: "inferred: no counter", snap: func(s *node.Snapshot) { noECNFiles(s); dropCounter(&port(s, 2).HWCounters, "rp_cnp_ignored") },
+			prev: func(_, _ *node.Snapshot) {}, id: "ecn_enabled", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"no rp_cnp_ignored"}},
 		{name: "plan leaves ECN out", plan: func(p *config.Plan) { p.Expectations.ECN = nil },
 			id: "ecn_enabled", subject: "node", want: StatusSkipped, msg: []string{"expectations.ecn"}},
 		{name: "plan says no ECN", plan: func(p *config.Plan) { off := false; p.Expectations.ECN = &off },
@@ -379,7 +379,7 @@ func TestQoSChecks(t *testing.T) {
 }
 
 func TestPCIeAndFirmwareChecks(t *testing.T) {
-	x8 := func(s *collector.Snapshot) {
+	x8 := func(s *node.Snapshot) {
 		f := s.PCI[pciAddr(1)]
 		f.CurrentWidth, f.CurrentBandwidth, f.AvailableBandwidth = 8, 31.507e9, 31.507e9
 	}
@@ -387,91 +387,91 @@ func TestPCIeAndFirmwareChecks(t *testing.T) {
 		{name: "Gen5 x16 for 400G", id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusOK, msg: []string{"504.1 Gb/s", "32 GT/s x16", "400 Gb/s"}},
 		{name: "x8", snap: x8, id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusFail,
 			msg: []string{"252.1 Gb/s", "32 GT/s x8", "400 Gb/s"}, fix: []string{"reseat", "Gen5 x16", "lspci -vv -s 0000:28:00.0"}},
-		{name: "little headroom", snap: func(s *collector.Snapshot) { s.PCI[pciAddr(1)].AvailableBandwidth = 52.5e9 },
+		{name: "little headroom", snap: func(s *node.Snapshot) { s.PCI[pciAddr(1)].AvailableBandwidth = 52.5e9 },
 			id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusWarn, msg: []string{"420 Gb/s", "headroom"}},
-		{name: "upstream port limits", snap: func(s *collector.Snapshot) {
+		{name: "upstream port limits", snap: func(s *node.Snapshot) {
 			f := s.PCI[pciAddr(1)]
 			f.AvailableBandwidth, f.LimitedBy = 31.507e9, "0000:27:01.0"
 		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusFail, msg: []string{"limited by upstream port 0000:27:01.0"}, fix: []string{"upstream port 0000:27:01.0"}},
-		{name: "port down uses the planned rate", snap: func(s *collector.Snapshot) {
+		{name: "port down uses the planned rate", snap: func(s *node.Snapshot) {
 			x8(s)
 			p := port(s, 1)
 			p.State, p.PhysState, p.RateBitsPerSecond = 1, 3, 0
 		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusFail, msg: []string{"planned link rate"}},
-		{name: "port down, no plan", noPlan: true, snap: func(s *collector.Snapshot) {
+		{name: "port down, no plan", noPlan: true, snap: func(s *node.Snapshot) {
 			p := port(s, 1)
 			p.State, p.PhysState, p.RateBitsPerSecond = 1, 3, 0
 		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusSkipped, msg: []string{"port rate unknown"}},
-		{name: "two ports of one card share the link", snap: func(s *collector.Snapshot) {
+		{name: "two ports of one card share the link", snap: func(s *node.Snapshot) {
 			// mlx5_1 becomes the second function of mlx5_0's card: 800G over one Gen5 x16.
-			s.RDMA[1].PCIAddress = "0000:18:00.1"
+			s.Devices[1].PCIAddress = "0000:18:00.1"
 			s.PCI["0000:18:00.1"] = s.PCI[pciAddr(1)]
 		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_0", want: StatusFail, msg: []string{"800 Gb/s", "mlx5_0, mlx5_1"}},
-		{name: "no PCI info", snap: func(s *collector.Snapshot) { delete(s.PCI, pciAddr(1)) },
+		{name: "no PCI info", snap: func(s *node.Snapshot) { delete(s.PCI, pciAddr(1)) },
 			id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusSkipped, msg: []string{"no PCIe link information"}},
 
 		{name: "full link", id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusOK, msg: []string{"32 GT/s x16"}},
 		{name: "x8 of x16, too slow", snap: x8, id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusFail,
 			msg: []string{"32 GT/s x8", "can do 32 GT/s x16", "too little"}, fix: []string{"reseat", "bifurcation"}},
-		{name: "Gen4 in a Gen5 card, still enough for 200G", snap: func(s *collector.Snapshot) {
+		{name: "Gen4 in a Gen5 card, still enough for 200G", snap: func(s *node.Snapshot) {
 			port(s, 1).RateBitsPerSecond = 200e9
 			f := s.PCI[pciAddr(1)]
 			f.CurrentSpeedGTs, f.CurrentBandwidth, f.AvailableBandwidth = 16, 31.506e9, 31.506e9
 		}, plan: func(p *config.Plan) { p.Expectations.LinkRateGbps = 0 },
 			id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusWarn, msg: []string{"16 GT/s x16", "32 GT/s x16"}, fix: []string{"lspci"}},
-		{name: "unreadable", snap: func(s *collector.Snapshot) { s.PCI[pciAddr(1)].MaxWidth = 0 },
+		{name: "unreadable", snap: func(s *node.Snapshot) { s.PCI[pciAddr(1)].MaxWidth = 0 },
 			id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusSkipped},
 
 		{name: "clean", id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusOK},
-		{name: "correctable since boot", snap: func(s *collector.Snapshot) { s.PCI[pciAddr(2)].AER["correctable"] = 1734 },
+		{name: "correctable since boot", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["correctable"] = 1734 },
 			id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"1734 correctable"}, fix: []string{"dmesg | grep -i aer"}},
-		{name: "fatal since boot", snap: func(s *collector.Snapshot) { s.PCI[pciAddr(2)].AER["fatal"] = 1 },
+		{name: "fatal since boot", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["fatal"] = 1 },
 			id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusFail, msg: []string{"1 fatal"}},
-		{name: "old correctable, none new", snap: func(s *collector.Snapshot) { s.PCI[pciAddr(2)].AER["correctable"] = 7 },
-			prev: func(prev, _ *collector.Snapshot) { prev.PCI[pciAddr(2)].AER["correctable"] = 7 },
+		{name: "old correctable, none new", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["correctable"] = 7 },
+			prev: func(prev, _ *node.Snapshot) { prev.PCI[pciAddr(2)].AER["correctable"] = 7 },
 			id:   "pcie_no_aer_errors", subject: "mlx5_2", want: StatusOK, msg: []string{"7 correctable since boot, none new"}},
-		{name: "new correctable", snap: func(s *collector.Snapshot) { s.PCI[pciAddr(2)].AER["correctable"] = 9 },
-			prev: func(prev, _ *collector.Snapshot) { prev.PCI[pciAddr(2)].AER["correctable"] = 7 },
+		{name: "new correctable", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["correctable"] = 9 },
+			prev: func(prev, _ *node.Snapshot) { prev.PCI[pciAddr(2)].AER["correctable"] = 7 },
 			id:   "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"2 new correctable"}},
-		{name: "old fatal, none new", snap: func(s *collector.Snapshot) { s.PCI[pciAddr(2)].AER["fatal"] = 1 },
-			prev: func(prev, _ *collector.Snapshot) { prev.PCI[pciAddr(2)].AER["fatal"] = 1 },
+		{name: "old fatal, none new", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["fatal"] = 1 },
+			prev: func(prev, _ *node.Snapshot) { prev.PCI[pciAddr(2)].AER["fatal"] = 1 },
 			id:   "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"1 fatal error(s) since boot, none new"}},
-		{name: "new nonfatal", snap: func(s *collector.Snapshot) { s.PCI[pciAddr(2)].AER["nonfatal"] = 1 }, prev: func(_, _ *collector.Snapshot) {},
+		{name: "new nonfatal", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["nonfatal"] = 1 }, prev: func(_, _ *node.Snapshot) {},
 			id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusFail, msg: []string{"1 new nonfatal"}},
-		{name: "no counters", snap: func(s *collector.Snapshot) { s.PCI[pciAddr(2)].AER = nil }, id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusSkipped},
+		{name: "no counters", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER = nil }, id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusSkipped},
 
 		{name: "same", id: "firmware_consistent", subject: "mlx5_0", want: StatusOK, msg: []string{"28.39.1002", "2 MT4129 MT_0000000838"}},
-		{name: "odd one out", snap: func(s *collector.Snapshot) { s.RDMA[2].FirmwareVersion = "28.37.1014" },
+		{name: "odd one out", snap: func(s *node.Snapshot) { s.Devices[2].FirmwareVersion = "28.37.1014" },
 			id: "firmware_consistent", subject: "mlx5_2", want: StatusWarn, msg: []string{"28.37.1014", "28.39.1002", "mlx5_0, mlx5_1"},
 			fix: []string{"mlxfwmanager", "flint -d 0000:38:00.0", "28.39.1002", "mlxfwreset"}},
-		{name: "majority is fine", snap: func(s *collector.Snapshot) { s.RDMA[2].FirmwareVersion = "28.37.1014" },
+		{name: "majority is fine", snap: func(s *node.Snapshot) { s.Devices[2].FirmwareVersion = "28.37.1014" },
 			id: "firmware_consistent", subject: "mlx5_0", want: StatusOK, msg: []string{"majority"}},
-		{name: "different board is its own group", snap: func(s *collector.Snapshot) {
-			s.RDMA[2].FirmwareVersion, s.RDMA[2].BoardID = "28.37.1014", "MT_0000000999"
+		{name: "different board is its own group", snap: func(s *node.Snapshot) {
+			s.Devices[2].FirmwareVersion, s.Devices[2].BoardID = "28.37.1014", "MT_0000000999"
 		}, id: "firmware_consistent", subject: "mlx5_2", want: StatusOK, msg: []string{"only MT4129 MT_0000000999"}},
-		{name: "tie", snap: func(s *collector.Snapshot) {
-			s.RDMA = s.RDMA[:2]
-			s.RDMA[1].FirmwareVersion = "28.41.1000"
+		{name: "tie", snap: func(s *node.Snapshot) {
+			s.Devices = s.Devices[:2]
+			s.Devices[1].FirmwareVersion = "28.41.1000"
 		}, noPlan: true, id: "firmware_consistent", subject: "mlx5_0", want: StatusWarn, msg: []string{"no majority"}, fix: []string{"28.41.1000"}},
 		{name: "plan opts out", plan: func(p *config.Plan) { p.Expectations.FirmwareConsistent = false },
 			id: "firmware_consistent", subject: "node", want: StatusSkipped, msg: []string{"firmware_consistent: false"}},
-		{name: "unreadable version", snap: func(s *collector.Snapshot) { s.RDMA[2].FirmwareVersion = "" },
+		{name: "unreadable version", snap: func(s *node.Snapshot) { s.Devices[2].FirmwareVersion = "" },
 			id: "firmware_consistent", subject: "mlx5_2", want: StatusSkipped},
 	})
 }
 
 func TestCounterChecks(t *testing.T) {
-	rx := func(s *collector.Snapshot) *collector.EthtoolStats { return s.Ethtool["ens2f0np0"] }
-	addPause := func(dir string, us uint64) func(prev, cur *collector.Snapshot) {
-		return func(prev, cur *collector.Snapshot) {
-			setEth(rx(cur), famPauseDuration, dir, 3, "", ethVal(rx(prev), famPauseDuration, dir, 3, "")+us)
+	rx := func(s *node.Snapshot) *node.EthtoolStats { return s.Ethtool["ens2f0np0"] }
+	addPause := func(dir string, us uint64) func(prev, cur *node.Snapshot) {
+		return func(prev, cur *node.Snapshot) {
+			setEth(rx(cur), node.FamilyPFCPauseDuration, dir, 3, "", ethVal(rx(prev), node.FamilyPFCPauseDuration, dir, 3, "")+us)
 		}
 	}
 	runCases(t, []checkCase{
 		{name: "both dirs", id: "port_counters_readable", subject: "mlx5_0", want: StatusOK, msg: []string{"2 counters/", "5 hw_counters/"}},
-		{name: "mlx5 counters unreadable", snap: func(s *collector.Snapshot) { port(s, 0).Counters = nil },
+		{name: "mlx5 counters unreadable", snap: func(s *node.Snapshot) { port(s, 0).Counters = nil },
 			id: "port_counters_readable", subject: "mlx5_0", want: StatusWarn, msg: []string{"counters/ of /sys/class/infiniband/mlx5_0/ports/1"}, fix: []string{"--collector.rdma.device-exclude"}},
-		{name: "bnxt has none by design", snap: func(s *collector.Snapshot) { s.RDMA[0].Driver = "bnxt_en"; port(s, 0).Counters = nil },
+		{name: "bnxt has none by design", snap: func(s *node.Snapshot) { s.Devices[0].Driver = "bnxt_en"; port(s, 0).Counters = nil },
 			id: "port_counters_readable", subject: "mlx5_0", want: StatusOK, msg: []string{"by design"}},
 
 		{name: "one sample", id: "no_pfc_storm", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"two samples"}},
@@ -481,49 +481,56 @@ func TestCounterChecks(t *testing.T) {
 		{name: "30% tx", prev: addPause("tx", 3_000_000), id: "no_pfc_storm", subject: "ens2f0np0", want: StatusFail,
 			msg: []string{"tx priority 3 paused 30% of the time"}, fix: []string{"cannot drain"}},
 		{name: "exactly 5% is not a warning", prev: addPause("rx", 500_000), id: "no_pfc_storm", subject: "ens2f0np0", want: StatusOK},
-		{name: "storm error events", prev: func(prev, cur *collector.Snapshot) { setEth(rx(cur), famStormEvents, "", -1, stormError, 2) },
+		{name: "storm error events", prev: func(prev, cur *node.Snapshot) {
+			setEth(rx(cur), node.FamilyPFCPauseStormEvents, "", -1, node.StormError, 2)
+		},
 			id: "no_pfc_storm", subject: "ens2f0np0", want: StatusFail, msg: []string{"2 new storm error event(s)"}, fix: []string{"pfc-prevention-tout"}},
-		{name: "storm warning events", prev: func(prev, cur *collector.Snapshot) { setEth(rx(cur), famStormEvents, "", -1, stormWarning, 4) },
+		{name: "storm warning events", prev: func(prev, cur *node.Snapshot) {
+			setEth(rx(cur), node.FamilyPFCPauseStormEvents, "", -1, node.StormWarning, 4)
+		},
 			id: "no_pfc_storm", subject: "ens2f0np0", want: StatusWarn, msg: []string{"4 new storm warning"}},
-		{name: "storm errors since boot", snap: func(s *collector.Snapshot) { setEth(rx(s), famStormEvents, "", -1, stormError, 3) },
+		{name: "storm errors since boot", snap: func(s *node.Snapshot) { setEth(rx(s), node.FamilyPFCPauseStormEvents, "", -1, node.StormError, 3) },
 			id: "no_pfc_storm", subject: "ens2f0np0", want: StatusWarn, msg: []string{"3 PFC storm error event(s) since boot"}},
-		{name: "counter reset is not a storm", prev: func(prev, cur *collector.Snapshot) { setEth(rx(cur), famPauseDuration, "rx", 3, "", 0) },
+		{name: "counter reset is not a storm", prev: func(prev, cur *node.Snapshot) { setEth(rx(cur), node.FamilyPFCPauseDuration, "rx", 3, "", 0) },
 			id: "no_pfc_storm", subject: "ens2f0np0", want: StatusOK},
-		{name: "no counters", snap: func(s *collector.Snapshot) { dropEth(rx(s), famPauseDuration); dropEth(rx(s), famStormEvents) },
+		{name: "no counters", snap: func(s *node.Snapshot) {
+			dropEth(rx(s), node.FamilyPFCPauseDuration)
+			dropEth(rx(s), node.FamilyPFCPauseStormEvents)
+		},
 			id: "no_pfc_storm", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"no PFC pause-duration"}},
 		{name: "infiniband", snap: makeIB, id: "no_pfc_storm", subject: "ens2f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
 
 		{name: "zero since boot", id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusOK, msg: []string{"since boot"}},
-		{name: "some since boot", snap: func(s *collector.Snapshot) { setEth(rx(s), famUncorrected, "", -1, "", 37) },
+		{name: "some since boot", snap: func(s *node.Snapshot) { setEth(rx(s), node.FamilyPHYUncorrectedSymbolErrors, "", -1, "", 37) },
 			id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusWarn, msg: []string{"37", "since boot"}, fix: []string{"ethtool -m ens2f0np0", "--show-fec"}},
-		{name: "rising", prev: func(prev, cur *collector.Snapshot) {
-			setEth(rx(prev), famUncorrected, "", -1, "", 37)
-			setEth(rx(cur), famUncorrected, "", -1, "", 40)
+		{name: "rising", prev: func(prev, cur *node.Snapshot) {
+			setEth(rx(prev), node.FamilyPHYUncorrectedSymbolErrors, "", -1, "", 37)
+			setEth(rx(cur), node.FamilyPHYUncorrectedSymbolErrors, "", -1, "", 40)
 		}, id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusFail, msg: []string{"3 uncorrected", "last 10s", "40 since boot"}},
-		{name: "old, not rising", prev: func(prev, cur *collector.Snapshot) {
-			setEth(rx(prev), famUncorrected, "", -1, "", 37)
-			setEth(rx(cur), famUncorrected, "", -1, "", 37)
+		{name: "old, not rising", prev: func(prev, cur *node.Snapshot) {
+			setEth(rx(prev), node.FamilyPHYUncorrectedSymbolErrors, "", -1, "", 37)
+			setEth(rx(cur), node.FamilyPHYUncorrectedSymbolErrors, "", -1, "", 37)
 		}, id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusOK, msg: []string{"37 since boot"}},
-		{name: "no counter", snap: func(s *collector.Snapshot) { dropEth(rx(s), famUncorrected) },
+		{name: "no counter", snap: func(s *node.Snapshot) { dropEth(rx(s), node.FamilyPHYUncorrectedSymbolErrors) },
 			id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusSkipped},
-		{name: "ethtool off", snap: func(s *collector.Snapshot) { s.Ethtool = nil; delete(s.Sources, "ethtool") },
+		{name: "ethtool off", snap: func(s *node.Snapshot) { s.Ethtool = nil; delete(s.Sources, "ethtool") },
 			id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"--collector.ethtool"}},
 
 		{name: "one sample", id: "no_link_flaps", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"carrier_changes 2"}},
-		{name: "steady", prev: func(_, _ *collector.Snapshot) {}, id: "no_link_flaps", subject: "ens2f0np0", want: StatusOK},
-		{name: "flapped", prev: func(_, cur *collector.Snapshot) {
+		{name: "steady", prev: func(_, _ *node.Snapshot) {}, id: "no_link_flaps", subject: "ens2f0np0", want: StatusOK},
+		{name: "flapped", prev: func(_, cur *node.Snapshot) {
 			cur.Interfaces["ens2f0np0"].CarrierChanges += 2
 			setCounter(&port(cur, 1).Counters, "link_downed", 2)
 		}, id: "no_link_flaps", subject: "ens2f0np0", want: StatusWarn, msg: []string{"carrier_changes +2", "link_downed +1"}, fix: []string{"ethtool -m ens2f0np0"}},
 
 		{name: "zero", id: "no_transport_retries_exceeded", subject: "mlx5_1", want: StatusOK},
-		{name: "since boot", snap: func(s *collector.Snapshot) { setCounter(&port(s, 1).HWCounters, "req_transport_retries_exceeded", 5) },
+		{name: "since boot", snap: func(s *node.Snapshot) { setCounter(&port(s, 1).HWCounters, "req_transport_retries_exceeded", 5) },
 			id: "no_transport_retries_exceeded", subject: "mlx5_1", want: StatusWarn, msg: []string{"5 since boot"}},
-		{name: "rising", prev: func(_, cur *collector.Snapshot) {
+		{name: "rising", prev: func(_, cur *node.Snapshot) {
 			setCounter(&port(cur, 1).HWCounters, "req_transport_retries_exceeded", 5)
 		},
 			id: "no_transport_retries_exceeded", subject: "mlx5_1", want: StatusFail, msg: []string{"rose by 5"}},
-		{name: "absent", snap: func(s *collector.Snapshot) { dropCounter(&port(s, 1).HWCounters, "req_transport_retries_exceeded") },
+		{name: "absent", snap: func(s *node.Snapshot) { dropCounter(&port(s, 1).HWCounters, "req_transport_retries_exceeded") },
 			id: "no_transport_retries_exceeded", subject: "mlx5_1", want: StatusSkipped},
 	})
 }
@@ -532,18 +539,18 @@ func TestNCCLEnv(t *testing.T) {
 	runCases(t, []checkCase{
 		{name: "resolves", id: "nccl_env", subject: "node", want: StatusOK,
 			msg: []string{"NCCL_SOCKET_IFNAME==ens1f0np0,ens2f0np0,ens3f0np0 NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1 NCCL_IB_GID_INDEX=3"}},
-		{name: "index from the table", snap: func(s *collector.Snapshot) {
+		{name: "index from the table", snap: func(s *node.Snapshot) {
 			for i := 0; i < testRails; i++ {
 				port(s, i).GIDs = gids(netdevName(i), railIP(i), 5)
 			}
 		}, id: "nccl_env", subject: "node", want: StatusOK, msg: []string{"NCCL_IB_GID_INDEX=5"}},
-		{name: "index differs", snap: func(s *collector.Snapshot) { port(s, 1).GIDs = gids("ens2f0np0", railIP(1), 5) },
+		{name: "index differs", snap: func(s *node.Snapshot) { port(s, 1).GIDs = gids("ens2f0np0", railIP(1), 5) },
 			id: "nccl_env", subject: "node", want: StatusWarn,
 			msg:    []string{"NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1", "differs", "3 on mlx5_0, mlx5_2", "5 on mlx5_1", "unset or -1"},
 			notMsg: []string{"NCCL_IB_GID_INDEX="}, fix: []string{"NCCL_IB_GID_INDEX=-1"}},
-		{name: "missing GID", snap: func(s *collector.Snapshot) { port(s, 2).GIDs = port(s, 2).GIDs[:2] },
+		{name: "missing GID", snap: func(s *node.Snapshot) { port(s, 2).GIDs = port(s, 2).GIDs[:2] },
 			id: "nccl_env", subject: "node", want: StatusWarn, msg: []string{"NCCL_IB_GID_INDEX=3", "no RoCE v2 GID carries 192.168.102.11 on mlx5_2"}},
-		{name: "without plan: active ports", noPlan: true, snap: func(s *collector.Snapshot) {
+		{name: "without plan: active ports", noPlan: true, snap: func(s *node.Snapshot) {
 			p := port(s, 2)
 			p.State, p.PhysState = 1, 3
 		}, id: "nccl_env", subject: "node", want: StatusOK,
@@ -557,8 +564,8 @@ func TestNCCLEnv(t *testing.T) {
 // once, for the node, instead of failing per port.
 func TestNoRDMADevice(t *testing.T) {
 	s := buildSnap()
-	s.RDMA = nil
-	s.NICs = []collector.PCINIC{{Address: "0000:18:00.0", VendorID: "0x15b3", DeviceID: "0x1021"}}
+	s.Devices = nil
+	s.NICs = []node.NIC{{Address: "0000:18:00.0", VendorID: "0x15b3", DeviceID: "0x1021"}}
 	fs := Run(s, testPlan(t), "node01")
 	checkInvariants(t, fs)
 	if len(fs) != len(Checks()) {
@@ -656,7 +663,7 @@ func TestChecksList(t *testing.T) {
 func TestDeterministic(t *testing.T) {
 	s := buildSnap()
 	s.Interfaces["ens2f0np0"].MTU = 1500
-	s.RDMA[2].FirmwareVersion = "1.2.3"
+	s.Devices[2].FirmwareVersion = "1.2.3"
 	withPrevious(s, 10*time.Second)
 	want := Run(s, testPlan(t), "node01")
 	for i := 0; i < 20; i++ {
@@ -676,8 +683,8 @@ func TestDeterministic(t *testing.T) {
 // listed the devices in.
 func TestSubjectOrder(t *testing.T) {
 	s := buildSnap()
-	for i, j := 0, len(s.RDMA)-1; i < j; i, j = i+1, j-1 {
-		s.RDMA[i], s.RDMA[j] = s.RDMA[j], s.RDMA[i]
+	for i, j := 0, len(s.Devices)-1; i < j; i, j = i+1, j-1 {
+		s.Devices[i], s.Devices[j] = s.Devices[j], s.Devices[i]
 	}
 	fs := Run(s, nil, "node01")
 	checkInvariants(t, fs)

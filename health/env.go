@@ -7,14 +7,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 // env is one evaluation: the inputs plus what every check would otherwise recompute.
 type env struct {
-	snap     *collector.Snapshot
-	prev     *collector.Snapshot
+	snap     *node.Snapshot
+	prev     *node.Snapshot
 	plan     *config.Plan
 	nodeName string
 	// node is this node's plan entry; nil when planReason says why.
@@ -25,7 +25,7 @@ type env struct {
 	// interfaces in rail order when the plan knows this node, else every RDMA port.
 	targets []*target
 	// devices are the distinct RDMA devices of the targets, in target order.
-	devices []*collector.RDMADevice
+	devices []*node.Device
 }
 
 // target is one compute port: what the plan says and what the node has. Any of the
@@ -33,28 +33,28 @@ type env struct {
 type target struct {
 	netdev  string
 	planned *config.Interface
-	dev     *collector.RDMADevice
-	port    *collector.RDMAPort
-	iface   *collector.Interface
+	dev     *node.Device
+	port    *node.Port
+	iface   *node.Interface
 }
 
-func newEnv(snap *collector.Snapshot, plan *config.Plan, node string) *env {
-	e := &env{snap: snap, plan: plan, nodeName: node}
+func newEnv(snap *node.Snapshot, plan *config.Plan, nodeName string) *env {
+	e := &env{snap: snap, plan: plan, nodeName: nodeName}
 	if snap == nil {
 		return e
 	}
 	e.prev = snap.Previous
-	e.noRDMA = len(snap.RDMA) == 0
+	e.noRDMA = len(snap.Devices) == 0
 	switch {
 	case plan == nil:
 		e.planReason = ReasonNoPlan
-	case node == "":
+	case nodeName == "":
 		e.planReason = "this node's name is unknown, so its plan entry cannot be found (see plan_node_known)"
 	default:
-		if n, ok := plan.Node(node); ok {
+		if n, ok := plan.Node(nodeName); ok {
 			e.node = n
 		} else {
-			e.planReason = fmt.Sprintf("node %q is not in the cluster plan (see plan_node_known)", node)
+			e.planReason = fmt.Sprintf("node %q is not in the cluster plan (see plan_node_known)", nodeName)
 		}
 	}
 	e.targets = e.buildTargets()
@@ -80,7 +80,7 @@ func (e *env) buildTargets() []*target {
 		}
 		return out
 	}
-	for _, d := range e.snap.RDMA {
+	for _, d := range e.snap.Devices {
 		for _, p := range d.Ports {
 			out = append(out, &target{netdev: p.Interface, dev: d, port: p, iface: e.snap.Interfaces[p.Interface]})
 		}
@@ -90,11 +90,11 @@ func (e *env) buildTargets() []*target {
 
 // portByNetdev finds the RDMA port a netdev backs, from either side of the mapping:
 // the port's own netdev or the interface's RDMA device.
-func (e *env) portByNetdev(netdev string) (*collector.RDMADevice, *collector.RDMAPort) {
+func (e *env) portByNetdev(netdev string) (*node.Device, *node.Port) {
 	if netdev == "" {
 		return nil, nil
 	}
-	for _, d := range e.snap.RDMA {
+	for _, d := range e.snap.Devices {
 		for _, p := range d.Ports {
 			if p.Interface == netdev {
 				return d, p
@@ -116,7 +116,7 @@ func (e *env) portByNetdev(netdev string) (*collector.RDMADevice, *collector.RDM
 // ib reports whether the target is an InfiniBand port, where RoCE checks do not apply.
 func (t *target) ib() bool {
 	if t.port != nil {
-		return t.port.LinkLayer == string(config.LinkLayerInfiniBand)
+		return t.port.LinkLayer == node.LinkLayerInfiniBand
 	}
 	return false
 }
@@ -143,7 +143,7 @@ func (t *target) devSubject() string {
 
 // portSubject is the device name alone on single-port devices (every mlx5 Ethernet
 // function), and device/port on the dual-port cards where the name alone is ambiguous.
-func portSubject(d *collector.RDMADevice, p *collector.RDMAPort) string {
+func portSubject(d *node.Device, p *node.Port) string {
 	if d == nil || len(d.Ports) <= 1 {
 		return p.Device
 	}
@@ -173,9 +173,9 @@ func (t *target) missingReason(what string) string {
 }
 
 // targetDevices returns the distinct RDMA devices of the targets, in target order.
-func targetDevices(targets []*target) []*collector.RDMADevice {
+func targetDevices(targets []*target) []*node.Device {
 	seen := map[string]bool{}
-	var out []*collector.RDMADevice
+	var out []*node.Device
 	for _, t := range targets {
 		if t.dev != nil && !seen[t.dev.Name] {
 			seen[t.dev.Name] = true
@@ -194,7 +194,7 @@ func (e *env) interval() (float64, bool) {
 	return dt, dt > 0
 }
 
-func (e *env) prevPort(p *collector.RDMAPort) *collector.RDMAPort {
+func (e *env) prevPort(p *node.Port) *node.Port {
 	if e.prev == nil || p == nil {
 		return nil
 	}
@@ -208,21 +208,21 @@ func (e *env) prevPort(p *collector.RDMAPort) *collector.RDMAPort {
 	return nil
 }
 
-func (e *env) prevEthtool(netdev string) *collector.EthtoolStats {
+func (e *env) prevEthtool(netdev string) *node.EthtoolStats {
 	if e.prev == nil {
 		return nil
 	}
 	return e.prev.Ethtool[netdev]
 }
 
-func (e *env) prevInterface(netdev string) *collector.Interface {
+func (e *env) prevInterface(netdev string) *node.Interface {
 	if e.prev == nil {
 		return nil
 	}
 	return e.prev.Interfaces[netdev]
 }
 
-func (e *env) prevPCI(addr string) *collector.PCIFunction {
+func (e *env) prevPCI(addr string) *node.PCIFunction {
 	if e.prev == nil {
 		return nil
 	}
@@ -282,77 +282,6 @@ func stateText(n int, name string) string {
 		return strconv.Itoa(n)
 	}
 	return strconv.Itoa(n) + ": " + name
-}
-
-// Known PCI vendors of RDMA NICs, for messages and for the driver each one needs.
-var vendorNames = map[string]string{
-	"0x15b3": "Mellanox/NVIDIA",
-	"0x14e4": "Broadcom",
-	"0x8086": "Intel",
-	"0x1dd8": "AMD Pensando",
-	"0x1d0f": "Amazon",
-}
-
-// mlx5Models names NVIDIA PCI device ids so a message can say "ConnectX-7" rather
-// than 0x1021 (kernel mlx5 id table).
-var mlx5Models = map[string]string{
-	"0x1013": "ConnectX-4", "0x1015": "ConnectX-4 Lx", "0x1017": "ConnectX-5",
-	"0x1019": "ConnectX-5 Ex", "0x101b": "ConnectX-6", "0x101d": "ConnectX-6 Dx",
-	"0x101f": "ConnectX-6 Lx", "0x1021": "ConnectX-7", "0x1023": "ConnectX-8",
-	"0xa2d6": "BlueField-2", "0xa2dc": "BlueField-3",
-}
-
-func nicName(n collector.PCINIC) string {
-	vendor := vendorNames[n.VendorID]
-	if vendor == "" {
-		vendor = "vendor " + n.VendorID
-	}
-	if n.VendorID == "0x15b3" {
-		if m := mlx5Models[n.DeviceID]; m != "" {
-			return fmt.Sprintf("%s %s (%s:%s)", vendor, m, strings.TrimPrefix(n.VendorID, "0x"), strings.TrimPrefix(n.DeviceID, "0x"))
-		}
-	}
-	return fmt.Sprintf("%s NIC (%s:%s)", vendor, strings.TrimPrefix(n.VendorID, "0x"), strings.TrimPrefix(n.DeviceID, "0x"))
-}
-
-// driverFamily is the pair of kernel modules an RDMA NIC needs: the Ethernet/PCI
-// driver that binds the function and the RDMA driver that registers the ibdev.
-type driverFamily struct {
-	name   string
-	core   string
-	rdma   string
-	vendor string
-}
-
-var driverFamilies = []driverFamily{
-	{name: "mlx5", core: "mlx5_core", rdma: "mlx5_ib", vendor: "0x15b3"},
-	{name: "mlx4", core: "mlx4_core", rdma: "mlx4_ib"},
-	{name: "bnxt", core: "bnxt_en", rdma: "bnxt_re", vendor: "0x14e4"},
-	{name: "irdma", core: "ice", rdma: "irdma", vendor: "0x8086"},
-	{name: "ionic", core: "ionic", rdma: "ionic_rdma", vendor: "0x1dd8"},
-	{name: "efa", core: "efa", rdma: "efa", vendor: "0x1d0f"},
-}
-
-// familyByDriver maps a PCI driver name to its family; i40e (X722) shares irdma.
-func familyByDriver(driver string) (driverFamily, bool) {
-	if driver == "i40e" {
-		return driverFamily{name: "irdma", core: "i40e", rdma: "irdma"}, true
-	}
-	for _, f := range driverFamilies {
-		if f.core == driver {
-			return f, true
-		}
-	}
-	return driverFamily{}, false
-}
-
-func familyByVendor(vendor string) (driverFamily, bool) {
-	for _, f := range driverFamilies {
-		if f.vendor != "" && f.vendor == vendor {
-			return f, true
-		}
-	}
-	return driverFamily{}, false
 }
 
 func orPlaceholder(v, placeholder string) string {

@@ -10,27 +10,44 @@ import (
 	"testing"
 	"time"
 
-	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/reader"
 )
 
-// fixtureExporter reads one of the collector's recorded nodes.
-func fixtureExporter(t *testing.T, scenario string) *collector.Exporter {
+// fixtureNode reads one of the recorded nodes the way the exporter does.
+type fixtureNode struct {
+	r    *reader.Reader
+	last *node.Snapshot
+}
+
+func fixtureReader(t *testing.T, scenario string) *fixtureNode {
 	t.Helper()
 	base := filepath.Join("..", "collector", "testdata", scenario)
-	cfg := &collector.Config{
-		SysPath: filepath.Join(base, "sys"),
-		DevPath: filepath.Join(base, "dev"),
-		Enabled: []string{"rdma", "netdev", "pcie", "ethtool", "dcb"},
-		Timeout: 5 * time.Second,
-		Ethtool: collector.EthtoolConfig{ReplayDir: filepath.Join(base, "replay")},
-	}
-	exp, err := collector.NewExporter(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	r, err := reader.New(reader.Options{
+		SysPath:   filepath.Join(base, "sys"),
+		DevPath:   filepath.Join(base, "dev"),
+		Sources:   reader.SourceNames(),
+		Timeout:   5 * time.Second,
+		ReplayDir: filepath.Join(base, "replay"),
+	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
-		t.Fatalf("exporter on %s: %v", scenario, err)
+		t.Fatalf("reader on %s: %v", scenario, err)
 	}
-	t.Cleanup(func() { exp.Close() })
-	return exp
+	t.Cleanup(func() { r.Close() })
+	return &fixtureNode{r: r}
+}
+
+// Snapshot reads the node; from the second read on, the snapshot has the
+// one before as Previous, as the exporter's have.
+func (f *fixtureNode) Snapshot() *node.Snapshot {
+	s := f.r.Read().Snapshot
+	if f.last != nil {
+		f.last.Previous = nil
+		s.Previous = f.last
+	}
+	f.last = s
+	return s
 }
 
 func fixturePlan(t *testing.T) *config.Plan {
@@ -47,13 +64,13 @@ func fixturePlan(t *testing.T) *config.Plan {
 
 // cloneSnapshot deep-copies a snapshot through JSON, which reaches every exported
 // field; Previous is not copied (it is tagged json:"-").
-func cloneSnapshot(t *testing.T, s *collector.Snapshot) *collector.Snapshot {
+func cloneSnapshot(t *testing.T, s *node.Snapshot) *node.Snapshot {
 	t.Helper()
 	b, err := json.Marshal(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c collector.Snapshot
+	var c node.Snapshot
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatal(err)
 	}
@@ -61,14 +78,14 @@ func cloneSnapshot(t *testing.T, s *collector.Snapshot) *collector.Snapshot {
 }
 
 func TestFixtureHealthy(t *testing.T) {
-	exp := fixtureExporter(t, "mlx5-8x400g-healthy")
+	exp := fixtureReader(t, "mlx5-8x400g-healthy")
 	plan := fixturePlan(t)
 	first := exp.Snapshot()
 	second := exp.Snapshot()
 	if second.Previous == nil {
 		t.Fatal("second snapshot has no Previous")
 	}
-	for name, snap := range map[string]*collector.Snapshot{"one sample": first, "two samples": second} {
+	for name, snap := range map[string]*node.Snapshot{"one sample": first, "two samples": second} {
 		t.Run(name, func(t *testing.T) {
 			fs := Run(snap, plan, "node01")
 			checkInvariants(t, fs)
@@ -104,7 +121,7 @@ func TestFixtureHealthy(t *testing.T) {
 }
 
 func TestFixtureDegraded(t *testing.T) {
-	snap := fixtureExporter(t, "mlx5-degraded").Snapshot()
+	snap := fixtureReader(t, "mlx5-degraded").Snapshot()
 	fs := Run(snap, fixturePlan(t), "node01")
 	checkInvariants(t, fs)
 	// Every injected fault, named by check and subject, and nothing else.
@@ -184,7 +201,7 @@ func TestFixtureDegraded(t *testing.T) {
 }
 
 func TestFixtureNoRDMADriver(t *testing.T) {
-	snap := fixtureExporter(t, "no-rdma-driver").Snapshot()
+	snap := fixtureReader(t, "no-rdma-driver").Snapshot()
 	fs := Run(snap, fixturePlan(t), "node01")
 	checkInvariants(t, fs)
 	if len(fs) < 2 {
@@ -207,7 +224,7 @@ func TestFixtureNoRDMADriver(t *testing.T) {
 }
 
 func TestFixturePFCStorm(t *testing.T) {
-	first := fixtureExporter(t, "mlx5-pfc-storm").Snapshot()
+	first := fixtureReader(t, "mlx5-pfc-storm").Snapshot()
 	plan := fixturePlan(t)
 
 	// One sample: the storm watchdog's error events since boot are all there is.
@@ -222,11 +239,11 @@ func TestFixturePFCStorm(t *testing.T) {
 	second.Previous = first
 	second.Time = first.Time.Add(10 * time.Second)
 	st := second.Ethtool["ens3f0np0"]
-	before, ok := st.Get(famPauseDuration, "rx", 3, "")
+	before, ok := st.Get(node.FamilyPFCPauseDuration, node.DirRX, 3, "")
 	if !ok {
 		t.Fatal("fixture has no rx priority 3 pause duration on ens3f0np0")
 	}
-	setEth(st, famPauseDuration, "rx", 3, "", before+4_000_000)
+	setEth(st, node.FamilyPFCPauseDuration, node.DirRX, 3, "", before+4_000_000)
 
 	fs = Run(second, plan, "node01")
 	checkInvariants(t, fs)
@@ -242,7 +259,7 @@ func TestFixturePFCStorm(t *testing.T) {
 }
 
 func TestFixtureInfiniBand(t *testing.T) {
-	snap := fixtureExporter(t, "ib-hdr").Snapshot()
+	snap := fixtureReader(t, "ib-hdr").Snapshot()
 	fs := Run(snap, nil, "node01")
 	checkInvariants(t, fs)
 	for _, dev := range []string{"mlx5_0", "mlx5_1"} {
@@ -266,7 +283,7 @@ func TestFixtureInfiniBand(t *testing.T) {
 }
 
 func TestFixtureBroadcom(t *testing.T) {
-	snap := fixtureExporter(t, "bnxt-no-counters").Snapshot()
+	snap := fixtureReader(t, "bnxt-no-counters").Snapshot()
 	fs := Run(snap, nil, "node01")
 	checkInvariants(t, fs)
 	for _, c := range []struct {

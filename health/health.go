@@ -18,8 +18,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 // Status is the outcome of one check for one subject.
@@ -87,8 +87,8 @@ func Checks() []Check {
 
 // Run evaluates every check against one node's snapshot. plan may be nil: checks that
 // need it are then skipped with ReasonNoPlan. node is this node's name in the plan.
-func Run(snap *collector.Snapshot, plan *config.Plan, node string) []Finding {
-	e := newEnv(snap, plan, node)
+func Run(snap *node.Snapshot, plan *config.Plan, nodeName string) []Finding {
+	e := newEnv(snap, plan, nodeName)
 	// The exporter runs this every scrape: one findings buffer serves every
 	// check, and the output is sized for a finding per check and target.
 	out := make([]Finding, 0, len(registry)*(len(e.targets)+1))

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 // The hand-built node: three rails of ConnectX-7 400G, mlx5_i <-> ens(i+1)f0np0 with
@@ -29,9 +29,9 @@ func mappedGID(a netip.Addr) string {
 	return fmt.Sprintf("0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", b[0], b[1], b[2], b[3])
 }
 
-func gids(netdev string, ip netip.Addr, v2Index int) []collector.GID {
+func gids(netdev string, ip netip.Addr, v2Index int) []node.GID {
 	ll := "fe80:0000:0000:0000:ba3f:d2ff:fea1:2b3c"
-	return []collector.GID{
+	return []node.GID{
 		{Index: 0, GID: ll, Type: "IB/RoCE v1", Interface: netdev},
 		{Index: 1, GID: ll, Type: "RoCE v2", Interface: netdev},
 		{Index: v2Index - 1, GID: mappedGID(ip), Type: "IB/RoCE v1", Interface: netdev},
@@ -39,35 +39,35 @@ func gids(netdev string, ip netip.Addr, v2Index int) []collector.GID {
 	}
 }
 
-func allPrio(on bool) *[8]bool {
-	var a [8]bool
-	for i := range a {
-		a[i] = on
+func allPrio(on bool) *node.ECNSetting {
+	var a node.ECNSetting
+	for i := range a.Enabled {
+		a.Enabled[i], a.Present[i] = on, true
 	}
 	return &a
 }
 
 // buildSnap returns a fresh healthy snapshot; every call builds new values, so a
 // test can take two and change one without touching the other.
-func buildSnap() *collector.Snapshot {
-	s := &collector.Snapshot{
+func buildSnap() *node.Snapshot {
+	s := &node.Snapshot{
 		Time:       t0,
 		Sources:    map[string]bool{"rdma": true, "netdev": true, "pcie": true, "ethtool": true, "dcb": true},
 		Modules:    map[string]bool{"ib_core": true, "ib_uverbs": true, "rdma_cm": true, "mlx5_core": true, "mlx5_ib": true, "bnxt_en": false, "bnxt_re": false},
-		Interfaces: map[string]*collector.Interface{},
-		PCI:        map[string]*collector.PCIFunction{},
-		Ethtool:    map[string]*collector.EthtoolStats{},
-		DCB:        map[string]*collector.DCBState{},
+		Interfaces: map[string]*node.Interface{},
+		PCI:        map[string]*node.PCIFunction{},
+		Ethtool:    map[string]*node.EthtoolStats{},
+		DCB:        map[string]*node.DCBState{},
 	}
 	for i := 0; i < testRails; i++ {
 		dev, nd, pci, ip := devName(i), netdevName(i), pciAddr(i), railIP(i)
 		verbs := fmt.Sprintf("/dev/infiniband/uverbs%d", i)
-		port := &collector.RDMAPort{
+		port := &node.Port{
 			Device: dev, Number: 1, LinkLayer: "Ethernet",
 			State: 4, StateName: "ACTIVE", PhysState: 5, PhysStateName: "LinkUp",
 			RateBitsPerSecond: 400e9, Interface: nd,
-			Counters: []collector.CounterValue{{Name: "link_downed", Value: 1}, {Name: "symbol_error", Value: 0}},
-			HWCounters: []collector.CounterValue{
+			Counters: []node.Counter{{Name: "link_downed", Value: 1}, {Name: "symbol_error", Value: 0}},
+			HWCounters: []node.Counter{
 				{Name: "rp_cnp_ignored", Value: 0}, {Name: "rp_cnp_handled", Value: 500},
 				{Name: "np_ecn_marked_roce_packets", Value: 1000}, {Name: "np_cnp_sent", Value: 900},
 				{Name: "req_transport_retries_exceeded", Value: 0},
@@ -75,47 +75,47 @@ func buildSnap() *collector.Snapshot {
 			GIDs:            gids(nd, ip, 3),
 			DefaultRoCEMode: "RoCE v2",
 		}
-		s.RDMA = append(s.RDMA, &collector.RDMADevice{
+		s.Devices = append(s.Devices, &node.Device{
 			Name: dev, Driver: "mlx5_core", PCIAddress: pci, FirmwareVersion: "28.39.1002",
 			HCAType: "MT4129", BoardID: "MT_0000000838",
 			VerbsDevices: []string{verbs}, VerbsPresent: []string{verbs},
-			Ports: []*collector.RDMAPort{port},
+			Ports: []*node.Port{port},
 		})
-		s.Interfaces[nd] = &collector.Interface{
+		s.Interfaces[nd] = &node.Interface{
 			Name: nd, RDMADevice: dev, Port: 1, MTU: 9000, OperState: "up", SpeedMbps: 400000,
 			CarrierChanges: 2, Driver: "mlx5_core", BusInfo: pci,
 			Addresses:      []netip.Prefix{netip.PrefixFrom(ip, 24), netip.MustParsePrefix("fe80::ba3f:d2ff:fea1:2b3c/64")},
 			AddressesKnown: true,
 		}
-		s.PCI[pci] = &collector.PCIFunction{
+		s.PCI[pci] = &node.PCIFunction{
 			Address: pci, RDMADevices: []string{dev}, VendorID: "0x15b3", DeviceID: "0x1021",
 			CurrentSpeedGTs: 32, MaxSpeedGTs: 32, CurrentWidth: 16, MaxWidth: 16,
 			CurrentBandwidth: 63.014e9, MaxBandwidth: 63.014e9, AvailableBandwidth: 63.014e9,
 			LimitedBy: pci, AER: map[string]uint64{"correctable": 0, "fatal": 0, "nonfatal": 0},
 		}
-		s.Ethtool[nd] = &collector.EthtoolStats{
+		s.Ethtool[nd] = &node.EthtoolStats{
 			Interface:   nd,
-			GlobalPause: &collector.GlobalPause{},
-			Values: []collector.EthtoolValue{
-				{Family: famPauseDuration, Direction: "rx", Priority: 3, Value: 10000},
-				{Family: famPauseDuration, Direction: "tx", Priority: 3, Value: 2000},
-				{Family: famStormEvents, Priority: -1, Label: stormWarning},
-				{Family: famStormEvents, Priority: -1, Label: stormError},
-				{Family: famUncorrected, Priority: -1},
-				{Family: famLinkDown, Priority: -1, Value: 1},
+			GlobalPause: &node.GlobalPause{},
+			Values: []node.EthtoolValue{
+				{Family: node.FamilyPFCPauseDuration, Direction: "rx", Priority: 3, Value: 10000},
+				{Family: node.FamilyPFCPauseDuration, Direction: "tx", Priority: 3, Value: 2000},
+				{Family: node.FamilyPFCPauseStormEvents, Priority: -1, Label: node.StormWarning},
+				{Family: node.FamilyPFCPauseStormEvents, Priority: -1, Label: node.StormError},
+				{Family: node.FamilyPHYUncorrectedSymbolErrors, Priority: -1},
+				{Family: node.FamilyPHYLinkDownEvents, Priority: -1, Value: 1},
 			},
 		}
 		var pfc [8]bool
 		pfc[3] = true
-		s.DCB[nd] = &collector.DCBState{Interface: nd, PFCCap: 8, PFCEnabled: pfc, Trust: "dscp",
-			ECN: map[string]*[8]bool{"np": allPrio(true), "rp": allPrio(true)}}
+		s.DCB[nd] = &node.DCBState{Interface: nd, PFCCap: 8, PFCEnabled: pfc, Trust: "dscp",
+			ECN: map[string]*node.ECNSetting{"np": allPrio(true), "rp": allPrio(true)}}
 	}
 	return s
 }
 
 // withPrevious gives cur a previous sample taken dt earlier that is the healthy
 // baseline; tests then move cur's counters.
-func withPrevious(cur *collector.Snapshot, dt time.Duration) *collector.Snapshot {
+func withPrevious(cur *node.Snapshot, dt time.Duration) *node.Snapshot {
 	prev := buildSnap()
 	prev.Time = cur.Time.Add(-dt)
 	cur.Previous = prev
@@ -158,23 +158,23 @@ func testPlan(t *testing.T) *config.Plan {
 	return p
 }
 
-func port(s *collector.Snapshot, i int) *collector.RDMAPort { return s.RDMA[i].Ports[0] }
+func port(s *node.Snapshot, i int) *node.Port { return s.Devices[i].Ports[0] }
 
-func setCounter(vs *[]collector.CounterValue, name string, v uint64) {
+func setCounter(vs *[]node.Counter, name string, v uint64) {
 	for i := range *vs {
 		if (*vs)[i].Name == name {
 			(*vs)[i].Value = v
 			return
 		}
 	}
-	*vs = append(*vs, collector.CounterValue{Name: name, Value: v})
+	*vs = append(*vs, node.Counter{Name: name, Value: v})
 }
 
-func dropCounter(vs *[]collector.CounterValue, name string) {
-	*vs = slices.DeleteFunc(*vs, func(c collector.CounterValue) bool { return c.Name == name })
+func dropCounter(vs *[]node.Counter, name string) {
+	*vs = slices.DeleteFunc(*vs, func(c node.Counter) bool { return c.Name == name })
 }
 
-func setEth(st *collector.EthtoolStats, family, dir string, prio int, label string, v uint64) {
+func setEth(st *node.EthtoolStats, family node.Family, dir string, prio int, label string, v uint64) {
 	for i := range st.Values {
 		e := &st.Values[i]
 		if e.Family == family && e.Direction == dir && e.Priority == prio && e.Label == label {
@@ -182,25 +182,25 @@ func setEth(st *collector.EthtoolStats, family, dir string, prio int, label stri
 			return
 		}
 	}
-	st.Values = append(st.Values, collector.EthtoolValue{Family: family, Direction: dir, Priority: prio, Label: label, Value: v})
+	st.Values = append(st.Values, node.EthtoolValue{Family: family, Direction: dir, Priority: prio, Label: label, Value: v})
 }
 
-func dropEth(st *collector.EthtoolStats, family string) {
-	st.Values = slices.DeleteFunc(st.Values, func(v collector.EthtoolValue) bool { return v.Family == family })
+func dropEth(st *node.EthtoolStats, family node.Family) {
+	st.Values = slices.DeleteFunc(st.Values, func(v node.EthtoolValue) bool { return v.Family == family })
 }
 
-func ethVal(st *collector.EthtoolStats, family, dir string, prio int, label string) uint64 {
+func ethVal(st *node.EthtoolStats, family node.Family, dir string, prio int, label string) uint64 {
 	v, _ := st.Get(family, dir, prio, label)
 	return v
 }
 
 // makeIB turns the snapshot into an InfiniBand node: IB link layer, no GID IPv4
 // entries, no RoCE configuration sources.
-func makeIB(s *collector.Snapshot) {
-	for _, d := range s.RDMA {
+func makeIB(s *node.Snapshot) {
+	for _, d := range s.Devices {
 		p := d.Ports[0]
 		p.LinkLayer = "InfiniBand"
-		p.GIDs = []collector.GID{{Index: 0, GID: "fe80:0000:0000:0000:0c42:a103:006a:1020", Type: "IB/RoCE v1"}}
+		p.GIDs = []node.GID{{Index: 0, GID: "fe80:0000:0000:0000:0c42:a103:006a:1020", Type: "IB/RoCE v1"}}
 		p.DefaultRoCEMode = ""
 	}
 }

@@ -4,109 +4,75 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"os"
-	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 // NodeInfo is what the runners need to know about the local RDMA devices.
 type NodeInfo interface {
 	// GIDIndex returns the index of the device's RoCE v2 GID carrying ip.
 	GIDIndex(device string, ip netip.Addr) (int, bool)
-	// PortRateBitsPerSecond is port 1's signalling rate.
+	// PortRateBitsPerSecond is the signalling rate of the device's port.
 	PortRateBitsPerSecond(device string) (float64, bool)
 	// PortUtilization measures how much of the port's rate the existing
 	// traffic uses, over window.
 	PortUtilization(ctx context.Context, device string, window time.Duration) (float64, error)
 }
 
-// SysfsNode reads NodeInfo from sysfs (a live /sys or a fixture).
-type SysfsNode struct{ Root string }
-
-func (n SysfsNode) port(device string, parts ...string) string {
-	return filepath.Join(append([]string{n.Root, "class", "infiniband", device, "ports", "1"}, parts...)...)
+// SnapshotNode answers NodeInfo from snapshots of the node, read by the same
+// reader the exporter serves its metrics from: the probes and the metrics
+// see one node, parsed by one set of rules.
+type SnapshotNode struct {
+	// Read returns a fresh snapshot of this node.
+	Read func() *node.Snapshot
 }
 
-func readTrim(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	return strings.TrimSpace(string(b)), err
-}
-
-// GIDIndex scans the GID table for a RoCE v2 entry carrying ip.
-func (n SysfsNode) GIDIndex(device string, ip netip.Addr) (int, bool) {
-	names, err := os.ReadDir(n.port(device, "gids"))
-	if err != nil {
+// GIDIndex scans the device's ports for a RoCE v2 GID carrying ip.
+func (n SnapshotNode) GIDIndex(device string, ip netip.Addr) (int, bool) {
+	d := n.Read().Device(device)
+	if d == nil {
 		return 0, false
 	}
-	var idx []int
-	for _, e := range names {
-		if i, err := strconv.Atoi(e.Name()); err == nil {
-			idx = append(idx, i)
-		}
-	}
-	sort.Ints(idx)
-	for _, i := range idx {
-		g, err := readTrim(n.port(device, "gids", strconv.Itoa(i)))
-		if err != nil {
-			continue
-		}
-		a, err := netip.ParseAddr(g)
-		if err != nil || a.Unmap() != ip {
-			continue
-		}
-		if t, err := readTrim(n.port(device, "gid_attrs", "types", strconv.Itoa(i))); err == nil && t == "RoCE v2" {
+	for _, p := range d.Ports {
+		if i, ok := p.RoCEv2GIDIndex(ip); ok {
 			return i, true
 		}
 	}
 	return 0, false
 }
 
-// PortRateBitsPerSecond parses ports/1/rate.
-func (n SysfsNode) PortRateBitsPerSecond(device string) (float64, bool) {
-	v, err := readTrim(n.port(device, "rate"))
-	if err != nil {
+// PortRateBitsPerSecond is the rate of the device's first port that reports
+// one (a compute NIC's RDMA device has one port per netdev).
+func (n SnapshotNode) PortRateBitsPerSecond(device string) (float64, bool) {
+	p := ratedPort(n.Read(), device)
+	if p == nil {
 		return 0, false
 	}
-	num, _, _ := strings.Cut(v, " ")
-	g, err := strconv.ParseFloat(num, 64)
-	if err != nil || !(g > 0) || g > 1e6 { // also rejects NaN
-		return 0, false
-	}
-	return g * 1e9, true
+	return p.RateBitsPerSecond, true
 }
 
-func (n SysfsNode) dataBytes(device string) (uint64, uint64, error) {
-	read := func(name string) (uint64, error) {
-		v, err := readTrim(n.port(device, "counters", name))
-		if err != nil {
-			return 0, err
+func ratedPort(snap *node.Snapshot, device string) *node.Port {
+	if d := snap.Device(device); d != nil {
+		for _, p := range d.Ports {
+			if p.RateBitsPerSecond > 0 {
+				return p
+			}
 		}
-		return strconv.ParseUint(v, 10, 64)
 	}
-	rx, err := read("port_rcv_data")
-	if err != nil {
-		return 0, 0, err
-	}
-	tx, err := read("port_xmit_data")
-	if err != nil {
-		return 0, 0, err
-	}
-	// PMA data counters count 4-byte words.
-	return rx * 4, tx * 4, nil
+	return nil
 }
 
-// PortUtilization samples the RDMA data counters twice.
-func (n SysfsNode) PortUtilization(ctx context.Context, device string, window time.Duration) (float64, error) {
-	rate, ok := n.PortRateBitsPerSecond(device)
-	if !ok {
+// PortUtilization compares the RDMA data counters of two snapshots window
+// apart: the busier direction's share of the port rate.
+func (n SnapshotNode) PortUtilization(ctx context.Context, device string, window time.Duration) (float64, error) {
+	p0 := ratedPort(n.Read(), device)
+	if p0 == nil {
 		return 0, fmt.Errorf("%s: port rate unknown", device)
 	}
-	rx0, tx0, err := n.dataBytes(device)
-	if err != nil {
-		return 0, err
+	rx0, tx0, ok := p0.DataBytes()
+	if !ok {
+		return 0, fmt.Errorf("%s port %d: no data counters", device, p0.Number)
 	}
 	begin := time.Now()
 	select {
@@ -114,14 +80,18 @@ func (n SysfsNode) PortUtilization(ctx context.Context, device string, window ti
 		return 0, ctx.Err()
 	case <-time.After(window):
 	}
-	rx1, tx1, err := n.dataBytes(device)
-	if err != nil {
-		return 0, err
+	p1 := n.Read().Port(device, p0.Number)
+	if p1 == nil {
+		return 0, fmt.Errorf("%s port %d vanished", device, p0.Number)
 	}
-	elapsed := time.Since(begin).Seconds()
-	busiest := max(float64(rx1-rx0), float64(tx1-tx0))
+	rx1, tx1, ok := p1.DataBytes()
+	if !ok {
+		return 0, fmt.Errorf("%s port %d: no data counters", device, p0.Number)
+	}
 	if rx1 < rx0 || tx1 < tx0 {
 		return 0, nil // counter reset: no evidence of load
 	}
-	return busiest / elapsed / (rate / 8), nil
+	elapsed := time.Since(begin).Seconds()
+	busiest := max(float64(rx1-rx0), float64(tx1-tx0))
+	return busiest / elapsed / (p0.RateBitsPerSecond / 8), nil
 }

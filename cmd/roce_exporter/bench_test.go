@@ -10,6 +10,7 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+	"github.com/roce-exporter/roce_exporter/reader"
 )
 
 // BenchmarkFullScrape is one scrape of every default collector, the
@@ -22,16 +23,18 @@ func BenchmarkFullScrape(b *testing.B) {
 			if err := sysfixture.WriteScaleNode(root, ports); err != nil {
 				b.Fatal(err)
 			}
-			cfg := &collector.Config{SysPath: filepath.Join(root, "sys"), DevPath: filepath.Join(root, "dev"),
-				Timeout: 10 * time.Second, GIDRefresh: time.Minute,
-				Enabled: []string{"dcb", "ethtool", "health", "netdev", "pcie", "probe", "rdma"}}
-			cfg.Ethtool.ReplayDir = filepath.Join(root, "replay")
-			cfg.Health.Evaluate = evaluateHealth
-			e, err := collector.NewExporter(cfg, slog.New(slog.DiscardHandler))
+			opts := collector.Options{Enabled: []string{"dcb", "ethtool", "health", "netdev", "pcie", "probe", "rdma"}}
+			rd, err := reader.New(reader.Options{SysPath: filepath.Join(root, "sys"), DevPath: filepath.Join(root, "dev"),
+				Timeout: 10 * time.Second, Refresh: time.Minute, Sources: collector.Sources(opts.Enabled),
+				ReplayDir: filepath.Join(root, "replay")}, slog.New(slog.DiscardHandler))
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer e.Close()
+			defer rd.Close()
+			e, err := collector.NewExporter(opts, rd, slog.New(slog.DiscardHandler))
+			if err != nil {
+				b.Fatal(err)
+			}
 			series, _ := e.WriteText(io.Discard)
 			b.ReportAllocs()
 			for b.Loop() {

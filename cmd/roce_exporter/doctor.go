@@ -14,9 +14,8 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"golang.org/x/sys/unix"
 
-	"github.com/roce-exporter/roce_exporter/collector"
-	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/health"
+	"github.com/roce-exporter/roce_exporter/reader"
 )
 
 type doctorCommand struct {
@@ -40,16 +39,6 @@ func newDoctorCommand(a *app) *doctorCommand {
 	return d
 }
 
-// evaluateHealth adapts the health package to the exporter's collector.
-func evaluateHealth(snap *collector.Snapshot, plan *config.Plan, node string) []collector.HealthFinding {
-	findings := health.Run(snap, plan, node)
-	out := make([]collector.HealthFinding, len(findings))
-	for i, f := range findings {
-		out[i] = collector.HealthFinding{Check: f.ID, Subject: f.Subject, Status: string(f.Status), Hint: f.Fix}
-	}
-	return out
-}
-
 // doctorReport is the JSON schema of `doctor --output=json`.
 type doctorReport struct {
 	Node    string           `json:"node"`
@@ -65,40 +54,35 @@ func (d *doctorCommand) run() int {
 		fmt.Fprintf(os.Stderr, "roce_exporter doctor: the cluster plan is not valid:\n%v\n", err)
 		return 2
 	}
-	cfg, err := d.a.collectorConfig(plan)
+	opts, ropts, err := d.a.options(plan)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter doctor: %v\n", err)
 		return 2
 	}
-	// The doctor reads the sources itself; the health collector is the
-	// exporter's way to publish the same checks.
-	var sources []string
-	for _, name := range cfg.Enabled {
-		if name != "health" && name != "probe" {
-			sources = append(sources, name)
-		}
-	}
-	cfg.Enabled = sources
-	cfg.GIDRefresh = 0
+	// The doctor reads every source fresh: nothing is cached between its
+	// two samples.
+	ropts.Refresh = 0
 	if *d.configfs {
-		created := openConfigfs(cfg.SysPath)
+		created := openConfigfs(ropts.SysPath)
 		defer closeConfigfs(created)
 	}
-	exp, err := collector.NewExporter(cfg, d.a.logger)
+	rd, err := reader.New(ropts, d.a.logger)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter doctor: %v\n", err)
 		return 2
 	}
-	defer exp.Close()
-	snap := exp.Snapshot()
+	defer rd.Close()
+	snap := rd.Read().Snapshot
 	samples := 1
 	if *d.interval > 0 {
 		time.Sleep(*d.interval)
-		snap = exp.Snapshot()
+		first := snap
+		snap = rd.Read().Snapshot
+		snap.Previous = first
 		samples = 2
 	}
-	findings := health.Run(snap, plan, cfg.Health.NodeName)
-	report := doctorReport{Node: cfg.Health.NodeName, Plan: *d.a.configFile, Samples: samples, Summary: map[string]int{}, Checks: findings}
+	findings := health.Run(snap, plan, opts.NodeName)
+	report := doctorReport{Node: opts.NodeName, Plan: *d.a.configFile, Samples: samples, Summary: map[string]int{}, Checks: findings}
 	for _, f := range findings {
 		report.Summary[string(f.Status)]++
 	}

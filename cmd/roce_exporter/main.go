@@ -14,6 +14,7 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/reader"
 )
 
 // defaultListenAddress is outside the crowded 9100-9999 exporter band; 4791
@@ -50,17 +51,16 @@ func (a *app) loadPlan() (*config.Plan, error) {
 	return config.Load(*a.configFile)
 }
 
-// collectorConfig builds the collector configuration, including the plan
-// the health checks compare against.
-func (a *app) collectorConfig(plan *config.Plan) (*collector.Config, error) {
-	cfg, err := a.collectors.Config()
+// options turns the flags into the collectors' options (with the plan the
+// health checks compare against) and the reader's.
+func (a *app) options(plan *config.Plan) (collector.Options, reader.Options, error) {
+	o, ro, err := a.collectors.Options()
 	if err != nil {
-		return nil, err
+		return o, ro, err
 	}
-	cfg.Health.NodeName = config.SelfName(*a.nodeName)
-	cfg.Health.Plan = plan
-	cfg.Health.Evaluate = evaluateHealth
-	return cfg, nil
+	o.NodeName = config.SelfName(*a.nodeName)
+	o.Plan = plan
+	return o, ro, nil
 }
 
 func main() {

@@ -13,7 +13,9 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/probes"
+	"github.com/roce-exporter/roce_exporter/reader"
 )
 
 type probeCommand struct {
@@ -58,13 +60,20 @@ func (p *probeCommand) runNow() int {
 		fmt.Fprintln(os.Stderr, "roce_exporter: probe run needs the cluster plan (--config.file)")
 		return 2
 	}
-	cfg, err := p.a.collectors.Config()
+	_, ropts, err := p.a.options(plan)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)
 		return 2
 	}
+	ropts.Sources = []string{node.SourceRDMA}
+	rd, err := reader.New(ropts, p.a.logger)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)
+		return 2
+	}
+	defer rd.Close()
 	sched, err := probes.New(probes.Options{
-		Plan: plan, Self: config.SelfName(*p.a.nodeName), Node: probes.SysfsNode{Root: cfg.SysPath},
+		Plan: plan, Self: config.SelfName(*p.a.nodeName), Node: snapshotNode(rd),
 		StateDir: p.stateDirFor(plan), Logger: p.a.logger,
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -21,7 +22,9 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/probes"
+	"github.com/roce-exporter/roce_exporter/reader"
 )
 
 type serveCommand struct {
@@ -58,15 +61,21 @@ func (s *serveCommand) run() int {
 		logger.Error("cannot load the cluster plan", "file", *s.a.configFile, "err", err)
 		return 2
 	}
-	cfg, err := s.a.collectorConfig(plan)
+	opts, ropts, err := s.a.options(plan)
 	if err != nil {
 		logger.Error("bad collector flags", "err", err)
 		return 2
 	}
-	if *s.webTimeout <= cfg.Timeout {
+	if *s.webTimeout <= ropts.Timeout {
 		logger.Warn("--web.timeout is not longer than --collector.timeout: a stuck collector may turn scrapes into 503s",
-			"web.timeout", *s.webTimeout, "collector.timeout", cfg.Timeout)
+			"web.timeout", *s.webTimeout, "collector.timeout", ropts.Timeout)
 	}
+	rd, err := reader.New(ropts, logger)
+	if err != nil {
+		logger.Error("cannot set up the reader", "err", err)
+		return 2
+	}
+	defer rd.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
@@ -74,32 +83,34 @@ func (s *serveCommand) run() int {
 	var sched *probes.Scheduler
 	probesDone := make(chan struct{})
 	if plan != nil && plan.Probes.Enabled {
+		if !slices.Contains(ropts.Sources, node.SourceRDMA) {
+			logger.Warn("probes are enabled but the rdma collector is not: the probes cannot find GID indices and port rates")
+		}
 		sched, err = probes.New(probes.Options{
-			Plan: plan, Self: cfg.Health.NodeName, Node: probes.SysfsNode{Root: cfg.SysPath},
+			Plan: plan, Self: opts.NodeName, Node: snapshotNode(rd),
 			StateDir: s.probe.stateDirFor(plan), Logger: logger.With("component", "probes"),
 		})
 		if err != nil {
 			logger.Error("cannot start probes", "err", err)
 			return 2
 		}
-		cfg.Probes = sched.Store()
+		opts.Probes = sched.Store()
 		go func() { defer close(probesDone); sched.Run(ctx) }()
-		logger.Info("Probes enabled", "node", cfg.Health.NodeName)
+		logger.Info("Probes enabled", "node", opts.NodeName)
 	} else {
 		close(probesDone)
 	}
 	// Wait for the probe children to be killed before exiting.
 	defer func() { stop(); <-probesDone }()
 
-	exporter, err := collector.NewExporter(cfg, logger)
+	exporter, err := collector.NewExporter(opts, rd, logger)
 	if err != nil {
 		logger.Error("cannot set up collectors", "err", err)
 		return 2
 	}
-	defer exporter.Close()
 	logger.Info("Enabled collectors", "collectors", strings.Join(exporter.Collectors(), ","))
 
-	handler, err := s.handler(exporter, cfg, logger)
+	handler, err := s.handler(exporter, rd.SysPath(), opts.Probes, logger)
 	if err != nil {
 		logger.Error("cannot build HTTP handler", "err", err)
 		return 2
@@ -124,7 +135,7 @@ func (s *serveCommand) run() int {
 	return 0
 }
 
-func (s *serveCommand) handler(exporter *collector.Exporter, cfg *collector.Config, logger *slog.Logger) (http.Handler, error) {
+func (s *serveCommand) handler(exporter *collector.Exporter, sysPath string, store *probes.Store, logger *slog.Logger) (http.Handler, error) {
 	self := prometheus.NewRegistry()
 	self.MustRegister(versioncollector.NewCollector("roce_exporter"))
 	if !*s.disableExpMetr {
@@ -139,7 +150,7 @@ func (s *serveCommand) handler(exporter *collector.Exporter, cfg *collector.Conf
 	mux := http.NewServeMux()
 	mux.Handle(*s.telemetryPath, metrics)
 	if *s.telemetryPath != "/" {
-		collectors := collectorTable(exporter, cfg) // fixed at start-up
+		collectors := collectorTable(exporter, sysPath) // fixed at start-up
 		landingConfig := func() web.LandingConfig {
 			return web.LandingConfig{
 				Name:        "roce_exporter",
@@ -149,7 +160,7 @@ func (s *serveCommand) handler(exporter *collector.Exporter, cfg *collector.Conf
 				Links: []web.LandingLinks{
 					{Address: *s.telemetryPath, Text: "Metrics"},
 				},
-				ExtraHTML: collectors + probeTable(cfg.Probes),
+				ExtraHTML: collectors + probeTable(store),
 			}
 		}
 		if _, err := web.NewLandingPage(landingConfig()); err != nil {
@@ -166,6 +177,11 @@ func (s *serveCommand) handler(exporter *collector.Exporter, cfg *collector.Conf
 		})
 	}
 	return mux, nil
+}
+
+// snapshotNode lets the probes read the node through the exporter's reader.
+func snapshotNode(rd *reader.Reader) probes.SnapshotNode {
+	return probes.SnapshotNode{Read: func() *node.Snapshot { return rd.Read().Snapshot }}
 }
 
 // probeTable shows the recent probe runs with their diagnosis, newest
@@ -205,7 +221,7 @@ func probeTable(store *probes.Store) string {
 	return b.String()
 }
 
-func collectorTable(exporter *collector.Exporter, cfg *collector.Config) string {
+func collectorTable(exporter *collector.Exporter, sysPath string) string {
 	enabled := map[string]bool{}
 	for _, n := range exporter.Collectors() {
 		enabled[n] = true
@@ -220,6 +236,6 @@ func collectorTable(exporter *collector.Exporter, cfg *collector.Config) string 
 		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td></tr>", html.EscapeString(n), state, html.EscapeString(collector.Help(n)))
 	}
 	b.WriteString("</table>")
-	fmt.Fprintf(&b, "<p>sysfs root: <code>%s</code></p>", html.EscapeString(cfg.SysPath))
+	fmt.Fprintf(&b, "<p>sysfs root: <code>%s</code></p>", html.EscapeString(sysPath))
 	return b.String()
 }

@@ -4,7 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"unsafe"
+
+	"github.com/roce-exporter/roce_exporter/node"
 )
+
+// Entry is the meaning of one raw statistic of a string table.
+type Entry struct {
+	node.EthtoolCounter
+	// Index is the position of the raw statistic in the string table and
+	// Raw its driver name.
+	Index int
+	Raw   string
+}
 
 // Mapping is the classification of one string table, computed once and then
 // applied to every scrape's values. Build it with NewMapping when the table
@@ -34,24 +45,23 @@ type Duplicate struct {
 }
 
 // NewMapping classifies every name of a string table. Names are matched
-// exactly against the driver tables of Classify, so a name that is absent
+// exactly against the driver tables of node.ClassifyEthtool, so a name that is absent
 // from the table produces no entry at all: a priority whose PFC counters the
 // driver does not expose is never reported as 0.
 func NewMapping(names []string) *Mapping {
 	m := &Mapping{n: len(names), fingerprint: Fingerprint(names), src: names}
-	seen := make(map[key]int)
+	seen := make(map[node.EthtoolCounter]int)
 	for i, name := range names {
-		e := Classify(name)
-		if e.Family == FamilyUnmapped {
+		c, ok := node.ClassifyEthtool(name)
+		if !ok {
 			continue
 		}
-		e.Index, e.Raw = i, name
-		k := e.key()
-		if kept, dup := seen[k]; dup {
+		e := Entry{EthtoolCounter: c, Index: i, Raw: name}
+		if kept, dup := seen[c]; dup {
 			m.duplicates = append(m.duplicates, Duplicate{Raw: name, Index: i, KeptRaw: m.entries[kept].Raw, KeptIndex: m.entries[kept].Index})
 			continue
 		}
-		seen[k] = len(m.entries)
+		seen[c] = len(m.entries)
 		m.entries = append(m.entries, e)
 	}
 	return m
@@ -62,7 +72,7 @@ func NewMapping(names []string) *Mapping {
 var ErrTableMismatch = errors.New("nicstats: values do not match the mapping's string table")
 
 // Each calls fn for every mapped statistic, in string-table order, with its
-// raw value (apply Entry.Family.Scale() for the metric's unit). It allocates
+// raw value. It allocates
 // nothing. If len(values) differs from the table length Each calls nothing
 // and returns ErrTableMismatch: the caller must re-read the names and rebuild.
 func (m *Mapping) Each(values []uint64, fn func(Entry, uint64)) error {

@@ -1,28 +1,29 @@
-package collector
+package reader
 
 import (
 	"errors"
 	"io/fs"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
-// Topology is the RDMA device layout of the node: devices, their ports,
+// topology is the RDMA device layout of the node: devices, their ports,
 // the netdev behind each port and the PCI function behind each device.
-type Topology struct {
-	Devices []*TopoDevice
+type topology struct {
+	Devices []*topoDevice
 	// ClassMissing is true when /sys/class/infiniband does not exist (no
 	// RDMA stack loaded), as opposed to existing but empty.
 	ClassMissing bool
 }
 
-// TopoDevice is one RDMA device.
-type TopoDevice struct {
+// topoDevice is one RDMA device.
+type topoDevice struct {
 	Name       string
 	Dir        string
 	Inode      uint64
@@ -30,12 +31,12 @@ type TopoDevice struct {
 	PCIDir     string
 	Driver     string
 	Netdevs    []string
-	Ports      []*TopoPort
+	Ports      []*topoPort
 	built      time.Time
 }
 
-// TopoPort is one port of a device.
-type TopoPort struct {
+// topoPort is one port of a device.
+type topoPort struct {
 	Number int
 	// Label is Number as a label value, formatted once.
 	Label  string
@@ -45,40 +46,38 @@ type TopoPort struct {
 	NetdevType string
 }
 
-var bdfPattern = regexp.MustCompile(`^[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
-
 // topologyCache rebuilds a device's layout only when the device is new, was
 // re-created (new kernfs inode) or the cached layout is older than the
 // refresh interval, so a steady-state scrape costs one directory listing
 // plus one stat per device.
 type topologyCache struct {
-	cfg     *Config
+	r       *Reader
 	mu      sync.Mutex
-	devices map[string]*TopoDevice
+	devices map[string]*topoDevice
 }
 
-func newTopologyCache(cfg *Config) *topologyCache {
-	return &topologyCache{cfg: cfg, devices: map[string]*TopoDevice{}}
+func newTopologyCache(r *Reader) *topologyCache {
+	return &topologyCache{r: r, devices: map[string]*topoDevice{}}
 }
 
-func (t *topologyCache) get() (*Topology, error) {
+func (t *topologyCache) get() (*topology, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	classDir := t.cfg.sys("class", "infiniband")
-	names, err := t.cfg.fs.readDirNames(classDir)
+	classDir := t.r.sys("class", "infiniband")
+	names, err := t.r.fs.ReadDirNames(classDir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			clear(t.devices)
-			return &Topology{ClassMissing: true}, nil
+			return &topology{ClassMissing: true}, nil
 		}
 		return nil, err
 	}
 	sort.Strings(names)
-	topo := &Topology{}
+	topo := &topology{}
 	seen := make(map[string]bool, len(names))
 	now := time.Now()
 	for _, name := range names {
-		if !t.cfg.deviceSelected(name) {
+		if !t.r.deviceSelected(name) {
 			continue
 		}
 		dir := joinPath(classDir, name)
@@ -87,8 +86,8 @@ func (t *topologyCache) get() (*Topology, error) {
 		// due for a refresh, not every scrape: a device removed and
 		// re-added in between keeps being read through reopened files and
 		// gets its new layout at the refresh.
-		if d == nil || t.cfg.due(d.built, now) {
-			ino, err := t.cfg.fs.inode(dir)
+		if d == nil || t.r.due(d.built, now) {
+			ino, err := t.r.fs.Inode(dir)
 			if err != nil {
 				continue // vanished between listing and stat
 			}
@@ -106,32 +105,32 @@ func (t *topologyCache) get() (*Topology, error) {
 	return topo, nil
 }
 
-func (t *topologyCache) build(name, dir string, ino uint64, now time.Time) *TopoDevice {
-	f := t.cfg.fs
-	d := &TopoDevice{Name: name, Dir: dir, Inode: ino, built: now}
-	if pci, err := f.realpath(joinPath(dir, "device")); err == nil {
+func (t *topologyCache) build(name, dir string, ino uint64, now time.Time) *topoDevice {
+	f := t.r.fs
+	d := &topoDevice{Name: name, Dir: dir, Inode: ino, built: now}
+	if pci, err := f.Realpath(joinPath(dir, "device")); err == nil {
 		d.PCIDir = pci
-		if base := filepath.Base(pci); bdfPattern.MatchString(base) {
+		if base := filepath.Base(pci); node.BDF.MatchString(base) {
 			d.PCIAddress = base
 		}
-		if drv, err := f.readlink(joinPath(pci, "driver")); err == nil {
+		if drv, err := f.Readlink(joinPath(pci, "driver")); err == nil {
 			d.Driver = filepath.Base(drv)
 		}
-		if nets, err := f.readDirNames(joinPath(pci, "net")); err == nil {
+		if nets, err := f.ReadDirNames(joinPath(pci, "net")); err == nil {
 			sort.Strings(nets)
 			d.Netdevs = nets
 		}
 	}
-	portNames, _ := f.readDirNames(joinPath(dir, "ports"))
+	portNames, _ := f.ReadDirNames(joinPath(dir, "ports"))
 	for _, pn := range portNames {
 		n, err := strconv.Atoi(pn)
 		if err != nil || n < 0 {
 			continue
 		}
-		p := &TopoPort{Number: n, Label: strconv.Itoa(n), Dir: joinPath(dir, "ports", pn)}
+		p := &topoPort{Number: n, Label: strconv.Itoa(n), Dir: joinPath(dir, "ports", pn)}
 		p.Netdev = t.portNetdev(d, p)
 		if p.Netdev != "" {
-			p.NetdevType, _ = readSysfsFile(t.cfg.fs, t.cfg.sys("class", "net", p.Netdev, "type"))
+			p.NetdevType, _ = readSysfsFile(t.r.fs, t.r.sys("class", "net", p.Netdev, "type"))
 		}
 		d.Ports = append(d.Ports, p)
 	}
@@ -142,15 +141,15 @@ func (t *topologyCache) build(name, dir string, ino uint64, now time.Time) *Topo
 // portNetdev finds the interface behind a port: the PCI function's only
 // netdev, else the netdev of the port's first GID (covers LAG bonds and
 // multi-port functions), else the netdev whose dev_port matches.
-func (t *topologyCache) portNetdev(d *TopoDevice, p *TopoPort) string {
+func (t *topologyCache) portNetdev(d *topoDevice, p *topoPort) string {
 	if len(d.Netdevs) == 1 {
 		return d.Netdevs[0]
 	}
-	if nd, err := readSysfsFile(t.cfg.fs, joinPath(p.Dir, "gid_attrs", "ndevs", "0")); err == nil && nd != "" {
+	if nd, err := readSysfsFile(t.r.fs, joinPath(p.Dir, "gid_attrs", "ndevs", "0")); err == nil && nd != "" {
 		return nd
 	}
 	for _, nd := range d.Netdevs {
-		v, err := readSysfsFile(t.cfg.fs, joinPath(d.PCIDir, "net", nd, "dev_port"))
+		v, err := readSysfsFile(t.r.fs, joinPath(d.PCIDir, "net", nd, "dev_port"))
 		if err == nil && strings.TrimSpace(v) == strconv.Itoa(p.Number-1) {
 			return nd
 		}
@@ -158,9 +157,9 @@ func (t *topologyCache) portNetdev(d *TopoDevice, p *TopoPort) string {
 	return ""
 }
 
-// netdevTarget is an interface the netdev, ethtool and dcb collectors
-// report on; device and port are empty for --collector.netdev.include
-// matches that back no RDMA port.
+// netdevTarget is an interface the netdev, ethtool and dcb sources read;
+// device and port are empty for NetdevInclude matches that back no RDMA
+// port.
 type netdevTarget struct {
 	name, device string
 	port         int
@@ -169,8 +168,8 @@ type netdevTarget struct {
 	ipoib bool
 }
 
-func (s *Scrape) listInterfaces() ([]netdevTarget, error) {
-	topo, err := s.Topology()
+func (sc *scan) listInterfaces() ([]netdevTarget, error) {
+	topo, err := sc.topology()
 	if err != nil {
 		return nil, err
 	}
@@ -184,16 +183,16 @@ func (s *Scrape) listInterfaces() ([]netdevTarget, error) {
 			}
 		}
 	}
-	if s.cfg.NetdevInclude != nil {
-		names, err := s.cfg.fs.readDirNames(s.cfg.sys("class", "net"))
+	if sc.r.opts.NetdevInclude != nil {
+		names, err := sc.r.fs.ReadDirNames(sc.r.sys("class", "net"))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			if !seen[n] && s.cfg.NetdevInclude.MatchString(n) {
+			if !seen[n] && sc.r.opts.NetdevInclude.MatchString(n) {
 				seen[n] = true
-				t, err := readSysfsFile(s.cfg.fs, s.cfg.sys("class", "net", n, "type"))
+				t, err := readSysfsFile(sc.r.fs, sc.r.sys("class", "net", n, "type"))
 				out = append(out, netdevTarget{name: n, ipoib: err == nil && t == "32"})
 			}
 		}

@@ -1,8 +1,6 @@
-package collector
+package node
 
 import (
-	"bufio"
-	"strings"
 	"testing"
 )
 
@@ -14,7 +12,7 @@ func FuzzParseSysfsUint(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		parseSysfsUint("f", b)
+		ParseCounter(b)
 	})
 }
 
@@ -23,7 +21,7 @@ func FuzzParseIDState(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if id, _, err := parseIDState(s); err == nil && id < 0 {
+		if id, _, err := ParseState(s); err == nil && id < 0 {
 			t.Fatalf("negative state %d from %q", id, s)
 		}
 	})
@@ -34,7 +32,7 @@ func FuzzParseRate(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if v, err := parseRate(s); err == nil && (v < 0 || v != v || v > 1e15) {
+		if v, err := ParseRate(s); err == nil && (v < 0 || v != v || v > 1e15) {
 			t.Fatalf("implausible rate %v from %q", v, s)
 		}
 	})
@@ -45,7 +43,7 @@ func FuzzParsePCIeSpeed(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if gt, err := parsePCIeSpeed(s); err == nil && pcieBandwidth(gt, 16) <= 0 {
+		if gt, err := ParsePCIeSpeed(s); err == nil && PCIeBandwidth(gt, 16) <= 0 {
 			t.Fatalf("accepted %q with no bandwidth", s)
 		}
 	})
@@ -55,7 +53,7 @@ func FuzzParseAERTotal(f *testing.F) {
 	f.Add("RxErr 0\nBadTLP 2\nTOTAL_ERR_COR 17\n")
 	f.Add("TOTAL_ERR_FATAL x\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		parseAERTotal(s)
+		ParseAERTotal(s)
 	})
 }
 
@@ -63,30 +61,20 @@ func FuzzValidGIDAndName(f *testing.F) {
 	f.Add("fe80:0000:0000:0000:ba3f:d2ff:fea1:2b3c")
 	f.Add("RxECNMrkd")
 	f.Fuzz(func(t *testing.T, s string) {
-		validGID(s)
-		n := sanitizeName(s)
+		ValidGID(s)
+		n := SnakeCase(s)
 		if n == "" {
 			t.Fatalf("empty metric fragment from %q", s)
 		}
 		for i := 0; i < len(n); i++ {
 			c := n[i]
 			if !(c == '_' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
-				t.Fatalf("sanitizeName(%q) = %q has %q", s, n, c)
+				t.Fatalf("SnakeCase(%q) = %q has %q", s, n, c)
 			}
 		}
-		l := sanitizeLabel(s)
+		l := CleanText(s)
 		if len(l) > 128 {
 			t.Fatalf("label of %d bytes", len(l))
 		}
 	})
 }
-
-func FuzzParseIPAddr(f *testing.F) {
-	f.Add("ens1f0np0        UP             192.168.100.11/24 fe80::1/64\n")
-	f.Add("2: ens1f0np0    inet 192.168.100.11/24 brd 192.168.100.255 scope global ens1f0np0\n")
-	f.Fuzz(func(t *testing.T, s string) {
-		parseIPAddr(bufioScanner(s))
-	})
-}
-
-func bufioScanner(s string) *bufio.Scanner { return bufio.NewScanner(strings.NewReader(s)) }

@@ -1,4 +1,4 @@
-package collector
+package reader
 
 import (
 	"bytes"
@@ -7,43 +7,45 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
-// fsys is the narrow view of the filesystem the collectors need. It exists so
+// FS is the narrow view of the filesystem the sources need. It exists so
 // tests can inject the errors real sysfs produces but plain files cannot
 // (EINVAL on an empty GID slot, EIO from firmware, a read that never returns).
-type fsys interface {
-	openAttr(path string) (attrFile, error)
-	readDirNames(path string) ([]string, error)
-	readlink(path string) (string, error)
-	// realpath resolves every symlink in path. sysfs class entries are
+type FS interface {
+	OpenAttr(path string) (AttrFile, error)
+	ReadDirNames(path string) ([]string, error)
+	Readlink(path string) (string, error)
+	// Realpath resolves every symlink in path. sysfs class entries are
 	// links into /sys/devices and their own links are relative to the
 	// real directory, so a lexical join would go wrong.
-	realpath(path string) (string, error)
-	// inode identifies a kernfs node: a device that is removed and re-added
+	Realpath(path string) (string, error)
+	// Inode identifies a kernfs node: a device that is removed and re-added
 	// under the same name gets a new inode, which invalidates cached layout.
-	inode(path string) (uint64, error)
+	Inode(path string) (uint64, error)
 }
 
-// attrFile is one sysfs attribute kept open between scrapes.
-type attrFile interface {
-	// preadAt0 reads from offset 0 in a single syscall; sysfs regenerates
+// AttrFile is one sysfs attribute kept open between scrapes.
+type AttrFile interface {
+	// PreadAt0 reads from offset 0 in a single syscall; sysfs regenerates
 	// the value on every read that starts at offset 0.
-	preadAt0(buf []byte) (int, error)
-	close() error
+	PreadAt0(buf []byte) (int, error)
+	Close() error
 }
 
-type osFS struct{}
+// OSFS is the real filesystem.
+type OSFS struct{}
 
 type osAttrFile struct{ fd int }
 
-func (osFS) openAttr(path string) (attrFile, error) {
+func (OSFS) OpenAttr(path string) (AttrFile, error) {
 	// A blocking open is deliberate: tests plant a FIFO to model a sysfs
-	// read that hangs in firmware, and the collector timeout must cope.
+	// read that hangs in firmware, and the source timeout must cope.
 	fd, err := openRetry(path, syscall.O_RDONLY|syscall.O_CLOEXEC)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
@@ -51,7 +53,7 @@ func (osFS) openAttr(path string) (attrFile, error) {
 	return &osAttrFile{fd: fd}, nil
 }
 
-func (f *osAttrFile) preadAt0(buf []byte) (int, error) {
+func (f *osAttrFile) PreadAt0(buf []byte) (int, error) {
 	for {
 		n, err := syscall.Pread(f.fd, buf, 0)
 		if err == syscall.EINTR {
@@ -61,12 +63,12 @@ func (f *osAttrFile) preadAt0(buf []byte) (int, error) {
 	}
 }
 
-func (f *osAttrFile) close() error { return syscall.Close(f.fd) }
+func (f *osAttrFile) Close() error { return syscall.Close(f.fd) }
 
 // readDirNames lists a directory with raw getdents: os.Open would also try
 // to register the descriptor with the netpoller, one more syscall on a
 // listing made every scrape.
-func (osFS) readDirNames(path string) ([]string, error) {
+func (OSFS) ReadDirNames(path string) ([]string, error) {
 	fd, err := openRetry(path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
@@ -98,21 +100,17 @@ func openRetry(path string, flags int) (int, error) {
 	}
 }
 
-func (osFS) readlink(path string) (string, error) { return os.Readlink(path) }
+func (OSFS) Readlink(path string) (string, error) { return os.Readlink(path) }
 
-func (osFS) realpath(path string) (string, error) { return filepath.EvalSymlinks(path) }
+func (OSFS) Realpath(path string) (string, error) { return filepath.EvalSymlinks(path) }
 
-func (osFS) inode(path string) (uint64, error) {
+func (OSFS) Inode(path string) (uint64, error) {
 	var st syscall.Stat_t
 	if err := syscall.Stat(path, &st); err != nil {
 		return 0, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
 	return st.Ino, nil
 }
-
-// errNotNumeric marks a sysfs value that exists but is not a number, such as
-// "N/A (no PMA)" from old kernels or garbage from a broken driver.
-var errNotNumeric = errors.New("not a number")
 
 // isVanished reports whether err means the file or device went away, as
 // opposed to the file being present but unreadable.
@@ -126,10 +124,10 @@ func isVanished(err error) bool {
 // a scrape are closed by sweep, so a vanished device does not leak fds.
 // Files are keyed by (directory, name) so that a steady-state read builds no
 // path string, and the last text read is kept so that an unchanged value
-// needs no new string. Not safe for concurrent use: each collector owns its
-// cache, and the registry never runs a collector concurrently with itself.
+// needs no new string. Not safe for concurrent use: each source owns its
+// cache, and the Reader never runs a source concurrently with itself.
 type attrCache struct {
-	fs    fsys
+	fs    FS
 	files map[attrKey]*cachedAttr
 	gen   uint64
 	buf   [4096]byte
@@ -142,13 +140,13 @@ type cachedAttr struct {
 	// pointer (see readUintVia) knows to look it up again.
 	closed  bool
 	path    string
-	f       attrFile
+	f       AttrFile
 	seen    uint64
 	lastRaw []byte
 	lastStr string
 }
 
-func newAttrCache(f fsys) *attrCache {
+func newAttrCache(f FS) *attrCache {
 	return &attrCache{fs: f, files: make(map[attrKey]*cachedAttr)}
 }
 
@@ -174,17 +172,9 @@ func (c *attrCache) closeAll() {
 // drop closes a cached file and marks it, so a holder of the pointer (see
 // readUintVia) looks it up again.
 func (c *attrCache) drop(k attrKey, a *cachedAttr) {
-	a.f.close()
+	a.f.Close()
 	a.closed = true
 	delete(c.files, k)
-}
-
-// read returns the raw content of dir/name (or of dir when name is "").
-// The returned slice aliases an internal buffer and is valid until the
-// next call.
-func (c *attrCache) read(dir, name string) ([]byte, error) {
-	_, b, err := c.readEntry(dir, name)
-	return b, err
 }
 
 func (c *attrCache) readEntry(dir, name string) (*cachedAttr, []byte, error) {
@@ -195,7 +185,7 @@ func (c *attrCache) readEntry(dir, name string) (*cachedAttr, []byte, error) {
 		if name != "" {
 			path = joinPath(dir, name)
 		}
-		f, err := c.fs.openAttr(path)
+		f, err := c.fs.OpenAttr(path)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -203,7 +193,7 @@ func (c *attrCache) readEntry(dir, name string) (*cachedAttr, []byte, error) {
 		c.files[k] = a
 	}
 	a.seen = c.gen
-	n, err := a.f.preadAt0(c.buf[:])
+	n, err := a.f.PreadAt0(c.buf[:])
 	if err != nil && ok && isVanished(err) {
 		// The device behind a cached fd was removed, possibly re-added under
 		// the same name: retry once with a fresh open.
@@ -231,17 +221,17 @@ func (c *attrCache) readUintVia(h **cachedAttr, path string) (uint64, error) {
 			return 0, err
 		}
 		*h = a
-		return parseSysfsUint(a.path, b)
+		return parseCounterAt(a.path, b)
 	}
 	a.seen = c.gen
-	n, err := a.f.preadAt0(c.buf[:])
+	n, err := a.f.PreadAt0(c.buf[:])
 	if err != nil {
 		// Let the general path handle reopening and cleanup.
 		a.seen = 0
 		*h = nil
 		return c.readUint(path, "")
 	}
-	return parseSysfsUint(a.path, c.buf[:n])
+	return parseCounterAt(a.path, c.buf[:n])
 }
 
 // readString returns the trimmed text of a sysfs attribute. An unchanged
@@ -265,24 +255,15 @@ func (c *attrCache) readUint(dir, name string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return parseSysfsUint(a.path, b)
+	return parseCounterAt(a.path, b)
 }
 
-func parseSysfsUint(path string, b []byte) (uint64, error) {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 {
-		return 0, fmt.Errorf("%s: empty value: %w", path, errNotNumeric)
-	}
-	var v uint64
-	for _, ch := range b {
-		if ch < '0' || ch > '9' {
-			return 0, fmt.Errorf("%s: %q: %w", path, truncate(string(b), 40), errNotNumeric)
-		}
-		d := uint64(ch - '0')
-		if v > (^uint64(0)-d)/10 {
-			return 0, fmt.Errorf("%s: %q overflows 64 bits: %w", path, truncate(string(b), 40), errNotNumeric)
-		}
-		v = v*10 + d
+// parseCounterAt parses a counter read from path, naming the path in the
+// error.
+func parseCounterAt(path string, b []byte) (uint64, error) {
+	v, err := node.ParseCounter(b)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
 	}
 	return v, nil
 }
@@ -292,58 +273,23 @@ var sysfsBufPool = sync.Pool{New: func() any { b := make([]byte, 8192); return &
 
 // readSysfsFile is the uncached read used for files read once (GID tables,
 // topology, doctor): open, one read, close.
-func readSysfsFile(f fsys, path string) (string, error) {
-	a, err := f.openAttr(path)
+func readSysfsFile(f FS, path string) (string, error) {
+	a, err := f.OpenAttr(path)
 	if err != nil {
 		return "", err
 	}
-	defer a.close()
+	defer a.Close()
 	bp := sysfsBufPool.Get().(*[]byte)
 	defer sysfsBufPool.Put(bp)
-	n, err := a.preadAt0(*bp)
+	n, err := a.PreadAt0(*bp)
 	if err != nil {
 		return "", &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	return strings.TrimSpace(string((*bp)[:n])), nil
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
-// parseIDState parses "4: ACTIVE" / "5: LinkUp" into its number and text.
-func parseIDState(s string) (int, string, error) {
-	id, text, ok := strings.Cut(s, ":")
-	if !ok {
-		return 0, "", fmt.Errorf("state %q: missing ':'", truncate(s, 40))
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(id))
-	if err != nil || n < 0 {
-		return 0, "", fmt.Errorf("state %q: bad number", truncate(s, 40))
-	}
-	return n, strings.TrimSpace(text), nil
-}
-
-// parseRate parses the port rate, e.g. "400 Gb/sec (4X NDR)" or
-// "2.5 Gb/sec (1X SDR)", into bits per second.
-func parseRate(s string) (float64, error) {
-	num, rest, ok := strings.Cut(strings.TrimSpace(s), " ")
-	if !ok || !strings.HasPrefix(strings.TrimSpace(rest), "Gb/sec") {
-		return 0, fmt.Errorf("rate %q: want \"<n> Gb/sec (...)\"", truncate(s, 40))
-	}
-	g, err := strconv.ParseFloat(num, 64)
-	// !(g >= 0) also rejects NaN, which ParseFloat accepts.
-	if err != nil || !(g >= 0) || g > 1e6 {
-		return 0, fmt.Errorf("rate %q: bad number", truncate(s, 40))
-	}
-	return g * 1e9, nil
-}
-
 // joinPath avoids filepath.Join's Clean pass on the hot path; every part is
-// a plain name produced by the collectors themselves.
+// a plain name produced by the sources themselves.
 func joinPath(parts ...string) string {
 	n := len(parts)
 	for _, p := range parts {

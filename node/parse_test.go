@@ -1,4 +1,4 @@
-package collector
+package node
 
 import (
 	"errors"
@@ -21,13 +21,13 @@ func TestParseSysfsUint(t *testing.T) {
 		{"12abc", 0, false},
 		{"garbage\x01value", 0, false},
 	} {
-		got, err := parseSysfsUint("f", []byte(tc.in))
+		got, err := ParseCounter([]byte(tc.in))
 		if (err == nil) != tc.ok {
 			t.Errorf("%q: err = %v, want ok=%v", tc.in, err, tc.ok)
 			continue
 		}
-		if err != nil && !errors.Is(err, errNotNumeric) {
-			t.Errorf("%q: error %v does not wrap errNotNumeric", tc.in, err)
+		if err != nil && !errors.Is(err, ErrNotNumeric) {
+			t.Errorf("%q: error %v does not wrap ErrNotNumeric", tc.in, err)
 		}
 		if got != tc.want {
 			t.Errorf("%q = %d, want %d", tc.in, got, tc.want)
@@ -50,7 +50,7 @@ func TestParseIDState(t *testing.T) {
 		{"x: ACTIVE", 0, "", false},
 		{"-1: DOWN", 0, "", false},
 	} {
-		id, name, err := parseIDState(tc.in)
+		id, name, err := ParseState(tc.in)
 		if (err == nil) != tc.ok || id != tc.id || name != tc.name {
 			t.Errorf("%q = %d %q %v", tc.in, id, name, err)
 		}
@@ -71,7 +71,7 @@ func TestParseRate(t *testing.T) {
 		{"400 Mb/sec (4X)", 0, false},
 		{"1e300 Gb/sec (4X)", 0, false},
 	} {
-		got, err := parseRate(tc.in)
+		got, err := ParseRate(tc.in)
 		if (err == nil) != tc.ok || got != tc.bits {
 			t.Errorf("%q = %v %v", tc.in, got, err)
 		}
@@ -94,33 +94,8 @@ func TestSanitizeName(t *testing.T) {
 		"ümlaut":                  "mlaut",
 		"np_ecn_marked_roce_pkts": "np_ecn_marked_roce_pkts",
 	} {
-		if got := sanitizeName(in); got != want {
-			t.Errorf("sanitizeName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestMetricNames(t *testing.T) {
-	for raw, want := range map[string]string{
-		"port_rcv_data":  "roce_port_rcv_data_bytes_total",
-		"port_xmit_data": "roce_port_xmit_data_bytes_total",
-		"port_xmit_wait": "roce_port_xmit_wait_total",
-		"link_downed":    "roce_port_link_downed_total",
-		"VL15_dropped":   "roce_port_vl15_dropped_total",
-	} {
-		if got, _ := counterMetricName(raw); got != want {
-			t.Errorf("counterMetricName(%q) = %q, want %q", raw, got, want)
-		}
-	}
-	for raw, want := range map[string]string{
-		"np_ecn_marked_roce_packets": "roce_hw_np_ecn_marked_roce_packets_total",
-		"to_retransmits":             "roce_hw_local_ack_timeout_err_total",
-		"cnpIgnored":                 "roce_hw_rp_cnp_ignored_total",
-		"active_qps":                 "roce_hw_active_qps",
-		"ip4InOctets":                "roce_hw_ip4_in_octets_total",
-	} {
-		if got := hwMetricName(canonicalHWName(raw)); got != want {
-			t.Errorf("hw name of %q = %q, want %q", raw, got, want)
+		if got := SnakeCase(in); got != want {
+			t.Errorf("SnakeCase(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -130,13 +105,13 @@ func TestParsePCIeSpeed(t *testing.T) {
 		"32.0 GT/s PCIe": 32, "16.0 GT/s PCIe": 16, "8.0 GT/s PCIe": 8, "2.5 GT/s PCIe": 2.5,
 		"8 GT/s": 8, "5 GT/s": 5, "64.0 GT/s PCIe": 64,
 	} {
-		got, err := parsePCIeSpeed(in)
+		got, err := ParsePCIeSpeed(in)
 		if err != nil || got != want {
 			t.Errorf("%q = %v, %v", in, got, err)
 		}
 	}
 	for _, bad := range []string{"Unknown", "fast", "3.0 GT/s PCIe", "GT/s"} {
-		if _, err := parsePCIeSpeed(bad); err == nil {
+		if _, err := ParsePCIeSpeed(bad); err == nil {
 			t.Errorf("%q: want error", bad)
 		}
 	}
@@ -151,7 +126,7 @@ func TestPCIeBandwidth(t *testing.T) {
 	}{
 		{8, 8, 63.008}, {8, 16, 126.016}, {16, 16, 252.048}, {32, 16, 504.112}, {2.5, 1, 2}, {5, 4, 16}, {64, 16, 1024},
 	} {
-		got := pcieBandwidth(tc.gts, tc.width) * 8 / 1e9
+		got := PCIeBandwidth(tc.gts, tc.width) * 8 / 1e9
 		if diff := got - tc.gbps; diff > 1e-9 || diff < -1e-9 {
 			t.Errorf("Gen %v x%d = %v Gb/s, want %v", tc.gts, tc.width, got, tc.gbps)
 		}
@@ -160,47 +135,24 @@ func TestPCIeBandwidth(t *testing.T) {
 
 func TestParseAERTotal(t *testing.T) {
 	text := "RxErr 0\nBadTLP 2\nTOTAL_ERR_COR 17\n"
-	if v, ok, err := parseAERTotal(text); err != nil || !ok || v != 17 {
+	if v, ok, err := ParseAERTotal(text); err != nil || !ok || v != 17 {
 		t.Errorf("got %d %v %v", v, ok, err)
 	}
-	if _, ok, err := parseAERTotal("RxErr 0\n"); ok || err != nil {
+	if _, ok, err := ParseAERTotal("RxErr 0\n"); ok || err != nil {
 		t.Errorf("no total: ok=%v err=%v", ok, err)
 	}
-	if _, _, err := parseAERTotal("TOTAL_ERR_FATAL lots\n"); err == nil {
+	if _, _, err := ParseAERTotal("TOTAL_ERR_FATAL lots\n"); err == nil {
 		t.Error("garbage total: want error")
 	}
 }
 
 func TestValidGID(t *testing.T) {
-	if !validGID("fe80:0000:0000:0000:ba3f:d2ff:fea1:2b3c") {
+	if !ValidGID("fe80:0000:0000:0000:ba3f:d2ff:fea1:2b3c") {
 		t.Error("valid GID rejected")
 	}
 	for _, bad := range []string{"fe80::1", "FE80:0000:0000:0000:ba3f:d2ff:fea1:2b3c", "zz80:0000:0000:0000:ba3f:d2ff:fea1:2b3c", ""} {
-		if validGID(bad) {
+		if ValidGID(bad) {
 			t.Errorf("%q accepted", bad)
 		}
-	}
-}
-
-func TestCounterExtend(t *testing.T) {
-	f := &counterFile{wraps: true}
-	steps := []struct{ raw, want uint64 }{
-		{4294967290, 4294967290},
-		{5, 4294967301},          // wrapped once
-		{100, 4294967396},        // keeps counting from the extension
-		{4294967295, 8589934591}, // approaching the next wrap
-		{3, 8589934595},          // second wrap
-	}
-	for _, s := range steps {
-		if got := f.extend(s.raw); got != s.want {
-			t.Fatalf("extend(%d) = %d, want %d", s.raw, got, s.want)
-		}
-	}
-	// A drop from the lower half is a reset (driver reload): the counter
-	// restarts and Prometheus sees a reset, not a phantom 4 Gi jump.
-	g := &counterFile{wraps: true}
-	g.extend(1000)
-	if got := g.extend(10); got != 10 {
-		t.Fatalf("reset: got %d, want 10", got)
 	}
 }

@@ -1,0 +1,121 @@
+package collector
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/probes"
+	"github.com/roce-exporter/roce_exporter/reader"
+)
+
+// Options say which collectors run and what the derived ones judge
+// against.
+type Options struct {
+	// Enabled lists the collectors to run.
+	Enabled []string
+	// NodeName is this node's name in the cluster plan.
+	NodeName string
+	// Plan is the cluster plan the health checks compare against; nil runs
+	// only the checks that need none.
+	Plan *config.Plan
+	// Probes is the result store of the probe scheduler; nil when the
+	// plan does not enable probes.
+	Probes *probes.Store
+}
+
+// Flags are the command-line settings of the reader and the collectors.
+type Flags struct {
+	sysPath, devPath  *string
+	timeout           *time.Duration
+	disableDefaults   *bool
+	enable            map[string]*bool
+	explicit          map[string]bool
+	devInclude        *string
+	devExclude        *string
+	netdevInclude     *string
+	refresh           *time.Duration
+	ethtoolReplay     *string
+	ethtoolRawInclude *string
+}
+
+// RegisterFlags adds the collector flags to app, in node_exporter's style.
+func RegisterFlags(app *kingpin.Application) *Flags {
+	f := &Flags{enable: map[string]*bool{}, explicit: map[string]bool{}}
+	f.sysPath = app.Flag("path.sysfs", "sysfs mountpoint (point it at a fixture tree to replay a captured node).").Default("/sys").String()
+	f.devPath = app.Flag("path.dev", "devfs mountpoint, used to find /dev/infiniband.").Default("/dev").String()
+	f.timeout = app.Flag("collector.timeout", "Per-scrape time limit for each collector; a collector that exceeds it reports roce_scrape_collector_success 0 and its stuck read is not retried until it returns.").Default("5s").Duration()
+	f.disableDefaults = app.Flag("collector.disable-defaults", "Disable all collectors that are enabled by default; enable the ones you want with --collector.<name>.").Default("false").Bool()
+	for _, name := range Names() {
+		reg := registry[name]
+		state := "disabled"
+		if reg.defaultEnabled {
+			state = "enabled"
+		}
+		f.enable[name] = app.Flag("collector."+name, fmt.Sprintf("Enable the %s collector (default: %s). %s", name, state, Help(name))).
+			Default(fmt.Sprint(reg.defaultEnabled)).
+			Action(func(*kingpin.ParseContext) error { f.explicit[name] = true; return nil }).Bool()
+	}
+	f.devInclude = app.Flag("collector.rdma.device-include", "Regexp of RDMA devices to read (all collectors); others are never touched.").PlaceHolder("REGEX").String()
+	f.devExclude = app.Flag("collector.rdma.device-exclude", "Regexp of RDMA devices never to read (all collectors), e.g. firmware-restricted functions.").PlaceHolder("REGEX").String()
+	f.refresh = app.Flag("collector.rdma.gid-refresh", "How long a port's configuration (GID table, default RoCE mode, active MTU) and slow-changing device metadata are cached before they are read again (0 = every scrape).").Default("60s").Duration()
+	f.netdevInclude = app.Flag("collector.netdev.include", "Regexp of extra network interfaces to report besides those backing RDMA ports.").PlaceHolder("REGEX").String()
+	f.ethtoolReplay = app.Flag("collector.ethtool.replay-dir", "Read recorded `ethtool -S/-i/-a` and DCB text from DIR/<iface>.txt, <iface>.driver.txt, <iface>.pause.txt, <iface>.dcb.txt instead of the kernel.").PlaceHolder("DIR").String()
+	f.ethtoolRawInclude = app.Flag("collector.ethtool.raw-include", "Regexp of raw ethtool stat names to export as roce_ethtool_<name> (off by default: NICs have thousands).").PlaceHolder("REGEX").String()
+	return f
+}
+
+// Options turns parsed flags into the collectors' and the reader's
+// options; the reader reads the sources of the enabled collectors.
+// Collectors named explicitly on the command line survive
+// --collector.disable-defaults.
+func (f *Flags) Options() (Options, reader.Options, error) {
+	ro := reader.Options{
+		SysPath: *f.sysPath,
+		DevPath: *f.devPath,
+		Timeout: *f.timeout,
+		Refresh: *f.refresh,
+	}
+	var err error
+	if ro.DeviceInclude, err = compileOptional("collector.rdma.device-include", *f.devInclude); err != nil {
+		return Options{}, ro, err
+	}
+	if ro.DeviceExclude, err = compileOptional("collector.rdma.device-exclude", *f.devExclude); err != nil {
+		return Options{}, ro, err
+	}
+	if ro.NetdevInclude, err = compileOptional("collector.netdev.include", *f.netdevInclude); err != nil {
+		return Options{}, ro, err
+	}
+	ro.ReplayDir = *f.ethtoolReplay
+	if ro.EthtoolRawInclude, err = compileOptional("collector.ethtool.raw-include", *f.ethtoolRawInclude); err != nil {
+		return Options{}, ro, err
+	}
+	var o Options
+	for _, name := range Names() {
+		on := *f.enable[name]
+		if *f.disableDefaults && !f.explicit[name] {
+			on = false
+		}
+		if on {
+			o.Enabled = append(o.Enabled, name)
+		}
+	}
+	sort.Strings(o.Enabled)
+	ro.Sources = Sources(o.Enabled)
+	return o, ro, nil
+}
+
+func compileOptional(flag, expr string) (*regexp.Regexp, error) {
+	if expr == "" {
+		return nil, nil
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %w", flag, err)
+	}
+	return re, nil
+}

@@ -1,0 +1,40 @@
+package node
+
+// Trust modes: which header field a NIC reads a packet's priority from.
+const (
+	TrustDSCP = "dscp"
+	TrustPCP  = "pcp"
+)
+
+// ECN roles of DCQCN: the notification point marks CNPs back to the sender,
+// the reaction point slows down when it receives them.
+const (
+	ECNRoleNP = "np"
+	ECNRoleRP = "rp"
+)
+
+// ECNRoles are the roles in report order.
+var ECNRoles = [2]string{ECNRoleNP, ECNRoleRP}
+
+// DCBState is the data-center-bridging configuration of an interface.
+type DCBState struct {
+	Interface string
+	// PFCKnown is false when the driver has no IEEE PFC object (then
+	// PFCCap and PFCEnabled mean nothing).
+	PFCKnown   bool
+	PFCCap     int
+	PFCEnabled [8]bool
+	// Trust is TrustDSCP or TrustPCP; "" when the DCB state could not be
+	// read (only ECN files were found).
+	Trust string
+	// ECN holds the MLNX_OFED per-priority enable files, keyed by role
+	// (ECNRoleNP, ECNRoleRP); nil when the driver does not expose them.
+	ECN map[string]*ECNSetting
+}
+
+// ECNSetting is one role's per-priority ECN enable files.
+type ECNSetting struct {
+	Enabled [8]bool
+	// Present marks the priorities whose file could be read.
+	Present [8]bool
+}

@@ -1,0 +1,235 @@
+package node
+
+import "strconv"
+
+// Family is the driver-neutral meaning of an ethtool statistic: the same
+// family from mlx5, bnxt_en and ice counts the same thing.
+type Family uint8
+
+// The families. FamilyUnmapped marks names with no driver-neutral meaning.
+const (
+	FamilyUnmapped Family = iota
+	FamilyPFCPauseFrames
+	// FamilyPFCPauseDuration counts microseconds.
+	FamilyPFCPauseDuration
+	FamilyPFCPauseTransitions
+	FamilyPFCPauseStormEvents
+	FamilyPriorityBytes
+	FamilyPriorityPackets
+	FamilyPriorityDiscards
+	FamilyPriorityECNMarkedPackets
+	FamilyPHYDiscards
+	FamilyPHYCRCErrors
+	FamilyPHYUncorrectedSymbolErrors
+	FamilyPHYCorrectedBits
+	FamilyPHYLinkDownEvents
+	FamilyGlobalPauseFrames
+	NumFamilies
+)
+
+var familyNames = [NumFamilies]string{
+	FamilyUnmapped:                   "unmapped",
+	FamilyPFCPauseFrames:             "pfc_pause_frames",
+	FamilyPFCPauseDuration:           "pfc_pause_duration_microseconds",
+	FamilyPFCPauseTransitions:        "pfc_pause_transitions",
+	FamilyPFCPauseStormEvents:        "pfc_pause_storm_events",
+	FamilyPriorityBytes:              "priority_bytes",
+	FamilyPriorityPackets:            "priority_packets",
+	FamilyPriorityDiscards:           "priority_discards",
+	FamilyPriorityECNMarkedPackets:   "priority_ecn_marked_packets",
+	FamilyPHYDiscards:                "phy_discards",
+	FamilyPHYCRCErrors:               "phy_crc_errors",
+	FamilyPHYUncorrectedSymbolErrors: "phy_uncorrected_symbol_errors",
+	FamilyPHYCorrectedBits:           "phy_corrected_bits",
+	FamilyPHYLinkDownEvents:          "phy_link_down_events",
+	FamilyGlobalPauseFrames:          "global_pause_frames",
+}
+
+// String returns the family's short name, e.g. "pfc_pause_frames".
+func (f Family) String() string {
+	if f >= NumFamilies {
+		return "unknown"
+	}
+	return familyNames[f]
+}
+
+// Directions of a statistic: rx is what the port received (for pause: the
+// peer paused this port), tx what it sent.
+const (
+	DirRX = "rx"
+	DirTX = "tx"
+)
+
+// Severities of pause-storm watchdog events, and causes of per-priority
+// discards.
+const (
+	StormWarning = "warning"
+	StormError   = "error"
+
+	DiscardOther      = "discard"
+	DiscardBuffer     = "buffer"
+	DiscardCongestion = "congestion"
+)
+
+// EthtoolCounter is the meaning of one driver statistic.
+type EthtoolCounter struct {
+	Family Family
+	// Direction is DirRX, DirTX or "" for families without direction.
+	Direction string
+	// Priority is the 802.1p priority 0-7, or -1.
+	Priority int
+	// Label is the storm severity or the discard cause, "" for the other
+	// families.
+	Label string
+}
+
+// EthtoolStats is the mapped view of one interface's ethtool statistics.
+type EthtoolStats struct {
+	Interface string
+	// GlobalPause is the 802.3x pause configuration, nil when unknown.
+	GlobalPause *GlobalPause
+	Values      []EthtoolValue
+	// Raw are statistics kept under their driver names because the
+	// operator asked for them.
+	Raw []Counter
+}
+
+// GlobalPause is the link-level (802.3x) pause setting of an interface.
+type GlobalPause struct{ Autoneg, RX, TX bool }
+
+// EthtoolValue is one mapped statistic: an EthtoolCounter and its value.
+type EthtoolValue struct {
+	Family    Family
+	Direction string
+	Priority  int
+	Label     string
+	Value     uint64
+}
+
+// Get returns a mapped value, false when the NIC does not report it.
+func (e *EthtoolStats) Get(family Family, direction string, priority int, label string) (uint64, bool) {
+	for _, v := range e.Values {
+		if v.Family == family && v.Direction == direction && v.Priority == priority && v.Label == label {
+			return v.Value, true
+		}
+	}
+	return 0, false
+}
+
+// ClassifyEthtool returns the meaning of one driver statistic name, false
+// when it has none. Names are matched exactly against the drivers' formats,
+// so an unknown name can never be misread as a known one, and a priority
+// whose PFC counters the driver does not list is never reported as 0.
+func ClassifyEthtool(name string) (EthtoolCounter, bool) {
+	c, ok := classifier[name]
+	return c, ok
+}
+
+// classifier maps exact driver names to their meaning, built once from the
+// drivers' name formats: classifying is a map lookup, with no regular
+// expressions.
+var classifier = buildClassifier()
+
+func buildClassifier() map[string]EthtoolCounter {
+	m := make(map[string]EthtoolCounter, 512)
+	add := func(name string, c EthtoolCounter) {
+		if _, dup := m[name]; dup {
+			panic("node: duplicate ethtool name " + name)
+		}
+		m[name] = c
+	}
+	perPrio := func(format string, f Family, dir, label string) {
+		for p := 0; p < 8; p++ {
+			add(expand(format, p), EthtoolCounter{Family: f, Direction: dir, Priority: p, Label: label})
+		}
+	}
+
+	// mlx5 (drivers/net/ethernet/mellanox/mlx5/core/en_stats.c,
+	// pport_per_prio_traffic_stats_desc / pport_per_prio_pfc_stats_desc /
+	// pport_per_tc_prio_stats_desc / pport_per_tc_congest_prio_stats_desc).
+	// The PFC names exist only for priorities in (pfc_en_tx | pfc_en_rx).
+	perPrio("rx_prio%d_pause", FamilyPFCPauseFrames, DirRX, "")
+	perPrio("tx_prio%d_pause", FamilyPFCPauseFrames, DirTX, "")
+	perPrio("rx_prio%d_pause_duration", FamilyPFCPauseDuration, DirRX, "")
+	perPrio("tx_prio%d_pause_duration", FamilyPFCPauseDuration, DirTX, "")
+	perPrio("rx_prio%d_pause_transition", FamilyPFCPauseTransitions, DirRX, "")
+	perPrio("rx_prio%d_bytes", FamilyPriorityBytes, DirRX, "")
+	perPrio("tx_prio%d_bytes", FamilyPriorityBytes, DirTX, "")
+	perPrio("rx_prio%d_packets", FamilyPriorityPackets, DirRX, "")
+	perPrio("tx_prio%d_packets", FamilyPriorityPackets, DirTX, "")
+	perPrio("rx_prio%d_discards", FamilyPriorityDiscards, DirRX, DiscardOther)
+	perPrio("rx_prio%d_buf_discard", FamilyPriorityDiscards, DirRX, DiscardBuffer)
+	perPrio("rx_prio%d_cong_discard", FamilyPriorityDiscards, DirRX, DiscardCongestion)
+	perPrio("rx_prio%d_marked", FamilyPriorityECNMarkedPackets, DirRX, "")
+
+	// bnxt_en (bnxt_ethtool.c; names confirmed in a real 6.6-kernel capture,
+	// see internal/nicstats/testdata/bnxt_en-ethtool-S.txt.source). bnxt
+	// lists all eight priorities whether or not PFC is enabled on them.
+	perPrio("rx_pfc_ena_frames_pri%d", FamilyPFCPauseFrames, DirRX, "")
+	perPrio("tx_pfc_ena_frames_pri%d", FamilyPFCPauseFrames, DirTX, "")
+	perPrio("pfc_pri%d_rx_duration_us", FamilyPFCPauseDuration, DirRX, "")
+	perPrio("pfc_pri%d_tx_duration_us", FamilyPFCPauseDuration, DirTX, "")
+	perPrio("pfc_pri%d_rx_transitions", FamilyPFCPauseTransitions, DirRX, "")
+	perPrio("pfc_pri%d_tx_transitions", FamilyPFCPauseTransitions, DirTX, "")
+	perPrio("rx_bytes_pri%d", FamilyPriorityBytes, DirRX, "")
+	perPrio("tx_bytes_pri%d", FamilyPriorityBytes, DirTX, "")
+	perPrio("rx_packets_pri%d", FamilyPriorityPackets, DirRX, "")
+	perPrio("tx_packets_pri%d", FamilyPriorityPackets, DirTX, "")
+
+	// ice: upstream names, the out-of-tree driver's UNIFIED_STATS names
+	// (ice_ethtool.h PICK(legacy, unified)), and the pre-2019 upstream names.
+	// Only XOFF frames are mapped. XON ("resume") frames are deliberately
+	// NOT counted as pfc_pause_transitions: mlx5/bnxt count state changes,
+	// which also happen when a pause quantum simply expires without any XON
+	// frame, so an XON frame count would undercount and the two would not
+	// be comparable on one dashboard.
+	perPrio("rx_priority_%d_xoff.nic", FamilyPFCPauseFrames, DirRX, "")
+	perPrio("tx_priority_%d_xoff.nic", FamilyPFCPauseFrames, DirTX, "")
+	perPrio("port-rx-xoff_prio-%d_events", FamilyPFCPauseFrames, DirRX, "")
+	perPrio("port-tx-xoff_prio-%d_events", FamilyPFCPauseFrames, DirTX, "")
+	perPrio("port.rx-priority-%d-xoff", FamilyPFCPauseFrames, DirRX, "")
+	perPrio("port.tx-priority-%d-xoff", FamilyPFCPauseFrames, DirTX, "")
+
+	one := func(name string, f Family, dir, label string) {
+		add(name, EthtoolCounter{Family: f, Direction: dir, Priority: -1, Label: label})
+	}
+	one("tx_pause_storm_warning_events", FamilyPFCPauseStormEvents, "", StormWarning)
+	one("tx_pause_storm_error_events", FamilyPFCPauseStormEvents, "", StormError)
+
+	one("rx_discards_phy", FamilyPHYDiscards, DirRX, "")
+	one("tx_discards_phy", FamilyPHYDiscards, DirTX, "")
+
+	one("rx_crc_errors_phy", FamilyPHYCRCErrors, "", "")
+	one("rx_fcs_err_frames", FamilyPHYCRCErrors, "", "")
+	// ice GLPRT_CRCERRS: port-level CRC errors, same meaning as mlx5's.
+	one("rx_crc_errors.nic", FamilyPHYCRCErrors, "", "")
+	one("port-rx-crc_errors", FamilyPHYCRCErrors, "", "")
+
+	one("rx_pcs_symbol_err_phy", FamilyPHYUncorrectedSymbolErrors, "", "")
+	one("rx_pcs_symbol_err", FamilyPHYUncorrectedSymbolErrors, "", "")
+	one("rx_corrected_bits_phy", FamilyPHYCorrectedBits, "", "")
+	one("rx_corrected_bits", FamilyPHYCorrectedBits, "", "")
+	one("link_down_events_phy", FamilyPHYLinkDownEvents, "", "")
+	one("link_down_events", FamilyPHYLinkDownEvents, "", "")
+
+	one("rx_global_pause", FamilyGlobalPauseFrames, DirRX, "")
+	one("tx_global_pause", FamilyGlobalPauseFrames, DirTX, "")
+	one("rx_pause_frames", FamilyGlobalPauseFrames, DirRX, "")
+	one("tx_pause_frames", FamilyGlobalPauseFrames, DirTX, "")
+	one("link_xoff_rx.nic", FamilyGlobalPauseFrames, DirRX, "")
+	one("link_xoff_tx.nic", FamilyGlobalPauseFrames, DirTX, "")
+	one("port-rx-xoff_events", FamilyGlobalPauseFrames, DirRX, "")
+	one("port-tx-xoff_events", FamilyGlobalPauseFrames, DirTX, "")
+	return m
+}
+
+// expand substitutes the single %d of a driver name format. It runs only at
+// init, so simplicity beats speed.
+func expand(format string, p int) string {
+	for i := 0; i+1 < len(format); i++ {
+		if format[i] == '%' && format[i+1] == 'd' {
+			return format[:i] + strconv.Itoa(p) + format[i+2:]
+		}
+	}
+	panic("node: format without %d: " + format)
+}

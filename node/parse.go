@@ -1,0 +1,114 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ErrNotNumeric marks a value that exists but is not a number, such as
+// "N/A (no PMA)" from old kernels or garbage from a broken driver.
+var ErrNotNumeric = errors.New("not a number")
+
+// ParseCounter parses a sysfs counter: decimal digits with surrounding white
+// space. It never turns an error into 0.
+func ParseCounter(b []byte) (uint64, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return 0, fmt.Errorf("empty value: %w", ErrNotNumeric)
+	}
+	var v uint64
+	for _, ch := range b {
+		if ch < '0' || ch > '9' {
+			return 0, fmt.Errorf("%q: %w", Truncate(string(b), 40), ErrNotNumeric)
+		}
+		d := uint64(ch - '0')
+		if v > (^uint64(0)-d)/10 {
+			return 0, fmt.Errorf("%q overflows 64 bits: %w", Truncate(string(b), 40), ErrNotNumeric)
+		}
+		v = v*10 + d
+	}
+	return v, nil
+}
+
+// ParseState parses a port state file, "4: ACTIVE" or "5: LinkUp", into its
+// number and name.
+func ParseState(s string) (int, string, error) {
+	id, text, ok := strings.Cut(s, ":")
+	if !ok {
+		return 0, "", fmt.Errorf("state %q: missing ':'", Truncate(s, 40))
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(id))
+	if err != nil || n < 0 {
+		return 0, "", fmt.Errorf("state %q: bad number", Truncate(s, 40))
+	}
+	return n, strings.TrimSpace(text), nil
+}
+
+// ParseRate parses the port rate, "400 Gb/sec (4X NDR)" or "2.5 Gb/sec (1X
+// SDR)", into bits per second.
+func ParseRate(s string) (float64, error) {
+	num, rest, ok := strings.Cut(strings.TrimSpace(s), " ")
+	if !ok || !strings.HasPrefix(strings.TrimSpace(rest), "Gb/sec") {
+		return 0, fmt.Errorf("rate %q: want \"<n> Gb/sec (...)\"", Truncate(s, 40))
+	}
+	g, err := strconv.ParseFloat(num, 64)
+	// !(g >= 0) also rejects NaN, which ParseFloat accepts.
+	if err != nil || !(g >= 0) || g > 1e6 {
+		return 0, fmt.Errorf("rate %q: bad number", Truncate(s, 40))
+	}
+	return g * 1e9, nil
+}
+
+// ValidGID accepts the kernel's %pI6 form of a GID: 8 groups of 4 lower-case
+// hex digits.
+func ValidGID(g string) bool {
+	if len(g) != 39 {
+		return false
+	}
+	for i := 0; i < len(g); i++ {
+		ch := g[i]
+		if i%5 == 4 {
+			if ch != ':' {
+				return false
+			}
+			continue
+		}
+		if !(ch >= '0' && ch <= '9' || ch >= 'a' && ch <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// EmptyGID reports the GID table's placeholder values: an unused slot reads
+// all zeros, and a slot being torn down the bare link-local prefix.
+func EmptyGID(g string) bool {
+	return g == "0000:0000:0000:0000:0000:0000:0000:0000" || g == "fe80:0000:0000:0000:0000:0000:0000:0000"
+}
+
+// CleanText keeps text read from the kernel printable and bounded: sysfs text
+// from a broken driver must not carry invalid UTF-8, control characters or
+// megabytes into names and messages.
+func CleanText(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 128 {
+		s = s[:128]
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == 0xfffd {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(s, ""))
+}
+
+// Truncate shortens s to n bytes for an error message.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

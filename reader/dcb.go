@@ -1,0 +1,186 @@
+package reader
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/internal/dcbnl"
+	"github.com/roce-exporter/roce_exporter/node"
+)
+
+// dcbIEEE answers DCB IEEE queries from netlink or captures.
+type dcbIEEE interface {
+	ieee(iface string) (*dcbnl.IEEE, error)
+	close() error
+}
+
+// dcbSource reads the DCB state of RoCE interfaces: PFC and the APP table
+// over DCB netlink, and MLNX_OFED's per-priority ECN files.
+type dcbSource struct {
+	r   *Reader
+	src dcbIEEE
+	ecn map[string]*ecnState
+}
+
+func newDCBSource(r *Reader) *dcbSource {
+	c := &dcbSource{r: r, ecn: map[string]*ecnState{}}
+	if r.opts.ReplayDir != "" {
+		c.src = &replayDCB{dir: r.opts.ReplayDir}
+	} else {
+		c.src = &liveDCB{timeout: r.opts.Timeout}
+	}
+	return c
+}
+
+func (c *dcbSource) close() error { return c.src.close() }
+
+func (c *dcbSource) read(sc *scan) (func(*node.Snapshot), error) {
+	ifaces, err := sc.ethernetInterfaces()
+	if err != nil {
+		return nil, err
+	}
+	states := map[string]*node.DCBState{}
+	for _, iface := range ifaces {
+		st := &node.DCBState{Interface: iface}
+		have := false
+		ieee, err := c.src.ieee(iface)
+		switch {
+		case err == nil:
+			have = true
+			if ieee.PFC != nil {
+				st.PFCKnown = true
+				st.PFCCap = int(ieee.PFC.Cap)
+				st.PFCEnabled = ieee.PFC.Enabled
+			}
+			st.Trust = ieee.Trust()
+		case errors.Is(err, dcbnl.ErrNotSupported), errors.Is(err, fs.ErrNotExist), errors.Is(err, dcbnl.ErrNoDevice):
+			// veth, VFs/SFs (mlx5 registers dcbnl on PFs only), or no capture.
+			c.r.logger.Debug("no DCB state", "interface", iface, "err", err)
+		default:
+			sc.readError(node.SourceDCB, iface, err)
+		}
+		if ecn := c.readECN(sc, iface); ecn != nil {
+			st.ECN = ecn
+			have = true
+		}
+		if have {
+			states[iface] = st
+		}
+	}
+	forgetGone(c.ecn, ifaces)
+	if len(states) == 0 {
+		return nil, errors.Join(ErrNoData, errors.New("no interface reports DCB state"))
+	}
+	return func(sn *node.Snapshot) { sn.DCB = states }, nil
+}
+
+type ecnState struct {
+	at     time.Time
+	values map[string]*node.ECNSetting // nil when the driver has no ecn/ files
+}
+
+// readECN reads MLNX_OFED's /sys/class/net/<if>/ecn/roce_{np,rp}/enable/<p>.
+// Upstream mlx5 has no such files; then the health checks infer ECN from
+// counters. The files are settings, not readings, so they are read on the
+// refresh interval (16 files per interface) and kept in between.
+func (c *dcbSource) readECN(sc *scan, iface string) map[string]*node.ECNSetting {
+	cached, ok := c.ecn[iface]
+	if !ok || c.r.due(cached.at, sc.Time) {
+		cached = c.loadECN(sc, iface)
+		c.ecn[iface] = cached
+	}
+	return cached.values
+}
+
+func (c *dcbSource) loadECN(sc *scan, iface string) *ecnState {
+	st := &ecnState{at: sc.Time}
+	for _, role := range node.ECNRoles {
+		dir := c.r.sys("class", "net", iface, "ecn", "roce_"+role, "enable")
+		var setting node.ECNSetting
+		found := false
+		for p := 0; p < 8; p++ {
+			path := joinPath(dir, strconv.Itoa(p))
+			text, err := readSysfsFile(c.r.fs, path)
+			if err != nil {
+				if !isVanished(err) {
+					sc.readError(node.SourceDCB, path, err)
+				}
+				continue
+			}
+			v, err := parseCounterAt(path, []byte(text))
+			if err != nil {
+				sc.readError(node.SourceDCB, path, err)
+				continue
+			}
+			found = true
+			setting.Enabled[p] = v != 0
+			setting.Present[p] = true
+		}
+		if found {
+			if st.values == nil {
+				st.values = map[string]*node.ECNSetting{}
+			}
+			st.values[role] = &setting
+		}
+	}
+	return st
+}
+
+// liveDCB queries the kernel over one long-lived netlink socket.
+type liveDCB struct {
+	timeout time.Duration
+	mu      sync.Mutex
+	client  *dcbnl.Client
+}
+
+func (l *liveDCB) ieee(iface string) (*dcbnl.IEEE, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.client == nil {
+		c, err := dcbnl.DialConfig(dcbnl.Config{Timeout: l.timeout})
+		if err != nil {
+			return nil, err
+		}
+		l.client = c
+	}
+	return l.client.IEEE(iface)
+}
+
+func (l *liveDCB) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.client != nil {
+		err := l.client.Close()
+		l.client = nil
+		return err
+	}
+	return nil
+}
+
+// replayDCB reads `dcb pfc/app show` or `mlnx_qos` captures.
+type replayDCB struct {
+	dir   string
+	cache replayCache
+}
+
+func (r *replayDCB) ieee(iface string) (*dcbnl.IEEE, error) {
+	v, err := r.cache.load(filepath.Join(r.dir, iface+".dcb.txt"), func(f *os.File) (any, error) {
+		ieee, err := dcbnl.ParseRecorded(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name(), err)
+		}
+		return ieee, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*dcbnl.IEEE), nil
+}
+
+func (*replayDCB) close() error { return nil }

@@ -1,0 +1,236 @@
+package reader
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/node"
+)
+
+// pcieSource reads the PCIe links of the functions behind RDMA devices, and
+// on a node without RDMA devices, which RDMA-capable NICs the bus holds.
+type pcieSource struct {
+	r      *Reader
+	attrs  *attrCache
+	chains map[string]*pcieChain
+	// nics is the last scan of the PCI bus, kept for the refresh interval:
+	// on a node without RDMA devices it would otherwise read every PCI
+	// function's class file every time.
+	nics   []node.NIC
+	nicsAt time.Time
+}
+
+// pcieChain is the upstream path of a function, re-read with the topology.
+type pcieChain struct {
+	available float64
+	limitedBy string
+	vendor    string
+	device    string
+	at        time.Time
+}
+
+func newPCIeSource(r *Reader) *pcieSource {
+	return &pcieSource{r: r, attrs: newAttrCache(r.fs), chains: map[string]*pcieChain{}}
+}
+
+func (c *pcieSource) close() error {
+	c.attrs.closeAll()
+	return nil
+}
+
+func (c *pcieSource) read(sc *scan) (func(*node.Snapshot), error) {
+	c.attrs.begin()
+	defer c.attrs.sweep()
+	topo, err := sc.topology()
+	if err != nil {
+		return nil, err
+	}
+	byAddr := map[string]*node.PCIFunction{}
+	dirs := map[string]string{}
+	var order []string
+	for _, d := range topo.Devices {
+		if d.PCIAddress == "" {
+			continue
+		}
+		f := byAddr[d.PCIAddress]
+		if f == nil {
+			f = &node.PCIFunction{Address: d.PCIAddress}
+			byAddr[d.PCIAddress] = f
+			dirs[d.PCIAddress] = d.PCIDir
+			order = append(order, d.PCIAddress)
+		}
+		f.RDMADevices = append(f.RDMADevices, d.Name)
+	}
+	if len(order) == 0 {
+		if c.r.due(c.nicsAt, sc.Time) {
+			c.nics, c.nicsAt = c.scanNICs(sc), sc.Time
+		}
+		nics := c.nics
+		return func(sn *node.Snapshot) { sn.NICs = nics }, errors.Join(ErrNoData, errors.New("no PCI functions behind RDMA devices"))
+	}
+	funcs := map[string]*node.PCIFunction{}
+	for _, addr := range order {
+		f := byAddr[addr]
+		if c.readFunction(sc, dirs[addr], f) {
+			funcs[addr] = f
+		}
+	}
+	for addr := range c.chains {
+		if _, ok := byAddr[addr]; !ok {
+			delete(c.chains, addr)
+		}
+	}
+	return func(sn *node.Snapshot) { sn.PCI = funcs }, nil
+}
+
+func (c *pcieSource) readFunction(sc *scan, dir string, f *node.PCIFunction) bool {
+	readSpeed := func(file string) float64 {
+		v, err := c.attrs.readString(dir, file)
+		if err != nil {
+			if !isVanished(err) {
+				sc.readError(node.SourcePCIe, joinPath(dir, file), err)
+			}
+			return 0
+		}
+		if v == "" || strings.HasPrefix(v, "Unknown") {
+			return 0
+		}
+		gt, err := node.ParsePCIeSpeed(v)
+		if err != nil {
+			sc.readError(node.SourcePCIe, joinPath(dir, file), err)
+			return 0
+		}
+		return gt
+	}
+	readWidth := func(file string) int {
+		v, err := c.attrs.readUint(dir, file)
+		if err != nil {
+			if !isVanished(err) {
+				sc.readError(node.SourcePCIe, joinPath(dir, file), err)
+			}
+			return 0
+		}
+		if v > node.MaxPCIeWidth {
+			sc.readError(node.SourcePCIe, joinPath(dir, file), fmt.Errorf("implausible width %d", v))
+			return 0
+		}
+		return int(v)
+	}
+	if _, err := c.r.fs.Inode(dir); err != nil {
+		return false // function removed
+	}
+	f.CurrentSpeedGTs, f.MaxSpeedGTs = readSpeed("current_link_speed"), readSpeed("max_link_speed")
+	f.CurrentWidth, f.MaxWidth = readWidth("current_link_width"), readWidth("max_link_width")
+	if f.CurrentSpeedGTs > 0 && f.CurrentWidth > 0 {
+		f.CurrentBandwidth = node.PCIeBandwidth(f.CurrentSpeedGTs, f.CurrentWidth)
+	}
+	if f.MaxSpeedGTs > 0 && f.MaxWidth > 0 {
+		f.MaxBandwidth = node.PCIeBandwidth(f.MaxSpeedGTs, f.MaxWidth)
+	}
+
+	ch := c.chains[f.Address]
+	if ch == nil || c.r.due(ch.at, sc.Time) {
+		ch = c.readChain(dir, sc.Time)
+		c.chains[f.Address] = ch
+	}
+	f.VendorID, f.DeviceID = ch.vendor, ch.device
+	f.AvailableBandwidth, f.LimitedBy = ch.available, ch.limitedBy
+	if f.CurrentBandwidth > 0 && (f.AvailableBandwidth == 0 || f.CurrentBandwidth < f.AvailableBandwidth) {
+		f.AvailableBandwidth, f.LimitedBy = f.CurrentBandwidth, f.Address
+	}
+
+	f.AER = map[string]uint64{}
+	for _, sev := range node.AERSeverities {
+		file := "aer_dev_" + sev
+		text, err := c.attrs.readString(dir, file)
+		if err != nil {
+			if !isVanished(err) {
+				sc.readError(node.SourcePCIe, joinPath(dir, file), err)
+			}
+			continue
+		}
+		total, ok, err := node.ParseAERTotal(text)
+		if err != nil {
+			sc.readError(node.SourcePCIe, joinPath(dir, file), err)
+			continue
+		}
+		if ok {
+			f.AER[sev] = total
+		}
+	}
+	return true
+}
+
+// readChain walks from the function up to the root complex, like the
+// kernel's pcie_bandwidth_available(): a NIC trained x16 behind a switch
+// port trained x8 only gets x8.
+func (c *pcieSource) readChain(dir string, now time.Time) *pcieChain {
+	ch := &pcieChain{at: now}
+	ch.vendor, _ = readSysfsFile(c.r.fs, joinPath(dir, "vendor"))
+	ch.device, _ = readSysfsFile(c.r.fs, joinPath(dir, "device"))
+	for up := filepath.Dir(dir); node.BDF.MatchString(filepath.Base(up)); up = filepath.Dir(up) {
+		sp, err := readSysfsFile(c.r.fs, joinPath(up, "current_link_speed"))
+		if err != nil {
+			continue
+		}
+		gt, err := node.ParsePCIeSpeed(sp)
+		if err != nil {
+			continue
+		}
+		w, err := readSysfsFile(c.r.fs, joinPath(up, "current_link_width"))
+		if err != nil {
+			continue
+		}
+		width, err := strconv.Atoi(w)
+		if err != nil || width <= 0 || width > node.MaxPCIeWidth {
+			continue
+		}
+		if bw := node.PCIeBandwidth(gt, width); ch.available == 0 || bw < ch.available {
+			ch.available, ch.limitedBy = bw, filepath.Base(up)
+		}
+	}
+	return ch
+}
+
+// scanNICs lists network/InfiniBand-class functions of RDMA vendors. It
+// runs only when no RDMA device exists, to tell a missing NIC from a
+// missing driver, and at most once per refresh interval.
+func (c *pcieSource) scanNICs(sc *scan) []node.NIC {
+	dir := c.r.sys("bus", "pci", "devices")
+	names, err := c.r.fs.ReadDirNames(dir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			sc.readError(node.SourcePCIe, dir, err)
+		}
+		return nil
+	}
+	sort.Strings(names)
+	var nics []node.NIC
+	for _, n := range names {
+		fdir := joinPath(dir, n)
+		class, err := readSysfsFile(c.r.fs, joinPath(fdir, "class"))
+		// 0x02xxxx network controller; 0x0c06xx InfiniBand (old cards).
+		if err != nil || !(strings.HasPrefix(class, "0x02") || strings.HasPrefix(class, "0x0c06")) {
+			continue
+		}
+		vendor, err := readSysfsFile(c.r.fs, joinPath(fdir, "vendor"))
+		if err != nil || node.VendorName(vendor) == "" {
+			continue
+		}
+		nic := node.NIC{Address: n, VendorID: vendor, Class: class}
+		nic.DeviceID, _ = readSysfsFile(c.r.fs, joinPath(fdir, "device"))
+		if drv, err := c.r.fs.Readlink(joinPath(fdir, "driver")); err == nil {
+			nic.Driver = filepath.Base(drv)
+		}
+		if node.RDMACapable(nic) {
+			nics = append(nics, nic)
+		}
+	}
+	return nics
+}

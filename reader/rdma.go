@@ -1,0 +1,440 @@
+package reader
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/Mellanox/rdmamap"
+
+	"github.com/roce-exporter/roce_exporter/node"
+)
+
+// rdmaSource reads /sys/class/infiniband: devices, ports, counters, GIDs.
+type rdmaSource struct {
+	r       *Reader
+	devices map[string]*rdmaDeviceState
+
+	modules   map[string]bool
+	modulesAt time.Time
+}
+
+type rdmaDeviceState struct {
+	// busy is set while a goroutine reads the device; a read stuck in the
+	// kernel keeps it set, and the device is skipped until it returns.
+	busy   atomic.Bool
+	attrs  *attrCache
+	inode  uint64
+	info   node.Device
+	infoAt time.Time
+	ports  map[int]*rdmaPortState
+}
+
+type rdmaPortState struct {
+	attrs     *attrCache
+	linkLayer string
+	// activeMTU is 0 where it does not apply (InfiniBand, no netdev).
+	activeMTU int
+	counters  []counterFile
+	hw        []counterFile
+	// lifespan is the hw_counters cache period; lifespanKnown is false
+	// when the port has no lifespan file.
+	lifespan      time.Duration
+	lifespanKnown bool
+	// listedAt is zero when the port must be listed again.
+	listedAt time.Time
+	gids     []node.GID
+	gidsAt   time.Time
+	roceMode string
+}
+
+func newRDMASource(r *Reader) *rdmaSource {
+	return &rdmaSource{r: r, devices: map[string]*rdmaDeviceState{}}
+}
+
+func (c *rdmaSource) close() error {
+	c.dropAll()
+	return nil
+}
+
+func (c *rdmaSource) read(sc *scan) (func(*node.Snapshot), error) {
+	mods := c.readModules(sc.Time)
+	setModules := func(sn *node.Snapshot) { sn.Modules = mods }
+
+	topo, err := sc.topology()
+	if err != nil {
+		return setModules, err
+	}
+	if len(topo.Devices) == 0 {
+		c.dropAll()
+		if topo.ClassMissing {
+			return setModules, errors.Join(ErrNoData, errors.New("no /sys/class/infiniband: RDMA stack not loaded"))
+		}
+		return setModules, errors.Join(ErrNoData, errors.New("no RDMA devices"))
+	}
+	live := make(map[string]bool, len(topo.Devices))
+	states := make([]*rdmaDeviceState, len(topo.Devices))
+	for i, td := range topo.Devices {
+		live[td.Name] = true
+		st := c.devices[td.Name]
+		if st == nil || st.inode != td.Inode {
+			// New or re-created device: its counters restart, so no wrap
+			// history may carry over.
+			if st != nil {
+				st.attrs.closeAll()
+			}
+			st = &rdmaDeviceState{inode: td.Inode, ports: map[int]*rdmaPortState{}, attrs: newAttrCache(c.r.fs)}
+			c.devices[td.Name] = st
+		}
+		states[i] = st
+	}
+	devs, stuck := c.readDevices(sc, topo.Devices, states)
+	present := make([]*node.Device, 0, len(devs))
+	for _, d := range devs {
+		if d != nil { // nil: vanished mid-read, or stuck
+			present = append(present, d)
+		}
+	}
+	for name, st := range c.devices {
+		if !live[name] && !st.busy.Load() {
+			st.attrs.closeAll()
+			delete(c.devices, name)
+		}
+	}
+	apply := func(sn *node.Snapshot) { sn.Modules, sn.Devices = mods, present }
+	if len(stuck) > 0 {
+		// The other devices are still reported: partial data is more
+		// useful than none, and the error says it is partial.
+		return apply, fmt.Errorf("%w: reads of %s did not return in time", errPartial, strings.Join(stuck, ", "))
+	}
+	return apply, nil
+}
+
+// errPartial marks a read where some devices could not be read.
+var errPartial = errors.New("partial data")
+
+func (c *rdmaSource) dropAll() {
+	for name, st := range c.devices {
+		st.attrs.closeAll()
+		delete(c.devices, name)
+	}
+}
+
+func (c *rdmaSource) readModules(now time.Time) map[string]bool {
+	if c.modules != nil && !c.r.due(c.modulesAt, now) {
+		return c.modules
+	}
+	mods := make(map[string]bool, len(node.KernelModules))
+	for _, m := range node.KernelModules {
+		_, err := c.r.fs.Inode(c.r.sys("module", m))
+		mods[m] = err == nil
+	}
+	c.modules, c.modulesAt = mods, now
+	return mods
+}
+
+// readDevice reads one device. It returns nil when the device vanished
+// mid-read, so no partial view of a removed device remains.
+func (c *rdmaSource) readDevice(sc *scan, td *topoDevice, st *rdmaDeviceState) *node.Device {
+	if c.r.due(st.infoAt, sc.Time) {
+		info, ok := c.readDeviceInfo(sc, td)
+		if !ok {
+			return nil
+		}
+		st.info, st.infoAt = info, sc.Time
+	}
+	dev := st.info
+	dev.Ports = nil
+
+	livePorts := make(map[int]bool, len(td.Ports))
+	for _, tp := range td.Ports {
+		livePorts[tp.Number] = true
+		ps := st.ports[tp.Number]
+		if ps == nil {
+			ps = &rdmaPortState{attrs: st.attrs}
+			st.ports[tp.Number] = ps
+		}
+		if p := c.readPort(sc, td, tp, ps, dev.Driver); p != nil {
+			dev.Ports = append(dev.Ports, p)
+		}
+	}
+	for n := range st.ports {
+		if !livePorts[n] {
+			delete(st.ports, n)
+		}
+	}
+	return &dev
+}
+
+func (c *rdmaSource) readDeviceInfo(sc *scan, td *topoDevice) (node.Device, bool) {
+	d := node.Device{Name: td.Name, Driver: td.Driver, PCIAddress: td.PCIAddress}
+	fields := []struct {
+		file string
+		dst  *string
+	}{
+		{"fw_ver", &d.FirmwareVersion}, {"hca_type", &d.HCAType}, {"board_id", &d.BoardID},
+		{"node_guid", &d.NodeGUID}, {"sys_image_guid", &d.SysImageGUID},
+	}
+	for _, f := range fields {
+		v, err := readSysfsFile(c.r.fs, joinPath(td.Dir, f.file))
+		switch {
+		case err == nil:
+			*f.dst = node.CleanText(v)
+		case isVanished(err):
+			if _, statErr := c.r.fs.Inode(td.Dir); statErr != nil {
+				return d, false // the whole device went away
+			}
+		default:
+			sc.readError(node.SourceRDMA, joinPath(td.Dir, f.file), err)
+		}
+	}
+	d.VerbsDevices, d.VerbsPresent = c.verbsDevices(td.Name)
+	return d, true
+}
+
+// rdmamapMu serialises use of rdmamap, whose sysfs and /dev roots are
+// package-level variables.
+var rdmamapMu sync.Mutex
+
+// verbsDevices asks rdmamap which /dev/infiniband/uverbsN node belongs to
+// the device, and checks that it exists under the /dev root: a container
+// without /dev/infiniband sees the device in sysfs but cannot open it.
+func (c *rdmaSource) verbsDevices(device string) (expected, present []string) {
+	rdmamapMu.Lock()
+	rdmamap.RdmaClassDir = c.r.sys("class", "infiniband")
+	rdmamap.RdmaIbUcmDir = c.r.sys("class", "infiniband_cm")
+	rdmamap.RdmaUmadDir = c.r.sys("class", "infiniband_mad")
+	rdmamap.RdmaUverbsDir = c.r.sys("class", "infiniband_verbs")
+	rdmamap.RdmaDeviceDir = joinPath(c.r.opts.DevPath, "infiniband")
+	rdmamap.RdmaUcmDevice = joinPath(c.r.opts.DevPath, "infiniband", "rdma_cm")
+	all := rdmamap.GetRdmaCharDevices(device)
+	rdmamapMu.Unlock()
+	for _, p := range all {
+		if !strings.Contains(p, "/uverbs") {
+			continue
+		}
+		expected = append(expected, p)
+		if _, err := c.r.fs.Inode(p); err == nil {
+			present = append(present, p)
+		}
+	}
+	sort.Strings(expected)
+	sort.Strings(present)
+	return expected, present
+}
+
+func (c *rdmaSource) readPort(sc *scan, td *topoDevice, tp *topoPort, ps *rdmaPortState, driver string) *node.Port {
+	p := &node.Port{Device: td.Name, Number: tp.Number, Interface: tp.Netdev}
+
+	if c.r.due(ps.listedAt, sc.Time) {
+		if !c.listPort(sc, tp, ps, driver) {
+			return nil
+		}
+	}
+	p.LinkLayer = ps.linkLayer
+
+	if v, err := ps.attrs.readString(tp.Dir, "state"); err == nil {
+		if id, name, perr := node.ParseState(v); perr == nil {
+			p.State, p.StateName, p.StateKnown = id, name, true
+		} else {
+			sc.readError(node.SourceRDMA, joinPath(tp.Dir, "state"), perr)
+		}
+	} else if isVanished(err) {
+		ps.listedAt = time.Time{}
+		return nil
+	} else {
+		sc.readError(node.SourceRDMA, joinPath(tp.Dir, "state"), err)
+	}
+	if v, err := ps.attrs.readString(tp.Dir, "phys_state"); err == nil {
+		if id, name, perr := node.ParseState(v); perr == nil {
+			p.PhysState, p.PhysStateName, p.PhysStateKnown = id, name, true
+		} else {
+			sc.readError(node.SourceRDMA, joinPath(tp.Dir, "phys_state"), perr)
+		}
+	} else if !isVanished(err) {
+		sc.readError(node.SourceRDMA, joinPath(tp.Dir, "phys_state"), err)
+	}
+
+	if v, err := ps.attrs.readString(tp.Dir, "rate"); err == nil {
+		bits, perr := node.ParseRate(v)
+		switch {
+		case perr != nil:
+			sc.readError(node.SourceRDMA, joinPath(tp.Dir, "rate"), perr)
+		case p.Ethernet() && p.State != node.PortStateActive:
+			// mlx5 reports "40 Gb/sec (4X QDR)" for a down RoCE port.
+		default:
+			p.RateBitsPerSecond = bits
+		}
+	} else if !isVanished(err) {
+		sc.readError(node.SourceRDMA, joinPath(tp.Dir, "rate"), err)
+	}
+
+	p.Counters = c.readCounters(sc, ps, ps.counters)
+	p.HWCounters = c.readCounters(sc, ps, ps.hw)
+	p.HWCountersLifespan, p.LifespanKnown = ps.lifespan, ps.lifespanKnown
+
+	if c.r.due(ps.gidsAt, sc.Time) {
+		ps.gids = c.readGIDs(sc, tp)
+		ps.roceMode = c.readRoCEMode(td.Name, tp.Label)
+		// The active MTU is configuration derived from the netdev MTU, like
+		// the GIDs, so it follows their refresh.
+		ps.activeMTU = c.readActiveMTU(sc, p)
+		ps.gidsAt = sc.Time
+	}
+	p.ActiveMTU = ps.activeMTU
+	p.GIDs = ps.gids
+	p.DefaultRoCEMode = ps.roceMode
+	return p
+}
+
+// listPort reads the port's static layout: link layer and the names of its
+// counter files (they change only when the device is re-created).
+func (c *rdmaSource) listPort(sc *scan, tp *topoPort, ps *rdmaPortState, driver string) bool {
+	ll, err := readSysfsFile(c.r.fs, joinPath(tp.Dir, "link_layer"))
+	if err != nil {
+		if isVanished(err) {
+			if _, statErr := c.r.fs.Inode(tp.Dir); statErr != nil {
+				return false
+			}
+		} else {
+			sc.readError(node.SourceRDMA, joinPath(tp.Dir, "link_layer"), err)
+		}
+	}
+	ps.linkLayer = node.CleanText(ll)
+	old := make(map[string]*counterFile, len(ps.counters)+len(ps.hw))
+	for i := range ps.counters {
+		old[ps.counters[i].path] = &ps.counters[i]
+	}
+	for i := range ps.hw {
+		old[ps.hw[i].path] = &ps.hw[i]
+	}
+	ps.counters = c.listCounterDir(sc, joinPath(tp.Dir, "counters"), false, driver, old)
+	ps.hw = c.listCounterDir(sc, joinPath(tp.Dir, "hw_counters"), true, driver, old)
+	// lifespan is a setting (how long the kernel caches hw_counters), not a
+	// reading: it is read with the layout, not every time.
+	ps.lifespanKnown = false
+	lifespan := joinPath(tp.Dir, "hw_counters", node.HWCountersLifespanFile)
+	if v, err := readSysfsFile(c.r.fs, lifespan); err == nil {
+		if ms, perr := parseCounterAt(lifespan, []byte(v)); perr == nil {
+			ps.lifespan, ps.lifespanKnown = time.Duration(ms)*time.Millisecond, true
+		} else {
+			sc.readError(node.SourceRDMA, lifespan, perr)
+		}
+	} else if !isVanished(err) {
+		sc.readError(node.SourceRDMA, lifespan, err)
+	}
+	ps.listedAt = sc.Time
+	return true
+}
+
+// counterFile is one counter file of a port, kept open between reads.
+type counterFile struct {
+	handle    *cachedAttr
+	path      string
+	canonical string
+	wrap      wrapExtender // for 32-bit counters that wrap
+	wraps     bool
+}
+
+func (c *rdmaSource) listCounterDir(sc *scan, dir string, hw bool, driver string, old map[string]*counterFile) []counterFile {
+	names, err := c.r.fs.ReadDirNames(dir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			// Present but unreadable: count it; the rest of the device
+			// still reports.
+			sc.readError(node.SourceRDMA, dir, err)
+		}
+		return nil
+	}
+	sort.Strings(names)
+	files := make([]counterFile, 0, len(names))
+	taken := make(map[string]bool, len(names))
+	// Native mlx5 names win over aliases when a transitional driver shows both.
+	sort.SliceStable(names, func(i, j int) bool {
+		return !node.IsHWCounterAlias(names[i]) && node.IsHWCounterAlias(names[j])
+	})
+	for _, raw := range names {
+		if hw && raw == node.HWCountersLifespanFile {
+			continue
+		}
+		f := counterFile{path: joinPath(dir, raw)}
+		if hw {
+			f.canonical = node.CanonicalHWName(raw)
+			f.wraps = node.Wraps32(driver, f.canonical)
+		} else {
+			f.canonical = node.SnakeCase(raw)
+		}
+		if taken[f.canonical] {
+			c.r.logger.Debug("duplicate counter after name mapping, keeping the first", "path", f.path, "name", f.canonical)
+			continue
+		}
+		taken[f.canonical] = true
+		if prev, ok := old[f.path]; ok {
+			// The open file and the path string the attribute cache is
+			// keyed by carry over too: a relisting must not reopen every
+			// file nor keep two copies of every path.
+			f.path, f.handle, f.wrap = prev.path, prev.handle, prev.wrap
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
+func (c *rdmaSource) readCounters(sc *scan, ps *rdmaPortState, files []counterFile) []node.Counter {
+	values := make([]node.Counter, 0, len(files))
+	for i := range files {
+		f := &files[i]
+		raw, err := ps.attrs.readUintVia(&f.handle, f.path)
+		if err != nil {
+			if isVanished(err) {
+				ps.listedAt = time.Time{} // layout changed: list again next time
+			} else {
+				// EINVAL, EOPNOTSUPP, EIO, "N/A (no PMA)", garbage.
+				sc.readError(node.SourceRDMA, f.path, err)
+			}
+			continue
+		}
+		v := raw
+		if f.wraps {
+			v = f.wrap.extend(raw)
+		}
+		values = append(values, node.Counter{Name: f.canonical, Value: v})
+	}
+	return values
+}
+
+// readRoCEMode reads the rdma_cm default RoCE mode from configfs. The reader
+// never creates the configfs directory (that changes kernel state); it reads
+// it only where an operator or the doctor already made it.
+func (c *rdmaSource) readRoCEMode(device, port string) string {
+	v, err := readSysfsFile(c.r.fs, c.r.sys("kernel", "config", "rdma_cm", device, "ports", port, "default_roce_mode"))
+	if err != nil {
+		return ""
+	}
+	return node.CleanText(v)
+}
+
+func (c *rdmaSource) readActiveMTU(sc *scan, p *node.Port) int {
+	if !p.Ethernet() || p.Interface == "" {
+		return 0
+	}
+	path := c.r.sys("class", "net", p.Interface, "mtu")
+	v, err := readSysfsFile(c.r.fs, path)
+	if err != nil {
+		if !isVanished(err) {
+			sc.readError(node.SourceRDMA, path, err)
+		}
+		return 0
+	}
+	mtu, err := parseCounterAt(path, []byte(v))
+	if err != nil {
+		sc.readError(node.SourceRDMA, path, err)
+		return 0
+	}
+	return node.RoCEActiveMTU(int(min(mtu, 1<<20)))
+}

@@ -1,0 +1,423 @@
+// Package reader fills a node.Snapshot from the kernel: sysfs for RDMA
+// devices, netdevs and PCIe, the ethtool ioctls for NIC statistics, DCB
+// netlink for PFC and trust, or text captured on another machine (replay).
+// It only reads: it never changes the system, and it turns no error into a
+// value.
+//
+// Sources run concurrently, each bounded by a timeout: a source whose read
+// blocks (a firmware command that never returns) is reported as timed out,
+// is not started again until that read returns, and leaves the others
+// unaffected. Files that exist but cannot be read are skipped and counted
+// per source.
+package reader
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/node"
+)
+
+// ErrNoData means the source does not exist on this node (no RDMA devices,
+// no DCB support): not a failure of the reader.
+var ErrNoData = errors.New("source not present on this node")
+
+// Options say what a Reader reads and where.
+type Options struct {
+	SysPath string // root of sysfs, "/sys" on a live node
+	DevPath string // root of /dev
+	// Timeout bounds each source's read.
+	Timeout time.Duration
+	// Sources lists the sources to read (node.Source*).
+	Sources []string
+
+	// DeviceInclude / DeviceExclude select RDMA devices by name. They are
+	// applied before any file of an excluded device is touched: reading
+	// firmware-restricted functions floods dmesg on some systems.
+	DeviceInclude *regexp.Regexp
+	DeviceExclude *regexp.Regexp
+	// NetdevInclude adds interfaces that do not back an RDMA port.
+	NetdevInclude *regexp.Regexp
+
+	// Refresh is how long slow-changing configuration (GID tables, device
+	// and interface metadata, PCIe chains, ECN settings, the topology) is
+	// kept before it is read again; 0 reads everything every time.
+	Refresh time.Duration
+
+	// ReplayDir, when set, makes the ethtool and dcb sources (and the
+	// driver info and addresses of interfaces) read text captured on a
+	// node instead of asking the kernel.
+	ReplayDir string
+	// EthtoolRawInclude selects driver statistics to keep under their raw
+	// names besides the mapped families.
+	EthtoolRawInclude *regexp.Regexp
+
+	// FS replaces the filesystem, for tests that need the errors real sysfs
+	// produces; nil is the real one.
+	FS FS
+}
+
+// SourceNames lists every source a Reader knows, sorted.
+func SourceNames() []string {
+	return []string{node.SourceDCB, node.SourceEthtool, node.SourceNetdev, node.SourcePCIe, node.SourceRDMA}
+}
+
+// SourceHelp describes what a source reads.
+func SourceHelp(name string) string {
+	switch name {
+	case node.SourceRDMA:
+		return "RDMA devices and ports from /sys/class/infiniband: state, rate, counters, hw_counters, GID table."
+	case node.SourceNetdev:
+		return "Network interfaces backing RDMA ports (plus --collector.netdev.include): MTU, state, carrier changes, speed, driver."
+	case node.SourcePCIe:
+		return "PCIe link of the functions behind RDMA devices: speed, width, usable bandwidth, AER errors."
+	case node.SourceEthtool:
+		return "ethtool statistics of RoCE interfaces: PFC pause frames/duration per priority, pause storms, priority traffic and drops, PHY errors, 802.3x pause."
+	case node.SourceDCB:
+		return "Data center bridging of RoCE interfaces over DCB netlink: PFC per priority, trust mode (DSCP/PCP), and MLNX_OFED per-priority ECN."
+	}
+	return ""
+}
+
+// source reads one part of the snapshot. read returns a function that
+// stores what it read into the snapshot; the Reader applies it only when
+// the read finished in time, so a late read never changes a snapshot that
+// was already handed out. read is never called concurrently with itself.
+type source interface {
+	read(sc *scan) (apply func(*node.Snapshot), err error)
+	close() error
+}
+
+type runningSource struct {
+	name string
+	src  source
+	// busy is set while a read runs; a read stuck in the kernel keeps it
+	// set and the source is skipped until it returns.
+	busy       atomic.Bool
+	readErrors atomic.Uint64
+}
+
+// Reader reads snapshots of one node.
+type Reader struct {
+	opts     Options
+	logger   *slog.Logger
+	sources  []*runningSource
+	byName   map[string]*runningSource
+	topology *topologyCache
+	fs       FS
+
+	mu sync.Mutex // one Read at a time: the sources keep open files and history
+
+	warnMu sync.Mutex
+	warned map[string]bool
+}
+
+// New prepares the sources opts names. A source whose setup fails is
+// logged and left out; the others still run.
+func New(opts Options, logger *slog.Logger) (*Reader, error) {
+	if opts.SysPath == "" {
+		opts.SysPath = "/sys"
+	}
+	if opts.DevPath == "" {
+		opts.DevPath = "/dev"
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	if opts.Refresh < 0 {
+		return nil, errors.New("refresh interval must not be negative")
+	}
+	r := &Reader{opts: opts, logger: logger, byName: map[string]*runningSource{}, fs: opts.FS}
+	if r.fs == nil {
+		r.fs = OSFS{}
+	}
+	r.topology = newTopologyCache(r)
+	for _, name := range opts.Sources {
+		var src source
+		switch name {
+		case node.SourceRDMA:
+			src = newRDMASource(r)
+		case node.SourceNetdev:
+			src = newNetdevSource(r)
+		case node.SourcePCIe:
+			src = newPCIeSource(r)
+		case node.SourceEthtool:
+			src = newEthtoolSource(r)
+		case node.SourceDCB:
+			src = newDCBSource(r)
+		default:
+			return nil, fmt.Errorf("unknown source %q", name)
+		}
+		rs := &runningSource{name: name, src: src}
+		r.sources = append(r.sources, rs)
+		r.byName[name] = rs
+	}
+	return r, nil
+}
+
+// Sources returns the names of the sources the Reader reads.
+func (r *Reader) Sources() []string {
+	out := make([]string, len(r.sources))
+	for i, s := range r.sources {
+		out[i] = s.name
+	}
+	return out
+}
+
+// Timeout is the bound of each source's read.
+func (r *Reader) Timeout() time.Duration { return r.opts.Timeout }
+
+// SysPath is the sysfs root the Reader reads.
+func (r *Reader) SysPath() string { return r.opts.SysPath }
+
+// ReadErrors is how many files the source skipped since the Reader was
+// made, because they could not be read or parsed.
+func (r *Reader) ReadErrors(source string) uint64 {
+	if rs := r.byName[source]; rs != nil {
+		return rs.readErrors.Load()
+	}
+	return 0
+}
+
+// SourceResult is how one source's read went.
+type SourceResult struct {
+	Name string
+	// Err is nil on success; wraps ErrNoData when the source does not
+	// exist on the node.
+	Err      error
+	Duration time.Duration
+	// TimedOut: the read did not finish within the timeout; its result is
+	// not in the snapshot.
+	TimedOut bool
+	// Stuck: an earlier read of the source is still blocked, so it was not
+	// started.
+	Stuck bool
+}
+
+// OK reports whether the source was read without error.
+func (s SourceResult) OK() bool { return s.Err == nil && !s.TimedOut && !s.Stuck }
+
+// Result is one read of the node.
+type Result struct {
+	Snapshot *node.Snapshot
+	// Sources are in the order of Reader.Sources.
+	Sources []SourceResult
+}
+
+// Read reads every source once, concurrently, and returns the snapshot
+// with what finished in time.
+func (r *Reader) Read() *Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sc := &scan{Time: time.Now(), r: r}
+	snap := &node.Snapshot{Time: sc.Time, Sources: make(map[string]bool, len(r.sources))}
+	res := &Result{Snapshot: snap, Sources: make([]SourceResult, len(r.sources))}
+
+	type done struct {
+		apply    func(*node.Snapshot)
+		err      error
+		duration time.Duration
+	}
+	var started []int
+	for i, rs := range r.sources {
+		res.Sources[i].Name = rs.name
+		if !rs.busy.CompareAndSwap(false, true) {
+			// The previous read is blocked in a call that cannot be
+			// cancelled; starting another would pile up goroutines.
+			r.logger.Debug("source still stuck in an earlier read, skipped", "collector", rs.name)
+			res.Sources[i].Stuck = true
+			snap.Sources[rs.name] = false
+			continue
+		}
+		started = append(started, i)
+	}
+	// Each goroutine writes its own slot and then flags it; only the last
+	// one to finish wakes the waiter, since every wake-up costs a futex
+	// call on the scrape path.
+	slots := make([]done, len(started))
+	finished := make([]atomic.Bool, len(started))
+	var remaining atomic.Int64
+	remaining.Store(int64(len(started)))
+	allDone := make(chan struct{})
+	for k, i := range started {
+		rs := r.sources[i]
+		go func() {
+			begin := time.Now()
+			apply, err := safeRead(rs, sc)
+			slots[k] = done{apply: apply, err: err, duration: time.Since(begin)}
+			finished[k].Store(true)
+			// Clear busy before reporting, or the next read could start
+			// before this goroutine runs again and skip the source as stuck.
+			rs.busy.Store(false)
+			if remaining.Add(-1) == 0 {
+				close(allDone)
+			}
+		}()
+	}
+	if len(started) > 0 {
+		timer := time.NewTimer(r.opts.Timeout)
+		select {
+		case <-allDone:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+	for k, i := range started {
+		rs := r.sources[i]
+		if !finished[k].Load() {
+			r.logger.Warn("collector timed out; its source is not answering", "collector", rs.name, "timeout", r.opts.Timeout)
+			res.Sources[i].TimedOut = true
+			res.Sources[i].Duration = r.opts.Timeout
+			snap.Sources[rs.name] = false
+			continue
+		}
+		d := slots[k]
+		res.Sources[i].Err, res.Sources[i].Duration = d.err, d.duration
+		snap.Sources[rs.name] = d.err == nil
+		if d.apply != nil {
+			d.apply(snap)
+		}
+	}
+	return res
+}
+
+// safeRead turns a panic in a source (a parser bug on garbage input) into a
+// failed read instead of a dead exporter.
+func safeRead(rs *runningSource, sc *scan) (apply func(*node.Snapshot), err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			apply, err = nil, fmt.Errorf("panic in source %s: %v", rs.name, p)
+		}
+	}()
+	return rs.src.read(sc)
+}
+
+// Close releases the sources' open files and sockets. A source still
+// blocked in a read keeps its resources until the process ends.
+func (r *Reader) Close() error {
+	var errs []error
+	for _, rs := range r.sources {
+		if rs.busy.Load() {
+			continue
+		}
+		errs = append(errs, rs.src.close())
+	}
+	return errors.Join(errs...)
+}
+
+// due reports whether what was read at `at` must be read again at now:
+// never read, or read at least Refresh ago. All the slow-changing
+// configuration follows this one interval.
+func (r *Reader) due(at, now time.Time) bool {
+	return at.IsZero() || now.Sub(at) >= r.opts.Refresh
+}
+
+func (r *Reader) deviceSelected(name string) bool {
+	if r.opts.DeviceInclude != nil && !r.opts.DeviceInclude.MatchString(name) {
+		return false
+	}
+	if r.opts.DeviceExclude != nil && r.opts.DeviceExclude.MatchString(name) {
+		return false
+	}
+	return true
+}
+
+func (r *Reader) sys(parts ...string) string {
+	return joinPath(append([]string{r.opts.SysPath}, parts...)...)
+}
+
+// maxWarnedPaths bounds the memory spent remembering which unreadable
+// files were already reported at warn level.
+const maxWarnedPaths = 4096
+
+// warnOnce logs the first failure of a path at warn level and repeats at
+// debug, so a permanently broken file does not flood the log every read.
+func (r *Reader) warnOnce(source, path string, err error) {
+	r.warnMu.Lock()
+	first := !r.warned[path]
+	if first && len(r.warned) < maxWarnedPaths {
+		if r.warned == nil {
+			r.warned = map[string]bool{}
+		}
+		r.warned[path] = true
+	}
+	r.warnMu.Unlock()
+	if first {
+		r.logger.Warn("skipping unreadable file", "collector", source, "path", path, "err", err)
+	} else {
+		r.logger.Debug("skipping unreadable file", "collector", source, "path", path, "err", err)
+	}
+}
+
+// scan is what the sources of one Read share: the time, the device
+// topology and the interface list, each computed once.
+type scan struct {
+	Time time.Time
+	r    *Reader
+
+	topoOnce sync.Once
+	topo     *topology
+	topoErr  error
+
+	ifacesOnce sync.Once
+	ifaces     []netdevTarget
+	ifacesErr  error
+}
+
+func (sc *scan) topology() (*topology, error) {
+	sc.topoOnce.Do(func() { sc.topo, sc.topoErr = sc.r.topology.get() })
+	return sc.topo, sc.topoErr
+}
+
+// interfaces returns, once per read for the netdev, ethtool and dcb
+// sources, the netdevs behind RDMA ports in topology order, then those
+// NetdevInclude selects in name order.
+func (sc *scan) interfaces() ([]netdevTarget, error) {
+	sc.ifacesOnce.Do(func() { sc.ifaces, sc.ifacesErr = sc.listInterfaces() })
+	return sc.ifaces, sc.ifacesErr
+}
+
+// ethernetInterfaces names the read's interfaces that are not IPoIB: IPoIB
+// has no PFC or pause statistics and no DCB.
+func (sc *scan) ethernetInterfaces() ([]string, error) {
+	targets, err := sc.interfaces()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(targets))
+	for _, t := range targets {
+		if !t.ipoib {
+			out = append(out, t.name)
+		}
+	}
+	return out, nil
+}
+
+// readError counts and logs a file a source skipped.
+func (sc *scan) readError(source, path string, err error) {
+	if rs := sc.r.byName[source]; rs != nil {
+		rs.readErrors.Add(1)
+	}
+	sc.r.warnOnce(source, path, err)
+}
+
+// forgetGone drops the entries of m whose key is not in live.
+func forgetGone[V any](m map[string]V, live []string) {
+	for k := range m {
+		if !slices.Contains(live, k) {
+			delete(m, k)
+		}
+	}
+}
+
+// live reports whether the Reader reads this machine's own /sys. A copied
+// tree (--path.sysfs) is another machine: asking this machine's kernel about
+// interfaces of the same name would mix in its data.
+func (r *Reader) live() bool { return filepath.Clean(r.opts.SysPath) == "/sys" }

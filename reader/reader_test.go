@@ -1,0 +1,137 @@
+package reader
+
+import (
+	"io"
+	"log/slog"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/internal/nicstats"
+	"github.com/roce-exporter/roce_exporter/node"
+)
+
+const fixtures = "../collector/testdata"
+
+func fixtureOptions(scenario string, sources ...string) Options {
+	dir := filepath.Join(fixtures, scenario)
+	return Options{
+		SysPath: filepath.Join(dir, "sys"),
+		DevPath: filepath.Join(dir, "dev"),
+		Timeout: 2 * time.Second,
+		Sources: sources,
+	}
+}
+
+func newTestReader(t testing.TB, o Options) *Reader {
+	t.Helper()
+	r, err := New(o, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// One listing per read serves netdev, ethtool and dcb: IPoIB netdevs,
+// behind a port or only matched by NetdevInclude, are interfaces for
+// netdev but have no ethtool PFC statistics or DCB.
+func TestInterfacesListedOnceIPoIBLeftToNetdev(t *testing.T) {
+	for _, exclude := range []string{"^$", ".*"} {
+		o := fixtureOptions("ib-hdr", node.SourceNetdev)
+		o.NetdevInclude = regexp.MustCompile("^(ib|lo)")
+		o.DeviceExclude = regexp.MustCompile(exclude)
+		r := newTestReader(t, o)
+		sc := &scan{Time: time.Now(), r: r}
+		targets, err := sc.interfaces()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all []string
+		for _, tg := range targets {
+			all = append(all, tg.name)
+		}
+		eth, err := sc.ethernetInterfaces()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(all, " "); got != "ibp129s0 ibp65s0 lo" && got != "ibp65s0 ibp129s0 lo" {
+			t.Errorf("exclude %q: interfaces %q", exclude, got)
+		}
+		if got := strings.Join(eth, " "); got != "lo" {
+			t.Errorf("exclude %q: ethernet interfaces %q, want lo only", exclude, got)
+		}
+		if again, _ := sc.interfaces(); &again[0] != &targets[0] {
+			t.Errorf("exclude %q: the listing was made twice in one read", exclude)
+		}
+	}
+}
+
+// blockingEthtool is an ethtool source whose kernel call never returns, as
+// when RTNL is held by a stuck driver.
+type blockingEthtool struct{ release chan struct{} }
+
+func (b *blockingEthtool) stats(string) (nicstats.Stats, error) {
+	<-b.release
+	return nicstats.Stats{}, syscall.EOPNOTSUPP
+}
+func (b *blockingEthtool) pause(string) (*node.GlobalPause, error) { return nil, syscall.EOPNOTSUPP }
+func (b *blockingEthtool) close() error                            { return nil }
+
+// TestHungEthtoolCallHitsTheTimeout reads while the ethtool call hangs: the
+// read returns at the timeout with ethtool timed out and the other sources
+// read; the next read skips the stuck source at once; once the call returns
+// the source is read again.
+func TestHungEthtoolCallHitsTheTimeout(t *testing.T) {
+	o := fixtureOptions("mlx5-8x400g-healthy", node.SourceRDMA, node.SourceEthtool, node.SourceDCB)
+	o.ReplayDir = filepath.Join(fixtures, "mlx5-8x400g-healthy", "replay")
+	o.Timeout = 400 * time.Millisecond
+	r := newTestReader(t, o)
+	block := &blockingEthtool{release: make(chan struct{})}
+	r.byName[node.SourceEthtool].src.(*ethtoolSource).src = block
+
+	begin := time.Now()
+	res := r.Read()
+	if took := time.Since(begin); took > time.Second {
+		t.Errorf("read took %v; the timeout is 400ms", took)
+	}
+	for _, sr := range res.Sources {
+		switch {
+		case sr.Name == node.SourceEthtool && !sr.TimedOut:
+			t.Errorf("hung ethtool: %+v", sr)
+		case sr.Name != node.SourceEthtool && !sr.OK():
+			t.Errorf("%s: %+v while ethtool hangs", sr.Name, sr)
+		}
+	}
+	if ok, ran := res.Snapshot.Sources[node.SourceEthtool]; !ran || ok {
+		t.Errorf("snapshot says ethtool ok=%v ran=%v", ok, ran)
+	}
+	if len(res.Snapshot.Devices) != 8 || len(res.Snapshot.DCB) != 8 {
+		t.Errorf("%d devices, %d DCB states while ethtool hangs", len(res.Snapshot.Devices), len(res.Snapshot.DCB))
+	}
+
+	begin = time.Now()
+	res = r.Read()
+	if took := time.Since(begin); took > 200*time.Millisecond {
+		t.Errorf("second read waited %v on the stuck source", took)
+	}
+	if sr := res.Sources[1]; sr.Name != node.SourceEthtool || !sr.Stuck {
+		t.Errorf("stuck ethtool not skipped: %+v", sr)
+	}
+
+	close(block.release)
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		sr := r.Read().Sources[1]
+		if !sr.Stuck && !sr.TimedOut {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("source not read again after the call returned")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -8,8 +8,9 @@ import (
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
-// Shares of time paused on one priority, from §6.3 of the domain notes: a few percent
-// is normal back-pressure, a fifth of the time means the fabric is stuck.
+// Shares of time paused on one priority (rate of the pause duration counter, as
+// yuuki/rdma_exporter's design derives it): a few percent is normal back-pressure,
+// a fifth of the time means the fabric is stuck.
 const (
 	pauseWarnShare = 0.05
 	pauseFailShare = 0.2

@@ -333,7 +333,8 @@ func TestParseNCCLRejectsBadRows(t *testing.T) {
 }
 
 func TestClassifyNCCLText(t *testing.T) {
-	// Lines as NCCL and nccl-tests print them (see probe-anchors.md §3.6);
+	// Lines as NCCL and nccl-tests print them (NCCL src/ WARN/INFO format
+	// strings, nccl-tests src/common.cu);
 	// each is appended to a good table, so only the text decides.
 	good := "           8             2     float     sum      -1    21.33    0.00    0.00      0    20.55    0.00    0.00      0\n"
 	tests := []struct {

@@ -170,8 +170,8 @@ func TestParsePerftestFailureSamples(t *testing.T) {
 }
 
 func TestClassifyPerftestKnownErrors(t *testing.T) {
-	// Error texts as perftest prints them (src/perftest_*.c format strings,
-	// see shared/reference/probe-anchors.md §2.6).
+	// Error texts as perftest prints them (its src/perftest_*.c format
+	// strings).
 	tests := []struct {
 		name    string
 		text    string

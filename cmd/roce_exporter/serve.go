@@ -47,7 +47,7 @@ func newServeCommand(a *app) *serveCommand {
 	s.telemetryPath = a.kp.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 	s.maxRequests = a.kp.Flag("web.max-requests", "Maximum number of parallel scrape requests; more get 503. Concurrent scrapes share one collection, so a request costs little beyond writing the response. 0 disables the limit.").Default("100").Int()
 	s.webTimeout = a.kp.Flag("web.timeout", "Upper bound for answering a scrape; collectors that are still reading by then are reported as failed.").Default("10s").Duration()
-	s.disableExpMetr = a.kp.Flag("web.disable-exporter-metrics", "Exclude metrics about the exporter itself (promhttp_*, process_*, go_*).").Bool()
+	s.disableExpMetr = a.kp.Flag("web.disable-exporter-metrics", "Exclude the Go runtime and process metrics of the exporter itself (go_*, process_*); roce_exporter_build_info stays.").Bool()
 	return s
 }
 

@@ -93,7 +93,7 @@ var (
 		"1 if the collector read its source without error in the last scrape, 0 if the source is absent, failed or timed out.",
 		"collector")
 	readErrorsDesc = newCounterDesc(namespace+"_scrape_read_errors_total",
-		"Files the collector skipped because they could not be read or parsed (EINVAL, EIO, EOPNOTSUPP, non-numeric, \"N/A (no PMA)\").",
+		"Files the collector skipped because they could not be read or parsed (EINVAL, EIO, EOPNOTSUPP, non-numeric, \"N/A (no PMA)\"), and series it emitted twice (the first is kept).",
 		"collector")
 )
 
@@ -103,8 +103,10 @@ type runningCollector struct {
 	c       Collector
 	lastErr string
 	// duplicates counts series this collector emitted twice, refused by
-	// the encoder.
-	duplicates uint64
+	// the encoder; readErrorsSample is the index of its read-error sample
+	// in the collection being made.
+	duplicates       uint64
+	readErrorsSample int
 }
 
 // Exporter runs the collectors on the reader's snapshots and renders the
@@ -205,10 +207,10 @@ func (e *Exporter) collect() *collection {
 	e.mu.Unlock()
 
 	c.snap = e.run(prev)
-	var dups []int
-	c.text, dups = e.all.render(buf, &e.order)
-	c.series = len(e.all.samples) - len(dups)
+	dups := e.all.sort(&e.order)
 	e.countDuplicates(dups)
+	c.text = e.all.write(buf, &e.order)
+	c.series = len(e.all.samples) - len(dups)
 	e.lastSize = len(c.text)
 
 	e.mu.Lock()
@@ -289,6 +291,7 @@ func (e *Exporter) run(prev *node.Snapshot) *node.Snapshot {
 		e.finish(rc, err, time.Since(begin))
 	}
 	for _, rc := range e.collectors {
+		rc.readErrorsSample = len(e.all.samples)
 		e.all.emit(readErrorsDesc, float64(e.reader.ReadErrors(rc.name)+rc.duplicates), rc.name)
 	}
 	return snap
@@ -335,11 +338,13 @@ func (e *Exporter) finish(rc *runningCollector, err error, d time.Duration) {
 // sample of one series to the collector that emitted it. Two files that map
 // to one metric name would otherwise give Prometheus two values for one
 // series, and it would reject the whole scrape.
-func (e *Exporter) countDuplicates(dups []int) {
+func (e *Exporter) countDuplicates(dups []int32) {
 	for _, i := range dups {
 		s := &e.all.samples[i]
 		if s.owner >= 0 && int(s.owner) < len(e.collectors) {
-			e.collectors[s.owner].duplicates++
+			rc := e.collectors[s.owner]
+			rc.duplicates++
+			e.all.samples[rc.readErrorsSample].value++
 		}
 		if len(e.dupWarn) < maxWarnedDuplicates && !e.dupWarn[s.desc.name] {
 			if e.dupWarn == nil {

@@ -40,7 +40,8 @@ func newFamilyMetric(name, help string, scale float64, labels ...string) familyM
 	return m
 }
 
-// familyMetrics are the metric families of DESIGN's "ethtool" row.
+// familyMetrics are the metric families the ethtool collector exports, one
+// per driver-neutral family.
 var familyMetrics = [node.NumFamilies]familyMetric{
 	node.FamilyPFCPauseFrames: newFamilyMetric("roce_pfc_pause_frames_total",
 		"PFC pause frames per priority; rx = the peer paused this port, tx = this port paused the peer.", 1, "direction", "priority"),

@@ -130,6 +130,7 @@ func (s *Sink) truncate(m sinkMark) {
 // linear pass) usually replaces the sort.
 type sortCache struct {
 	idx    []int32
+	dups   []int32
 	descs  []*Desc
 	labels []string
 }
@@ -159,43 +160,54 @@ func (c *sortCache) remember(s *Sink) {
 	c.labels = append(c.labels[:0], s.labels...)
 }
 
-// render writes the samples in the text format to buf: families by name,
+// sort orders the samples as the text format wants them: families by name,
 // series by label values in label-name order, as client_golang's registry
-// does. A second sample of a series already written (same name, same label
-// values) is left out, and its index returned: Prometheus rejects a whole
-// scrape that holds one series twice.
-func (s *Sink) render(buf []byte, cache *sortCache) ([]byte, []int) {
-	if !cache.matches(s) {
-		idx := cache.idx[:0]
-		for i := range s.samples {
-			idx = append(idx, int32(i))
+// does. It returns the samples that repeat a series an earlier sample has
+// (same name, same label values): Prometheus rejects a whole scrape that
+// holds one series twice, so write leaves them out.
+func (s *Sink) sort(cache *sortCache) []int32 {
+	if cache.matches(s) {
+		return cache.dups
+	}
+	idx := cache.idx[:0]
+	for i := range s.samples {
+		idx = append(idx, int32(i))
+	}
+	slices.SortFunc(idx, func(a, b int32) int {
+		sa, sb := &s.samples[a], &s.samples[b]
+		if c := cmp.Compare(sa.desc.name, sb.desc.name); c != 0 {
+			return c
 		}
-		slices.SortFunc(idx, func(a, b int32) int {
-			sa, sb := &s.samples[a], &s.samples[b]
-			if c := cmp.Compare(sa.desc.name, sb.desc.name); c != 0 {
+		la, lb := s.labels[sa.lo:sa.hi], s.labels[sb.lo:sb.hi]
+		for _, o := range sa.desc.order {
+			if o >= len(lb) {
+				return 1
+			}
+			if c := cmp.Compare(la[o], lb[o]); c != 0 {
 				return c
 			}
-			la, lb := s.labels[sa.lo:sa.hi], s.labels[sb.lo:sb.hi]
-			for _, o := range sa.desc.order {
-				if o >= len(lb) {
-					return 1
-				}
-				if c := cmp.Compare(la[o], lb[o]); c != 0 {
-					return c
-				}
-			}
-			return cmp.Compare(a, b) // keep duplicates in emission order
-		})
-		cache.idx = idx
-		cache.remember(s)
+		}
+		return cmp.Compare(a, b) // keep duplicates in emission order
+	})
+	dups := cache.dups[:0]
+	for k := 1; k < len(idx); k++ {
+		if s.sameSeries(&s.samples[idx[k-1]], &s.samples[idx[k]]) {
+			dups = append(dups, idx[k])
+		}
 	}
+	cache.idx, cache.dups = idx, dups
+	cache.remember(s)
+	return dups
+}
+
+// write appends the text format of the samples, in the order sort left in
+// cache and without the repeats it found, to buf.
+func (s *Sink) write(buf []byte, cache *sortCache) []byte {
 	var prev *sample
-	var dups []int
 	for _, i := range cache.idx {
 		smp := &s.samples[i]
 		d := smp.desc
 		if prev != nil && s.sameSeries(prev, smp) {
-			dups = append(dups, int(i))
 			continue
 		}
 		if prev == nil || d != prev.desc && d.name != prev.desc.name {
@@ -221,7 +233,14 @@ func (s *Sink) render(buf []byte, cache *sortCache) ([]byte, []int) {
 		buf = appendFloat(buf, smp.value)
 		buf = append(buf, '\n')
 	}
-	return buf, dups
+	return buf
+}
+
+// render sorts and writes the samples; it returns the text and the repeats
+// it left out.
+func (s *Sink) render(buf []byte, cache *sortCache) ([]byte, []int32) {
+	dups := s.sort(cache)
+	return s.write(buf, cache), dups
 }
 
 // sameSeries reports whether two samples are one series. Samples of one
@@ -266,6 +285,13 @@ func needsEscape(s string) bool {
 		}
 	}
 	return false
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func appendFloat(b []byte, f float64) []byte {

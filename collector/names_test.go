@@ -30,4 +30,3 @@ func TestMetricNames(t *testing.T) {
 		}
 	}
 }
-

@@ -119,10 +119,3 @@ func (c *rdmaCollector) family(cache map[string]counterFamily, name string, hw b
 	cache[name] = f
 	return f
 }
-
-func boolFloat(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
-}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
 )
 
@@ -310,5 +312,44 @@ func TestNICScanFollowsTheRefreshInterval(t *testing.T) {
 		if n != 2 { // open and pread
 			t.Errorf("%s touched %d times in 3 scrapes, want one read", p, n)
 		}
+	}
+}
+
+// Two counter files that map to one metric name (a driver's old and new
+// name side by side, or a stray file) must not give Prometheus two samples
+// of one series, which makes it reject the whole scrape: the first is kept
+// and the second counted as a read error.
+func TestRDMACounterFilesThatNameOneSeriesAreExportedOnce(t *testing.T) {
+	root := writeNode(t, sysfixture.HealthyCX7(1))
+	counters := filepath.Join(root, "sys/class/infiniband/mlx5_0/ports/1/counters")
+	os.WriteFile(filepath.Join(counters, "port_symbol_error"), []byte("999\n"), 0o444)
+	os.WriteFile(filepath.Join(counters, "rcv_data_bytes"), []byte("7\n"), 0o444)
+	e, logs := newTestExporter(t, testConfig(root, "rdma"))
+	out := scrape(t, e)
+	seen := map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		key := line[:strings.LastIndexByte(line, ' ')]
+		if seen[key] {
+			t.Errorf("series twice: %s", key)
+		}
+		seen[key] = true
+	}
+	rcv := value(t, mustSeries(t, out, "roce_port_rcv_data_bytes_total", `device="mlx5_0"`))
+	if rcv == "28" {
+		t.Errorf("port_rcv_data lost to the stray rcv_data_bytes file")
+	}
+	mustSeries(t, out, "roce_port_symbol_error_total", `device="mlx5_0"`)
+	if v := value(t, mustSeries(t, out, "roce_scrape_read_errors_total", `collector="rdma"`)); v != "2" {
+		t.Errorf("read errors = %s, want the 2 refused series", v)
+	}
+	if !strings.Contains(logs.String(), "two sources feed one series") {
+		t.Error("collision not logged")
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	if _, err := parser.TextToMetricFamilies(strings.NewReader(out)); err != nil {
+		t.Errorf("output does not parse: %v", err)
 	}
 }

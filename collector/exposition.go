@@ -6,6 +6,9 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"unicode/utf8"
+
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 // The exporter writes the Prometheus text format itself instead of going
@@ -254,9 +257,16 @@ func (s *Sink) sameSeries(a, b *sample) bool {
 }
 
 // appendEscaped escapes as the text format requires: backslash and
-// newline everywhere, and double quotes in label values.
+// newline everywhere, and double quotes in label values. Bytes that are not
+// UTF-8 (Linux allows any in interface names) become \xNN text: one invalid
+// label value makes Prometheus reject every series of the scrape.
 func appendEscaped(b []byte, s string, quote bool) []byte {
-	if !needsEscape(s) {
+	plain, ascii := scan(s)
+	if !ascii && !utf8.ValidString(s) {
+		s = node.ValidUTF8(s)
+		plain = false
+	}
+	if plain {
 		return append(b, s...)
 	}
 	for i := 0; i < len(s); i++ {
@@ -274,17 +284,21 @@ func appendEscaped(b []byte, s string, quote bool) []byte {
 	return b
 }
 
-// needsEscape is strings.ContainsAny(s, "\\\n\"") without building the
-// character set on every call: it runs for every label value of every
-// series, and ContainsAny was a third of the rendering time.
-func needsEscape(s string) bool {
+// scan reports in one pass whether s needs no escaping (it has none of
+// backslash, newline, double quote) and whether it is plain ASCII. It runs
+// for every label value of every series: strings.ContainsAny, which builds
+// its character set on every call, was a third of the rendering time.
+func scan(s string) (plain, ascii bool) {
+	plain, ascii = true, true
 	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\', '\n', '"':
-			return true
+		switch c := s[i]; {
+		case c == '\\', c == '\n', c == '"':
+			plain = false
+		case c >= utf8.RuneSelf:
+			ascii = false
 		}
 	}
-	return false
+	return plain, ascii
 }
 
 func boolFloat(b bool) float64 {

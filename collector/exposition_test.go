@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -107,14 +108,18 @@ func TestRenderReusesItsSortOnlyWhenTheSamplesAreTheSame(t *testing.T) {
 	_ = first
 }
 
-func TestNeedsEscapeMatchesContainsAny(t *testing.T) {
+func TestScanMatchesContainsAny(t *testing.T) {
 	inputs := []string{"", "mlx5_0", "ens1f0np0", `a\b`, "a\nb", `a"b`, "ünï\x00code", "\\", "\n", `"`}
 	for c := 0; c < 256; c++ {
 		inputs = append(inputs, "x"+string(rune(c))+"y", string([]byte{byte(c)}))
 	}
 	for _, s := range inputs {
-		if got, want := needsEscape(s), strings.ContainsAny(s, "\\\n\""); got != want {
-			t.Errorf("needsEscape(%q) = %v, want %v", s, got, want)
+		plain, ascii := scan(s)
+		if want := !strings.ContainsAny(s, "\\\n\""); plain != want {
+			t.Errorf("scan(%q) plain = %v, want %v", s, plain, want)
+		}
+		if want := !strings.ContainsFunc(s, func(r rune) bool { return r >= utf8.RuneSelf }); ascii != want && utf8.ValidString(s) {
+			t.Errorf("scan(%q) ascii = %v, want %v", s, ascii, want)
 		}
 	}
 }
@@ -122,4 +127,19 @@ func TestNeedsEscapeMatchesContainsAny(t *testing.T) {
 func rendered(s *Sink, cache *sortCache) string {
 	text, _ := s.render(nil, cache)
 	return string(text)
+}
+
+func TestLabelValuesAreValidUTF8(t *testing.T) {
+	d := newGaugeDesc("roce_test_utf8", "h", "interface")
+	var s Sink
+	s.emit(d, 1, "v\xff\xfe")
+	s.emit(d, 2, "ünï")
+	text := rendered(&s, &sortCache{})
+	if !utf8.ValidString(text) {
+		t.Fatalf("invalid UTF-8 in %q", text)
+	}
+	if !strings.Contains(text, `roce_test_utf8{interface="v\\xff\\xfe"} 1`) || !strings.Contains(text, `interface="ünï"} 2`) {
+		t.Errorf("got\n%s", text)
+	}
+	assertReencodes(t, []byte(text))
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/node"
@@ -705,5 +706,34 @@ func TestNaturalCompare(t *testing.T) {
 	slices.SortFunc(got, naturalCompare)
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("natural order = %v, want %v", got, want)
+	}
+}
+
+// Linux allows any bytes in interface and device names; findings are
+// printed and exported as labels, which must be UTF-8.
+func TestFindingsAreValidUTF8(t *testing.T) {
+	s := buildSnap()
+	const bad = "v\xff\xfe"
+	old := s.Devices[0].Ports[0].Interface
+	s.Devices[0].Name, s.Devices[0].Ports[0].Device = "mlx5_\xc3", "mlx5_\xc3"
+	s.Devices[0].Ports[0].Interface = bad
+	s.Devices[0].Ports[0].State = 1 // down, so port_active names it in a failure
+	s.Interfaces[bad], s.Ethtool[bad], s.DCB[bad] = s.Interfaces[old], s.Ethtool[old], s.DCB[old]
+	s.Interfaces[bad].Name = bad
+	delete(s.Interfaces, old)
+	delete(s.Ethtool, old)
+	delete(s.DCB, old)
+	fs := Run(s, nil, "node01")
+	escaped := false
+	for _, f := range fs {
+		for _, text := range []string{f.Subject, f.Message, f.Fix} {
+			if !utf8.ValidString(text) {
+				t.Errorf("%s %s: invalid UTF-8 in %q", f.ID, f.Subject, text)
+			}
+			escaped = escaped || strings.Contains(text, `v\xff\xfe`)
+		}
+	}
+	if !escaped {
+		t.Error("no finding names the interface (escaped as v\\xff\\xfe)")
 	}
 }

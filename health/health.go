@@ -118,9 +118,11 @@ type results struct {
 }
 
 // add records a finding. ok and skip take no fix: one on a passing finding would
-// read as "something is wrong".
+// read as "something is wrong". Names from the node may hold any bytes; a finding
+// is printed and exported, so it is made valid UTF-8.
 func (r *results) add(subject string, st Status, msg, fix string) {
-	r.out = append(r.out, Finding{ID: r.id, Subject: subject, Status: st, Message: msg, Fix: fix})
+	r.out = append(r.out, Finding{ID: r.id, Subject: node.ValidUTF8(subject), Status: st,
+		Message: node.ValidUTF8(msg), Fix: node.ValidUTF8(fix)})
 }
 
 func (r *results) ok(subject, msg string)        { r.add(subject, StatusOK, msg, "") }

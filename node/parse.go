@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // ErrNotNumeric marks a value that exists but is not a number, such as
@@ -111,4 +112,27 @@ func Truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// ValidUTF8 returns s with every byte that is not part of valid UTF-8
+// written as the four characters \xNN. Linux allows any bytes in interface
+// and device names; a label value or a message must be UTF-8, and escaping
+// keeps the name recognisable where dropping or replacing would not.
+func ValidUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size <= 1 {
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+			i++
+			continue
+		}
+		b.WriteString(s[i : i+size])
+		i += size
+	}
+	return b.String()
 }

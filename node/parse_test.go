@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestParseSysfsUint(t *testing.T) {
@@ -153,6 +154,21 @@ func TestValidGID(t *testing.T) {
 	for _, bad := range []string{"fe80::1", "FE80:0000:0000:0000:ba3f:d2ff:fea1:2b3c", "zz80:0000:0000:0000:ba3f:d2ff:fea1:2b3c", ""} {
 		if ValidGID(bad) {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestValidUTF8(t *testing.T) {
+	for in, want := range map[string]string{
+		"ens1f0np0":    "ens1f0np0",
+		"v\xff\xfe":    `v\xff\xfe`,
+		"ünï":          "ünï",
+		"a\xc3":        `a\xc3`,        // truncated two-byte sequence
+		"\xed\xa0\x80": `\xed\xa0\x80`, // a surrogate is not valid UTF-8
+	} {
+		got := ValidUTF8(in)
+		if got != want || !utf8.ValidString(got) {
+			t.Errorf("ValidUTF8(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

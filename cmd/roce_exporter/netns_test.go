@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -201,4 +202,51 @@ func grepLines(body, substr string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestInterfaceNameThatIsNotUTF8 gives a real veth a name that is not
+// UTF-8 (Linux allows any bytes but '/', ':' and white space): the page
+// must stay valid for Prometheus, which rejects a whole scrape over one
+// invalid label value.
+func TestInterfaceNameThatIsNotUTF8(t *testing.T) {
+	requireRoot(t)
+	promtool := testenv.LookPath(t, "prometheus", "promtool")
+	ns := newNetns(t)
+	ipCmd(t, "-n", ns, "link", "add", "v\xff\xfe", "type", "veth", "peer", "name", "p0")
+	ipCmd(t, "-n", ns, "link", "set", "v\xff\xfe", "up")
+
+	addr := "127.0.0.1:14791"
+	runExporter(t, addr, exec.Command("ip", "netns", "exec", ns, binary,
+		"--web.listen-address="+addr, "--collector.netdev.include=^(v|p0)", "--collector.ethtool.raw-include=^peer_ifindex$"))
+	client := nsHTTPClient(ns)
+	var body string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		resp, err := client.Get("http://" + addr + "/metrics")
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body = string(b)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("exporter in namespace not reachable: %v", err)
+		}
+	}
+	if !utf8.ValidString(body) {
+		t.Error("/metrics is not valid UTF-8")
+	}
+	if _, ok := metricValue(body, "roce_interface_up", `interface="v\\xff\\xfe"`); !ok {
+		t.Errorf("the interface is not reported under its escaped name:\n%s", grepLines(body, "interface="))
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(body)
+	out, err := cmd.CombinedOutput()
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line != "" && line != acceptedLint {
+			t.Errorf("promtool check metrics: %s", line)
+		}
+	}
+	if err != nil && t.Failed() {
+		t.Logf("promtool: %v", err)
+	}
 }

@@ -405,6 +405,7 @@ func (l *loader) decodeNCCL(f field, n *NCCL) {
 				n.MinBusBandwidthGBps = floor
 			}
 		},
+		"large_message_bytes": func(f field) { n.LargeMessageBytes, _ = l.size(f) },
 	})
 	l.object(f, handlers)
 }

@@ -38,6 +38,14 @@ var (
 	defaultPingSchedule = Schedule{Enabled: true, Interval: time.Minute, Timeout: 10 * time.Second}
 )
 
+// DefaultNCCLLargeMessageBytes is where an NCCL run's judged bus bandwidth starts. Below
+// it an all_reduce is partly latency-bound: each call costs tens of microseconds however
+// small it is, so its bus bandwidth says more about latency than about the links. At
+// 256 MiB a node with eight 400G NICs (~400 GB/s) spends ~0.7 ms per call moving data,
+// and the real captures in probes/testdata have reached at least two thirds of their best
+// bus bandwidth there (A100 2x8: 164 of 237.5 GB/s; the best size is usually the largest).
+const DefaultNCCLLargeMessageBytes = SizeBytes(256 << 20)
+
 // defaultTo sets *target unless the plan wrote a value at path.
 func defaultTo[T any](l *loader, path string, target *T, value T) {
 	if !l.isWritten(path) {
@@ -67,6 +75,7 @@ func (l *loader) applyDefaults(p *Plan) {
 	defaultTo(l, "probes.nccl.mpirun", &nccl.MPIRun, defaultMPIRun)
 	defaultTo(l, "probes.nccl.min_bytes", &nccl.MinBytes, defaultNCCLMinBytes)
 	defaultTo(l, "probes.nccl.max_bytes", &nccl.MaxBytes, defaultNCCLMaxBytes)
+	defaultTo(l, "probes.nccl.large_message_bytes", &nccl.LargeMessageBytes, DefaultNCCLLargeMessageBytes)
 
 	ping := &probes.Ping
 	l.defaultSchedule("probes.ping", &ping.Schedule, defaultPingSchedule)

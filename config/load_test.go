@@ -72,7 +72,8 @@ func TestExamplePlan(t *testing.T) {
 		t.Error("the example must ship with probes off")
 	}
 	if probes.NCCL.Leader != "node01" || probes.NCCL.Command == "" || probes.NCCL.GPUsPerNode != 8 ||
-		probes.NCCL.MaxBytes != 8<<30 || probes.NCCL.Env["NCCL_DEBUG"] != "WARN" || probes.NCCL.MinBusBandwidthGBps != 40 {
+		probes.NCCL.MaxBytes != 8<<30 || probes.NCCL.Env["NCCL_DEBUG"] != "WARN" || probes.NCCL.MinBusBandwidthGBps != 40 ||
+		probes.NCCL.LargeMessageBytes != 256<<20 {
 		t.Errorf("nccl section = %+v", probes.NCCL)
 	}
 	if bw := probes.IBWriteBW; bw.GIDIndex == nil || *bw.GIDIndex != 3 || bw.Jitter != 6*time.Minute ||
@@ -99,7 +100,7 @@ func TestExampleNamesEveryKey(t *testing.T) {
 		"max_port_utilization", "ib_write_bw", "ib_write_lat", "interval", "timeout", "jitter",
 		"command", "duration", "message_size", "queue_pairs", "gid_index", "port_range",
 		"extra_args", "leader", "mpirun", "gpus_per_node", "min_bytes", "max_bytes",
-		"extra_mpirun_args", "env", "min_bus_bandwidth_gbytes", "count",
+		"extra_mpirun_args", "env", "min_bus_bandwidth_gbytes", "large_message_bytes", "count",
 	} {
 		if !strings.Contains(example, key+":") {
 			t.Errorf("the example never shows %q", key)
@@ -163,6 +164,8 @@ func TestDefaults(t *testing.T) {
 			MPIRun:   "/usr/bin/mpirun",
 			MinBytes: 8,
 			MaxBytes: 8 << 30,
+			// 256 MiB: the judged bus bandwidth starts there, not at nccl-tests' average.
+			LargeMessageBytes: 256 << 20,
 		},
 		Ping: Ping{
 			Schedule: Schedule{Enabled: true, Interval: time.Minute, Timeout: 10 * time.Second, Jitter: 6 * time.Second},

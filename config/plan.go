@@ -220,8 +220,13 @@ type NCCL struct {
 	ExtraMPIRunArgs []string
 	// Env is exported to every rank (mpirun -x KEY=VALUE).
 	Env map[string]string
+	// LargeMessageBytes is where the judged number starts: a run is judged on the best
+	// bus bandwidth among the message sizes at or above it (the largest size when none
+	// reaches it), never on nccl-tests' "Avg bus bandwidth", which averages in the
+	// latency-bound small sizes.
+	LargeMessageBytes SizeBytes
 	// MinBusBandwidthGBps is an absolute floor in GB/s (10^9 bytes/s, as nccl-tests
-	// prints busbw); 0 means no floor.
+	// prints busbw) for that large-message bus bandwidth; 0 means no floor.
 	MinBusBandwidthGBps float64
 }
 

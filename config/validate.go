@@ -202,6 +202,12 @@ func (l *loader) validateProbes(p *Plan) {
 	if nccl.MinBytes > 0 && nccl.MaxBytes > 0 && nccl.MinBytes > nccl.MaxBytes {
 		l.errorf(l.firstWritten("probes.nccl.min_bytes", "probes.nccl.max_bytes"), "min_bytes %v is larger than max_bytes %v", nccl.MinBytes, nccl.MaxBytes)
 	}
+	// Only a written threshold is an error: with the default and a short sweep the runner
+	// judges the largest size and says so in each result.
+	if large := "probes.nccl.large_message_bytes"; l.isWritten(large) && nccl.MaxBytes > 0 && nccl.LargeMessageBytes > nccl.MaxBytes {
+		l.errorf(large, "%v is above max_bytes %s: no message of the sweep reaches it, so every run would be judged on its largest size; lower it or raise max_bytes",
+			nccl.LargeMessageBytes, l.describeValue("probes.nccl.max_bytes", nccl.MaxBytes))
+	}
 }
 
 // firstWritten picks the path the operator wrote, so that an error about a pair of values

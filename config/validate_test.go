@@ -586,6 +586,32 @@ probes:
 		},
 	},
 	{
+		// A written threshold above the sweep would judge every run on its largest size.
+		name: "nccl large-message threshold above the sweep",
+		yaml: minimalPlan + `probes:
+  nccl:
+    max_bytes: 128M
+    large_message_bytes: 1G
+`,
+		want: []wantError{{14, "probes.nccl.large_message_bytes", "1G is above max_bytes 128M: no message of the sweep reaches it"}},
+	},
+	{
+		name: "nccl large-message threshold above the default sweep",
+		yaml: minimalPlan + "probes:\n  nccl:\n    large_message_bytes: 16G\n",
+		want: []wantError{{13, "probes.nccl.large_message_bytes", "16G is above max_bytes 8G (the default)"}},
+	},
+	{
+		name: "nccl large-message threshold is a size",
+		yaml: minimalPlan + "probes:\n  nccl:\n    large_message_bytes: 256MB\n",
+		want: []wantError{{13, "probes.nccl.large_message_bytes", `"256MB" is not a size`}},
+	},
+	{
+		// With the default threshold a short sweep is judged on its largest size, which
+		// every result says; the plan itself is fine.
+		name: "short sweep with the default threshold",
+		yaml: minimalPlan + "probes:\n  nccl:\n    max_bytes: 128M\n",
+	},
+	{
 		name: "bad executables",
 		yaml: minimalPlan + `probes:
   ib_write_bw:

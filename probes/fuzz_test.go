@@ -39,9 +39,12 @@ func checkPerftestInvariants(t *testing.T, res *PerftestResult, err error) {
 		t.Fatalf("failure without a reason: %v", err)
 	}
 	for _, r := range res.Rows {
-		if !allFiniteNonNegative(r.BWPeak, r.BWAverage, r.MsgRateMpps) {
+		if !allFiniteNonNegative(r.BWPeak, r.BWAverage, r.MsgRateMpps) || !plausiblePerftest(r.BWPeak, r.BWAverage) {
 			t.Fatalf("invalid row %+v", r)
 		}
+	}
+	if res.Impossible && res.Reason == "" {
+		t.Fatal("an impossible bandwidth passed")
 	}
 	for _, r := range res.LatencyRows {
 		if !allFiniteNonNegative(r.Min, r.Max, r.Typical, r.Avg, r.Stdev, r.P99, r.P999) {
@@ -69,13 +72,22 @@ func checkNCCLInvariants(t *testing.T, res *NCCLResult, err error) {
 	}
 	for _, r := range res.Rows {
 		for _, m := range []NCCLMeasurement{r.OutOfPlace, r.InPlace} {
-			if !allFiniteNonNegative(m.TimeSeconds, m.AlgBWBytesPerSecond, m.BusBWBytesPerSecond) || m.Wrong < -1 {
+			if !allFiniteNonNegative(m.TimeSeconds, m.AlgBWBytesPerSecond, m.BusBWBytesPerSecond) || m.Wrong < -1 ||
+				m.BusBWBytesPerSecond > maxNCCLBusBytesPerSecond {
 				t.Fatalf("invalid measurement %+v", m)
 			}
 		}
 	}
-	if !allFiniteNonNegative(res.AvgBusBandwidthBytesPerSecond) {
+	if !allFiniteNonNegative(res.AvgBusBandwidthBytesPerSecond) || res.AvgBusBandwidthBytesPerSecond > maxNCCLBusBytesPerSecond {
 		t.Fatalf("invalid average %v", res.AvgBusBandwidthBytesPerSecond)
+	}
+	// A success is a whole run: its summary printed, every number possible.
+	if res.Reason == "" && (!res.Complete || res.Impossible) {
+		t.Fatalf("success of a cut or corrupt run: complete %v impossible %v", res.Complete, res.Impossible)
+	}
+	lm, ok := res.LargeMessageBusBandwidth(256 << 20)
+	if ok != (len(res.Rows) > 0) || !allFiniteNonNegative(lm.BytesPerSecond) {
+		t.Fatalf("large-message bus bandwidth %+v ok %v with %d rows", lm, ok, len(res.Rows))
 	}
 	if len(res.Warnings) > maxMessages || len(res.Errors) > maxMessages {
 		t.Fatalf("unbounded messages: %d warnings, %d errors", len(res.Warnings), len(res.Errors))
@@ -95,8 +107,8 @@ func FuzzParsePerftestJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res, err := ParsePerftestJSON(data)
 		if err != nil && !errors.Is(err, ErrNoResults) {
-			if res == nil || res.Reason != ReasonExecError {
-				t.Fatalf("decode error must come with exec_error: %v %+v", err, res)
+			if res == nil || res.Reason != ReasonParseError {
+				t.Fatalf("decode error must come with parse_error: %v %+v", err, res)
 			}
 			return
 		}

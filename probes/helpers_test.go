@@ -53,7 +53,7 @@ func samples(tb testing.TB, prefix, ext string) []string {
 var validReasons = map[string]bool{
 	"": true, ReasonConnectRefused: true, ReasonTimeout: true, ReasonNoDevice: true, ReasonGIDIndex: true,
 	ReasonRetryExceeded: true, ReasonWrongResults: true, ReasonBelowThreshold: true, ReasonRegression: true,
-	ReasonExecError: true,
+	ReasonExecError: true, ReasonQPConnectTimeout: true, ReasonIncompleteOutput: true, ReasonParseError: true,
 }
 
 func TestEverySampleHasASource(t *testing.T) {

@@ -49,17 +49,28 @@ type NCCLResult struct {
 	Devices     []NCCLDevice
 	Rows        []NCCLRow
 	// AvgBusBandwidthBytesPerSecond is nccl-tests' own "Avg bus bandwidth"
-	// summary, which averages the in-place bus bandwidth over all sizes.
+	// summary, which averages the in-place bus bandwidth over all sizes. It is
+	// kept for reference only: the tiny, latency-bound sizes pull it far below
+	// what the links carry, so runs are judged on LargeMessageBusBandwidth.
 	AvgBusBandwidthBytesPerSecond float64
+	// HasAverage says whether the summary printed a usable average.
+	HasAverage bool
 	// AvgBusBandwidthFailed is set when NCCL_TESTS_MIN_BW was given and the
 	// average missed 90% of it.
 	AvgBusBandwidthFailed bool
-	OutOfBoundsCount      int64
-	OutOfBoundsFailed     bool
+	// Complete is set when the run printed its closing summary; rows without
+	// it come from a run that was cut short.
+	Complete          bool
+	OutOfBoundsCount  int64
+	OutOfBoundsFailed bool
 	// Duplicated means several independent processes each printed a whole
 	// test: a binary built without MPI=1 started by mpirun. Its numbers are
 	// single-process numbers and say nothing about the network.
 	Duplicated bool
+	// Impossible is set when a printed bus bandwidth is above any hardware
+	// (maxNCCLBusBytesPerSecond): the output is corrupt and no number of it
+	// can be trusted.
+	Impossible bool
 	Warnings   []string // NCCL WARN lines
 	Errors     []string
 	Reason     string
@@ -80,6 +91,9 @@ var (
 	ncclRefusedRe  = regexp.MustCompile(`Connection refused`)
 	ncclModifyQPRe = regexp.MustCompile(`ibv_modify_qp failed`)
 	ncclEINVALRe   = regexp.MustCompile(`EINVAL|Invalid argument|failed with 22\b`)
+	// NCCL >= 2.19 prints "failed with 110 Connection timed out", older ones
+	// "failed with error Connection timed out".
+	ncclTimedOutRe = regexp.MustCompile(`Connection timed out|ETIMEDOUT|failed with 110\b`)
 	ncclRetryRe    = regexp.MustCompile(`status=12\b|status=[A-Za-z][^()=\n]*\(12\)|with error 12\b|(?i:retry (?:counter )?exceeded)`)
 	ncclTimeoutRe  = regexp.MustCompile(`Test timeout`)
 	ncclTestFailRe = regexp.MustCompile(`Test (?:NCCL |CUDA )?failure|Invalid number of GPUs|mpirun (?:detected|noticed)|Primary job\s+terminated`)
@@ -118,6 +132,7 @@ func parseNCCLText(text string) (*NCCLResult, error) {
 	var headers, summaries, starts, rankZero int
 	maxRank := -1
 	sawAvg, sawOOB := false, false
+	var seen outputSeen
 
 	for _, raw := range splitLines(text) {
 		line := raw
@@ -129,6 +144,7 @@ func parseNCCLText(text string) (*NCCLResult, error) {
 			continue
 		}
 		if strings.HasPrefix(line, "#") {
+			known := true
 			switch {
 			case strings.HasPrefix(line, "# nThread") || strings.HasPrefix(line, "#nThread"):
 				headers++
@@ -166,9 +182,16 @@ func parseNCCLText(text string) (*NCCLResult, error) {
 				}
 			case strings.Contains(line, "Avg bus bandwidth"):
 				if m := ncclAvgRe.FindStringSubmatch(line); m != nil {
-					if v, err := strconv.ParseFloat(m[1], 64); err == nil && finite(v) && v >= 0 && !sawAvg {
+					res.Complete = true
+					v, err := strconv.ParseFloat(m[1], 64)
+					switch bw := ncclGBToBytesPerSecond(v); {
+					case err != nil || !finite(v) || v < 0 || sawAvg:
+					case bw > maxNCCLBusBytesPerSecond:
+						res.Impossible = true
+						errs.add("impossible average bus bandwidth: " + line)
+					default:
 						sawAvg = true
-						res.AvgBusBandwidthBytesPerSecond = ncclGBToBytesPerSecond(v)
+						res.AvgBusBandwidthBytesPerSecond, res.HasAverage = bw, true
 					}
 					res.AvgBusBandwidthFailed = res.AvgBusBandwidthFailed || m[2] == "FAILED"
 				}
@@ -179,45 +202,111 @@ func parseNCCLText(text string) (*NCCLResult, error) {
 				}
 			case isNCCLColumnHeader(line):
 				layout = parseNCCLColumnHeader(line)
+			default:
+				known = false
 			}
+			seen.recognized = seen.recognized || known
 			continue
 		}
-		if row, status := parseNCCLRow(line, layout); status == rowParsed {
+		switch row, status := parseNCCLRow(line, layout); status {
+		case rowParsed:
 			res.Rows = append(res.Rows, row)
 			continue
-		} else if status == rowInvalid {
+		case rowInvalid:
+			seen.unreadable = true
 			warnings.add("ignored result row with an invalid number: " + line)
 			continue
+		case rowImpossible:
+			res.Impossible = true
+			errs.add("impossible bus bandwidth (above any network or NVLink port): " + line)
+			continue
 		}
-		if m := ncclLibraryRe.FindStringSubmatch(line); m != nil && res.NCCLVersion == "" {
-			res.NCCLVersion = m[1]
+		if m := ncclLibraryRe.FindStringSubmatch(line); m != nil {
+			seen.recognized = true
+			if res.NCCLVersion == "" {
+				res.NCCLVersion = m[1]
+			}
 		}
 		otherLines = append(otherLines, line)
 		switch {
 		case ncclWarnLineRe.MatchString(line):
 			warnings.add(line)
+			seen.recognized = true
 		case ncclTestFailRe.MatchString(line) || ncclTimeoutRe.MatchString(line):
 			errs.add(line)
+			seen.recognized = true
+		case strings.Contains(line, "NCCL INFO"):
+			seen.recognized = true
 		}
 	}
 
 	res.NRanks = maxRank + 1
 	res.Duplicated = headers > 1 || starts > 1 || summaries > 1 || rankZero > 1
 	res.Warnings, res.Errors = warnings.list(), errs.list()
-	res.Reason = classifyNCCL(res, otherLines)
+	res.Reason = classifyNCCL(res, otherLines, seen)
 	if len(res.Rows) == 0 {
 		return res, fmt.Errorf("nccl-tests (%s): %w", res.Reason, ErrNoResults)
 	}
 	return res, nil
 }
 
-// BusBandwidthBySize is the in-place bus bandwidth of every message size.
+// NCCLLargeMessage is the bus bandwidth a run is judged on.
+type NCCLLargeMessage struct {
+	BytesPerSecond float64
+	// SizeBytes is the message size it was measured at.
+	SizeBytes uint64
+	// Fallback: no size reached the threshold, so the largest one was used.
+	Fallback bool
+}
+
+// NCCLFallbackNote says that a run was judged on its largest size because
+// no size reached the threshold.
+func NCCLFallbackNote(threshold, largest uint64) string {
+	return fmt.Sprintf("no message size reached large_message_bytes (%d bytes): judged on the largest size, %d bytes, whose bus bandwidth may still be latency-bound; sweep up to at least the threshold (max_bytes)", threshold, largest)
+}
+
+// LargeMessageBusBandwidth is the best (in-place) bus bandwidth among the
+// message sizes of at least threshold bytes, or that of the largest size
+// when none reaches it. Small sizes are latency-bound: nccl-tests' average
+// over all of them is a fraction of what the links carry (2x8 A100: 66.5
+// against 237.5 GB/s), so a floor or a baseline on it judges latency, and
+// a healthy cluster fails a floor set from the links' speed. ok is false
+// without rows.
+func (r *NCCLResult) LargeMessageBusBandwidth(threshold uint64) (lm NCCLLargeMessage, ok bool) {
+	var largest NCCLRow
+	for i, row := range r.Rows {
+		bw := row.busBandwidth()
+		if row.SizeBytes >= threshold && (!ok || bw > lm.BytesPerSecond) {
+			lm, ok = NCCLLargeMessage{BytesPerSecond: bw, SizeBytes: row.SizeBytes}, true
+		}
+		if i == 0 || row.SizeBytes > largest.SizeBytes {
+			largest = row
+		}
+	}
+	if ok || len(r.Rows) == 0 {
+		return lm, ok
+	}
+	return NCCLLargeMessage{BytesPerSecond: largest.busBandwidth(), SizeBytes: largest.SizeBytes, Fallback: true}, true
+}
+
+// BusBandwidthBySize is the in-place bus bandwidth of every message size
+// (out-of-place where a JSON file had no valid in-place numbers).
 func (r *NCCLResult) BusBandwidthBySize() map[uint64]float64 {
 	bw := make(map[uint64]float64, len(r.Rows))
 	for _, row := range r.Rows {
-		bw[row.SizeBytes] = row.InPlace.BusBWBytesPerSecond
+		bw[row.SizeBytes] = row.busBandwidth()
 	}
 	return bw
+}
+
+// busBandwidth is the in-place bus bandwidth, which nccl-tests' own
+// average uses too, or the out-of-place one when the in-place placement
+// was not measured (a NaN in a JSON file; a real run never times 0 µs).
+func (row NCCLRow) busBandwidth() float64 {
+	if row.InPlace.TimeSeconds == 0 && row.InPlace.BusBWBytesPerSecond == 0 {
+		return row.OutOfPlace.BusBWBytesPerSecond
+	}
+	return row.InPlace.BusBWBytesPerSecond
 }
 
 // WrongResults adds up the wrong elements of every row, both placements,
@@ -311,7 +400,18 @@ func parseNCCLRow(line string, layout ncclLayout) (NCCLRow, rowStatus) {
 	default:
 		return NCCLRow{}, rowInvalid
 	}
+	if !row.plausible() {
+		return NCCLRow{}, rowImpossible
+	}
 	return row, rowParsed
+}
+
+// plausible rejects a bus bandwidth no hardware reaches. Only busbw is
+// bounded: algbw of a single rank is a local memory copy and may be faster
+// than any link.
+func (row NCCLRow) plausible() bool {
+	return row.OutOfPlace.BusBWBytesPerSecond <= maxNCCLBusBytesPerSecond &&
+		row.InPlace.BusBWBytesPerSecond <= maxNCCLBusBytesPerSecond
 }
 
 // newNCCLMeasurement converts time (µs), algbw and busbw (GB/s, 10^9 B)
@@ -382,15 +482,20 @@ func ncclVersionString(code int) string {
 
 // classifyNCCL names the most specific cause. Transport causes come first:
 // wrong data or low bandwidth is usually their consequence.
-func classifyNCCL(res *NCCLResult, lines []string) string {
-	var noDevice, refused, gid, retry, timeout bool
+// Output that is not a run's (nothing of nccl-tests, NCCL or mpirun in it)
+// is a parse_error rather than a failure of the test program.
+func classifyNCCL(res *NCCLResult, lines []string, seen outputSeen) string {
+	var noDevice, refused, gid, qpTimeout, retry, timeout bool
 	for _, l := range lines {
 		noDevice = noDevice || ncclNoDeviceRe.MatchString(l)
 		// NCCL's bootstrap logs "Call to connect returned Connection
 		// refused, retrying" while peers are still starting; only a refusal
 		// it gave up on is a failure.
 		refused = refused || ncclRefusedRe.MatchString(l) && !strings.Contains(l, "retrying")
-		gid = gid || ncclModifyQPRe.MatchString(l) && ncclEINVALRe.MatchString(l)
+		if ncclModifyQPRe.MatchString(l) {
+			gid = gid || ncclEINVALRe.MatchString(l)
+			qpTimeout = qpTimeout || ncclTimedOutRe.MatchString(l)
+		}
 		retry = retry || ncclRetryRe.MatchString(l)
 		timeout = timeout || ncclTimeoutRe.MatchString(l)
 	}
@@ -407,16 +512,26 @@ func classifyNCCL(res *NCCLResult, lines []string) string {
 		return ReasonConnectRefused
 	case gid:
 		return ReasonGIDIndex
+	case qpTimeout:
+		return ReasonQPConnectTimeout
 	case retry:
 		return ReasonRetryExceeded
 	case timeout:
 		return ReasonTimeout
+	case res.Impossible:
+		return ReasonParseError
 	case wrong:
 		return ReasonWrongResults
 	case res.AvgBusBandwidthFailed:
 		return ReasonBelowThreshold
-	case len(res.Errors) > 0, res.Duplicated, len(res.Rows) == 0:
+	case res.Duplicated:
 		return ReasonExecError
+	case len(res.Rows) == 0:
+		return seen.noResultsReason(len(res.Errors) > 0)
+	case len(res.Errors) > 0:
+		return ReasonExecError
+	case !res.Complete:
+		return ReasonIncompleteOutput
 	}
 	return ""
 }
@@ -442,9 +557,10 @@ func NCCLExitReason(code int) string {
 
 // NCCLFailureReason combines the exit status with the parsed output (nil
 // when there was none). The output's reason wins because it is more
-// specific, except that a generic exec_error defers to a timeout exit, and
-// an exit 7 whose output shows only a missed NCCL_TESTS_MIN_BW is
-// below_threshold.
+// specific, except that a generic exec_error defers to a timeout exit,
+// output that stopped early or could not be read defers to a failing exit
+// (the exit says why), and an exit 7 whose output shows only a missed
+// NCCL_TESTS_MIN_BW is below_threshold.
 func NCCLFailureReason(exitCode int, res *NCCLResult) string {
 	fromExit := NCCLExitReason(exitCode)
 	if res == nil {
@@ -459,5 +575,5 @@ func NCCLFailureReason(exitCode int, res *NCCLResult) string {
 	case res.Reason == ReasonExecError && fromExit == ReasonTimeout:
 		return ReasonTimeout
 	}
-	return res.Reason
+	return preferExit(res.Reason, res.Impossible, fromExit)
 }

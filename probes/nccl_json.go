@@ -60,13 +60,13 @@ type ncclJSONMeasure struct {
 // file is written by MPI rank 0 only, so duplicated non-MPI runs cannot be
 // seen here; use ParseNCCL on stdout for that.
 func ParseNCCLJSON(data []byte) (*NCCLResult, error) {
-	res := &NCCLResult{Reason: ReasonExecError}
+	res := &NCCLResult{Reason: ReasonParseError}
 	if len(data) > maxProbeOutput {
 		return res, fmt.Errorf("nccl-tests JSON larger than %d bytes", maxProbeOutput)
 	}
 	var f ncclJSONFile
 	if err := json.Unmarshal(data, &f); err != nil {
-		return res, fmt.Errorf("nccl-tests JSON: %w", err)
+		return res, fmt.Errorf("could not parse nccl-tests JSON: %w", err)
 	}
 	res.NCCLVersion = ncclVersionString(int(f.NCCLVersion))
 	if len(f.Args) > 0 {
@@ -94,18 +94,32 @@ func ParseNCCLJSON(data []byte) (*NCCLResult, error) {
 			warnings.add(fmt.Sprintf("ignored JSON result for size %d without valid numbers", r.Size))
 			continue
 		}
-		res.Rows = append(res.Rows, NCCLRow{
+		row := NCCLRow{
 			SizeBytes: uint64(r.Size), Count: uint64(r.Count), Type: r.Type, RedOp: r.RedOp,
 			Root: int(r.Root), OutOfPlace: out, InPlace: in,
-		})
+		}
+		if !row.plausible() {
+			res.Impossible = true
+			errs.add(fmt.Sprintf("impossible bus bandwidth (above any network or NVLink port) for size %d", r.Size))
+			continue
+		}
+		res.Rows = append(res.Rows, row)
 	}
 	if f.OutOfBounds != nil {
 		res.OutOfBoundsCount = int64(f.OutOfBounds.Count)
 		res.OutOfBoundsFailed = res.OutOfBoundsCount > 0 || f.OutOfBounds.Okay == flexFalse
 	}
 	if f.AverageBusBandwidth != nil {
-		if v := float64(f.AverageBusBandwidth.Bandwidth); finite(v) && v >= 0 {
-			res.AvgBusBandwidthBytesPerSecond = ncclGBToBytesPerSecond(v)
+		// The file is written at the end of the run, the average last.
+		res.Complete = true
+		v := float64(f.AverageBusBandwidth.Bandwidth)
+		switch bw := ncclGBToBytesPerSecond(v); {
+		case !finite(v) || v < 0:
+		case bw > maxNCCLBusBytesPerSecond:
+			res.Impossible = true
+			errs.add(fmt.Sprintf("impossible average bus bandwidth %g GB/s", v))
+		default:
+			res.AvgBusBandwidthBytesPerSecond, res.HasAverage = bw, true
 		}
 		res.AvgBusBandwidthFailed = f.AverageBusBandwidth.Okay == flexFalse
 	}
@@ -113,7 +127,8 @@ func ParseNCCLJSON(data []byte) (*NCCLResult, error) {
 		errs.add(e)
 	}
 	res.Warnings, res.Errors = warnings.list(), errs.list()
-	res.Reason = classifyNCCL(res, res.Errors)
+	seen := outputSeen{recognized: f.Version > 0 || len(f.Args) > 0 || f.Results != nil, unreadable: len(f.Results) > 0}
+	res.Reason = classifyNCCL(res, res.Errors, seen)
 	if len(res.Rows) == 0 {
 		return res, fmt.Errorf("nccl-tests JSON (%s): %w", res.Reason, ErrNoResults)
 	}

@@ -45,6 +45,9 @@ func TestParseNCCLJSONNullAndNaN(t *testing.T) {
 	// nwrong null (-c 0) is "not reported".
 	checkMeasurement(t, "in-place", row.InPlace, NCCLMeasurement{TimeSeconds: 61.52 * usec,
 		AlgBWBytesPerSecond: 136.356306 * gb, BusBWBytesPerSecond: 136.356306 * gb, Wrong: -1, MaxError: -1})
+	// Only the in-place numbers were measured; they are the row's bus
+	// bandwidth, not the absent out-of-place zero.
+	approx(t, "bus bandwidth by size", res.BusBandwidthBySize()[row.SizeBytes], 136.356306*gb)
 	// One device entry per process × ngpus 2.
 	if res.NRanks != 2 || !res.AvgBusBandwidthFailed || res.NCCLVersion != "2.28.7" {
 		t.Errorf("nranks=%d avgFailed=%v nccl=%q", res.NRanks, res.AvgBusBandwidthFailed, res.NCCLVersion)
@@ -53,6 +56,47 @@ func TestParseNCCLJSONNullAndNaN(t *testing.T) {
 	// minimum bandwidth.
 	if res.Reason != ReasonRetryExceeded || len(res.Errors) != 1 {
 		t.Errorf("reason=%q errors=%q", res.Reason, res.Errors)
+	}
+}
+
+// TestParseNCCLJSONOutOfPlaceOnly: a row whose in-place numbers are NaN is
+// judged on its out-of-place ones, not on an absent zero.
+func TestParseNCCLJSONOutOfPlaceOnly(t *testing.T) {
+	doc := `{"version":3,"results":[{"size":1073741824,"count":268435456,"type":"float","redop":"sum","root":"    -1",` +
+		`"out_of_place":{"time":9187.8,"alg_bw":116.87,"bus_bw":219.12,"nwrong":0},` +
+		`"in_place":{"time":"nan","alg_bw":"nan","bus_bw":"nan","nwrong":0}}],` +
+		`"out_of_bounds":{"count":0,"okay":true},"average_bus_bandwidth":{"bandwidth":219.12,"okay":"unchecked"}}`
+	res, err := ParseNCCLJSON([]byte(doc))
+	if err != nil || res.Reason != "" {
+		t.Fatalf("err %v reason %q", err, res.Reason)
+	}
+	lm, ok := res.LargeMessageBusBandwidth(256 << 20)
+	if !ok || lm.SizeBytes != 1<<30 {
+		t.Errorf("large message = %+v", lm)
+	}
+	approx(t, "large-message busbw", lm.BytesPerSecond, 219.12*gb)
+}
+
+// TestParseNCCLJSONIncompleteAndImpossible: a file without the average
+// (written last) is a cut run; an impossible bus bandwidth is unreadable.
+func TestParseNCCLJSONIncompleteAndImpossible(t *testing.T) {
+	row := func(busbw string) string {
+		return `{"size":1024,"count":256,"type":"float","redop":"sum","root":"    -1","out_of_place":{"time":20.5,"alg_bw":0.05,"bus_bw":0.09,"nwrong":0},` +
+			`"in_place":{"time":19.5,"alg_bw":0.05,"bus_bw":` + busbw + `,"nwrong":0}}`
+	}
+	for _, tc := range []struct{ name, doc, reason string }{
+		{"no average", `{"version":3,"results":[` + row("0.10") + `],"out_of_bounds":{"count":0,"okay":true}}`, ReasonIncompleteOutput},
+		{"impossible row", `{"version":3,"results":[` + row("1e300") + `],"average_bus_bandwidth":{"bandwidth":0.1,"okay":true}}`, ReasonParseError},
+		{"impossible average", `{"version":3,"results":[` + row("0.10") + `],"average_bus_bandwidth":{"bandwidth":1e300,"okay":true}}`, ReasonParseError},
+		{"whole", `{"version":3,"results":[` + row("0.10") + `],"average_bus_bandwidth":{"bandwidth":0.1,"okay":"unchecked"}}`, ""},
+		{"not nccl-tests", `{"hello":"world"}`, ReasonParseError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, _ := ParseNCCLJSON([]byte(tc.doc))
+			if res.Reason != tc.reason {
+				t.Errorf("reason %q, want %q (errors %q)", res.Reason, tc.reason, res.Errors)
+			}
+		})
 	}
 }
 

@@ -107,7 +107,7 @@ func (r *ncclRunner) run(ctx context.Context) *Result {
 		res.Warnings = parsed.Warnings
 		res.WrongResults = parsed.WrongResults()
 		res.BusBandwidth = parsed.BusBandwidthBySize()
-		res.BandwidthBytesPerSecond = parsed.AvgBusBandwidthBytesPerSecond
+		r.setBandwidth(res, parsed)
 	}
 	if reason := NCCLFailureReason(out.ExitCode, parsed); reason != "" {
 		res.fail(reason)
@@ -122,4 +122,21 @@ func (r *ncclRunner) run(ctx context.Context) *Result {
 	}
 	judgeBandwidth(res, r.base, r.logger)
 	return res
+}
+
+// setBandwidth stores the large-message bus bandwidth as the judged number
+// and nccl-tests' average beside it.
+func (r *ncclRunner) setBandwidth(res *Result, parsed *NCCLResult) {
+	threshold := uint64(r.cfg().LargeMessageBytes)
+	if lm, ok := parsed.LargeMessageBusBandwidth(threshold); ok {
+		res.BandwidthBytesPerSecond, res.BandwidthMessageBytes = lm.BytesPerSecond, lm.SizeBytes
+		if lm.Fallback {
+			res.LargeMessageFallback = true
+			res.Warnings = append(res.Warnings, NCCLFallbackNote(threshold, lm.SizeBytes))
+		}
+	}
+	if parsed.HasAverage {
+		avg := parsed.AvgBusBandwidthBytesPerSecond
+		res.AverageBusBandwidthBytesPerSecond = &avg
+	}
 }

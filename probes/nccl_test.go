@@ -54,7 +54,8 @@ func TestParseNCCLSamples(t *testing.T) {
 				InPlace:    NCCLMeasurement{TimeSeconds: 63959 * usec, AlgBWBytesPerSecond: 134.30 * gb, BusBWBytesPerSecond: 235.03 * gb, Wrong: -1, MaxError: -1}},
 		},
 		{
-			file: "nccl_old_error_float_npkit19.txt", rows: 3, nranks: 4, reason: "",
+			// The stored copy stops after three rows: no summary, a cut run.
+			file: "nccl_old_error_float_npkit19.txt", rows: 3, nranks: 4, reason: ReasonIncompleteOutput,
 			row: NCCLRow{SizeBytes: 8, Count: 2, Type: "float", RedOp: "sum", Root: -1,
 				OutOfPlace: NCCLMeasurement{TimeSeconds: 40.17 * usec, Wrong: -1, MaxError: 1e-07},
 				InPlace:    NCCLMeasurement{TimeSeconds: 62.08 * usec, Wrong: -1, MaxError: 0}},
@@ -74,8 +75,17 @@ func TestParseNCCLSamples(t *testing.T) {
 				InPlace:    NCCLMeasurement{TimeSeconds: 2182.20 * usec, AlgBWBytesPerSecond: 61.51 * gb, BusBWBytesPerSecond: 107.63 * gb, Wrong: 0, MaxError: -1}},
 		},
 		{
-			// Open MPI --tag-output prefixes; no header above the table.
-			file: "nccl_tagged_output_pr503.txt", rows: 3,
+			// A healthy 2x8 A100 run (Oracle OKE guide) over the default
+			// 8 B - 8 GiB sweep.
+			file: "nccl_oke_2x8_a100_healthy.txt", rows: 31, nranks: 16, avgBusBW: 66.4834 * gb,
+			row: NCCLRow{SizeBytes: 8589934592, Count: 2147483648, Type: "float", RedOp: "sum", Root: -1,
+				OutOfPlace: NCCLMeasurement{TimeSeconds: 67689 * usec, AlgBWBytesPerSecond: 126.90 * gb, BusBWBytesPerSecond: 237.94 * gb, Wrong: 0, MaxError: -1},
+				InPlace:    NCCLMeasurement{TimeSeconds: 67811 * usec, AlgBWBytesPerSecond: 126.68 * gb, BusBWBytesPerSecond: 237.52 * gb, Wrong: 0, MaxError: -1}},
+		},
+		{
+			// Open MPI --tag-output prefixes; no header above the table. The
+			// stored copy stops after three rows.
+			file: "nccl_tagged_output_pr503.txt", rows: 3, reason: ReasonIncompleteOutput,
 			row: NCCLRow{SizeBytes: 32, Count: 8, Type: "float", RedOp: "sum", Root: -1,
 				OutOfPlace: NCCLMeasurement{TimeSeconds: 22.25 * usec, Wrong: 0, MaxError: -1},
 				InPlace:    NCCLMeasurement{TimeSeconds: 13.34 * usec, Wrong: 0, MaxError: -1}},
@@ -199,12 +209,16 @@ func TestParseNCCLWarnings(t *testing.T) {
 	}
 }
 
+// ncclSummary is the closing summary of a clean run.
+const ncclSummary = "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 31.14 \n#\n"
+
 func TestParseNCCLWarnInsideTable(t *testing.T) {
 	out := "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n" +
 		"     1048576        262144     float     sum      -1    74.78   14.02   24.54      0    76.17   13.77   24.09      0\n" +
 		"node1:1234:1300 [3] NCCL INFO Channel 02/0 : 3[3] -> 4[0] [send] via NET/IB/3/GDRDMA\n" +
 		"\nnode1:1234:1301 [3] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got async event : port error\n\n" +
-		"     2097152        524288     float     sum      -1    93.48   22.43   39.26      0    96.10   21.82   38.19      0\n"
+		"     2097152        524288     float     sum      -1    93.48   22.43   39.26      0    96.10   21.82   38.19      0\n" +
+		ncclSummary
 	res, err := ParseNCCL(strings.NewReader(out))
 	if err != nil {
 		t.Fatal(err)
@@ -359,10 +373,20 @@ func TestClassifyNCCLText(t *testing.T) {
 		{"error line", "# error: remote process exited or there was a network error", ReasonExecError},
 		{"min bw missed", "# Avg bus bandwidth    : 3.02663 FAILED", ReasonBelowThreshold},
 		{"out of bounds", "# Out of bounds values : 50 FAILED", ReasonWrongResults},
+		// NVIDIA/nccl#2013 (masamokkulu, 2026-03-13; NCCL 2.27), verbatim.
+		{"qp connect timeout", "[2026-03-13 22:26:02] host-01.example.com:XXXXXX [5] ibvwrap.c:262 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx_x:1, curr state INIT, next state RTR, local GID index 3, local GID ::ffff:xxx.xx.xx.xx, remote GID ::ffff:xxx.xx.xxx.xx", ReasonQPConnectTimeout},
+		// Title of NVIDIA/nccl-tests#227 (NCCL 2.21.5 on irdma RoCE), verbatim.
+		{"qp connect timeout, older form", "ibvwrap.c:160 NCCL WARN Call to ibv_modify_qp failed with error Connection timed out.", ReasonQPConnectTimeout},
+		// A socket timeout is not a queue pair timeout.
+		{"socket timeout", "node1:1:1 [0] misc/socket.cc:567 NCCL WARN socketPollConnect: Connect to 10.0.0.2<33121> returned 110(Connection timed out) errno 115(Operation now in progress)", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := ParseNCCL(strings.NewReader(good + tt.text + "\n"))
+			summary := ""
+			if !strings.Contains(tt.text, "Avg bus bandwidth") {
+				summary = "# Avg bus bandwidth    : 0 \n"
+			}
+			res, err := ParseNCCL(strings.NewReader(good + tt.text + "\n" + summary))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -432,5 +456,140 @@ func TestParseNCCLIgnoresBadAverage(t *testing.T) {
 		if res.AvgBusBandwidthBytesPerSecond != 0 {
 			t.Errorf("average %q read as %v", avg, res.AvgBusBandwidthBytesPerSecond)
 		}
+	}
+}
+
+// TestParseNCCLTruncatedRun: rows without nccl-tests' closing summary come
+// from a run that was cut short; they must not read as a success.
+func TestParseNCCLTruncatedRun(t *testing.T) {
+	full := string(readTestdata(t, "nccl_oke_2x8_a100_healthy.txt"))
+	cut := full[:strings.Index(full, "   268435456")]
+	res, err := ParseNCCL(strings.NewReader(cut))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reason != ReasonIncompleteOutput || res.Complete || len(res.Rows) != 25 {
+		t.Errorf("reason %q complete %v rows %d", res.Reason, res.Complete, len(res.Rows))
+	}
+	if Hint(res.Reason) == "" {
+		t.Error("incomplete output without a hint")
+	}
+	res, _ = ParseNCCL(strings.NewReader(full))
+	if res.Reason != "" || !res.Complete {
+		t.Errorf("the whole run: reason %q complete %v", res.Reason, res.Complete)
+	}
+}
+
+// TestParseNCCLGarbage: text that is not a run's output cannot be parsed;
+// it is not the test program failing to run.
+func TestParseNCCLGarbage(t *testing.T) {
+	for _, in := range []string{"", "random garbage\n", "hello world\n1 2 3\n", "{not json"} {
+		res, err := ParseNCCL(strings.NewReader(in))
+		if !errors.Is(err, ErrNoResults) || res.Reason != ReasonParseError {
+			t.Errorf("%q: err %v reason %q", in, err, res.Reason)
+		}
+	}
+	// nccl-tests' header without a row: it started and was cut off.
+	head := "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+	if res, _ := ParseNCCL(strings.NewReader(head)); res.Reason != ReasonIncompleteOutput {
+		t.Errorf("header only: reason %q", res.Reason)
+	}
+	// The program's own failure lines keep exec_error.
+	fail := "gpu-1-1: Test CUDA failure common.cu:941 'system not yet initialized'\n"
+	if res, _ := ParseNCCL(strings.NewReader(fail)); res.Reason != ReasonExecError {
+		t.Errorf("CUDA failure: reason %q", res.Reason)
+	}
+	// Rows whose numbers are all invalid: unreadable.
+	bad := "     8388608       2097152     float     sum      -1    162.0   nan   90.63      0    160.0   52.44   91.77      0\n" + ncclSummary
+	if res, _ := ParseNCCL(strings.NewReader(bad)); res.Reason != ReasonParseError {
+		t.Errorf("invalid rows only: reason %q", res.Reason)
+	}
+}
+
+// TestParseNCCLImpossibleBandwidth: a bus bandwidth above any hardware is
+// a corrupt output (issue 12), even beside good rows.
+func TestParseNCCLImpossibleBandwidth(t *testing.T) {
+	row := func(busbw string) string {
+		return "  8589934592    2147483648     float     sum      -1    67689  126.90  237.94      0    67811  126.68  " + busbw + "      0\n"
+	}
+	for _, tc := range []struct {
+		name, text, reason string
+	}{
+		{"1e300 row", row("1e300") + ncclSummary, ReasonParseError},
+		{"above 16 ports of 1.6 Tb/s", row("3200.01") + ncclSummary, ReasonParseError},
+		{"impossible average", row("237.52") + "# Avg bus bandwidth    : 1e300 \n", ReasonParseError},
+		{"fastest real", row("3200.00") + ncclSummary, ""},
+		{"healthy", row("237.52") + ncclSummary, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, _ := ParseNCCL(strings.NewReader(tc.text))
+			if res.Reason != tc.reason {
+				t.Errorf("reason %q, want %q (errors %q)", res.Reason, tc.reason, res.Errors)
+			}
+		})
+	}
+	two := "           8             2     float     sum      -1    36.47    0.00    0.00      0    34.74    0.00    0.00      0\n" + row("1e300") + ncclSummary
+	res, err := ParseNCCL(strings.NewReader(two))
+	if err != nil || res.Reason != ReasonParseError || len(res.Rows) != 1 || !res.Impossible {
+		t.Errorf("err %v reason %q rows %d impossible %v", err, res.Reason, len(res.Rows), res.Impossible)
+	}
+	// A failing exit does not hide it: the program ran and printed it.
+	if got := NCCLFailureReason(1, res); got != ReasonParseError {
+		t.Errorf("NCCLFailureReason = %q", got)
+	}
+}
+
+// TestNCCLLargeMessageBusBandwidth: real healthy runs are judged on what
+// their links carry at large sizes, not on nccl-tests' average, which the
+// latency-bound small sizes pull down to a fraction of it.
+func TestNCCLLargeMessageBusBandwidth(t *testing.T) {
+	const defaultThreshold = 256 << 20
+	for _, tc := range []struct {
+		file     string
+		avg      float64
+		want     float64
+		size     uint64
+		fallback bool
+	}{
+		// Best at or above 256 MiB is the 8 GiB row.
+		{"nccl_oke_2x8_a100_healthy.txt", 66.4834 * gb, 237.52 * gb, 8 << 30, false},
+		// The sweep stops at 128 MiB: judged on the largest size, and said so.
+		{"nccl_2183_two_nodes_gh200.txt", 17.8617 * gb, 107.63 * gb, 128 << 20, true},
+		// One 8-GPU A100 node (NVLink), nccl-tests <= 2.11 format.
+		{"nccl_old_allreduce_error_column_superbench.txt", 68.4048 * gb, 235.03 * gb, 8 << 30, false},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			res, err := parseNCCLFile(t, tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lm, ok := res.LargeMessageBusBandwidth(defaultThreshold)
+			if !ok || lm.SizeBytes != tc.size || lm.Fallback != tc.fallback {
+				t.Errorf("large message = %+v ok %v", lm, ok)
+			}
+			approx(t, "large-message busbw", lm.BytesPerSecond, tc.want)
+			approx(t, "average", res.AvgBusBandwidthBytesPerSecond, tc.avg)
+			// The example plan's 40 GB/s floor: passed on the large-message
+			// number, while the GH200 average alone is below it.
+			if lm.BytesPerSecond < 40*gb {
+				t.Errorf("a healthy run fails the 40 GB/s floor: %v", lm.BytesPerSecond)
+			}
+		})
+	}
+	// Best of the large sizes, not the last: a dip at the largest size
+	// (one slow iteration) does not decide alone.
+	res, err := parseNCCLFile(t, "nccl_oke_2x8_a100_healthy.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lm, _ := res.LargeMessageBusBandwidth(1 << 30); lm.SizeBytes != 8<<30 {
+		t.Errorf("from 1 GiB: %+v", lm)
+	}
+	res.Rows[len(res.Rows)-1].InPlace.BusBWBytesPerSecond = 100 * gb
+	if lm, _ := res.LargeMessageBusBandwidth(defaultThreshold); lm.SizeBytes != 4<<30 || lm.BytesPerSecond != 233.98*gb {
+		t.Errorf("with a dip at 8 GiB: %+v", lm)
+	}
+	if _, ok := (&NCCLResult{}).LargeMessageBusBandwidth(defaultThreshold); ok {
+		t.Error("no rows, no bandwidth")
 	}
 }

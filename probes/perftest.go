@@ -54,6 +54,9 @@ type PerftestResult struct {
 	BandwidthBytesPerSecond float64
 	Warnings                []string
 	Errors                  []string
+	// Impossible is set when a printed bandwidth is above what one device's
+	// ports can carry (maxPerftestBytesPerSecond): the output is corrupt.
+	Impossible bool
 	// Reason is "" for a run that produced results and no known failure,
 	// otherwise one of the Reason* constants.
 	Reason string
@@ -125,6 +128,7 @@ func parsePerftestText(text string) (*PerftestResult, error) {
 	res := &PerftestResult{GIDIndex: -1}
 	var warnings, errs messageList
 	var failureLines []string
+	var seen outputSeen
 	table := tableNone
 
 	for _, raw := range splitLines(text) {
@@ -156,7 +160,12 @@ func parsePerftestText(text string) (*PerftestResult, error) {
 		case rowParsed:
 			continue
 		case rowInvalid:
+			seen.unreadable = true
 			warnings.add("ignored result row with an invalid number: " + line)
+			continue
+		case rowImpossible:
+			res.Impossible = true
+			errs.add("impossible bandwidth (above any port's rate): " + line)
 			continue
 		}
 		if table == tableNone {
@@ -174,7 +183,10 @@ func parsePerftestText(text string) (*PerftestResult, error) {
 
 	res.Warnings, res.Errors = warnings.list(), errs.list()
 	res.BandwidthBytesPerSecond = headlineBandwidth(res.Rows)
-	res.Reason = classifyPerftest(failureLines, len(res.Rows)+len(res.LatencyRows) > 0)
+	// A banner or a table header makes it perftest's output, whatever else
+	// is missing from it.
+	seen.recognized = table != tableNone || res.Test != "" || res.Device != "" || res.LinkType != ""
+	res.Reason = classifyPerftest(failureLines, len(res.Rows)+len(res.LatencyRows) > 0, res.Impossible, seen)
 	if len(res.Rows) == 0 && len(res.LatencyRows) == 0 {
 		return res, fmt.Errorf("perftest (%s): %w", res.Reason, ErrNoResults)
 	}
@@ -234,6 +246,8 @@ const (
 	rowNone rowStatus = iota
 	rowParsed
 	rowInvalid
+	// rowImpossible: the numbers parse but one is a bandwidth no port reaches.
+	rowImpossible
 )
 
 func parsePerftestRow(res *PerftestResult, table perftestTable, line string) rowStatus {
@@ -262,6 +276,9 @@ func parsePerftestRow(res *PerftestResult, table perftestTable, line string) row
 			return rowInvalid
 		}
 		avg, _ := res.Unit.BytesPerSecond(nums[1])
+		if !plausiblePerftest(peak, avg) {
+			return rowImpossible
+		}
 		row := PerftestRow{Bytes: size, Iterations: iters, BWPeak: peak, BWAverage: avg}
 		if len(nums) > 2 {
 			row.MsgRateMpps = nums[2]
@@ -303,6 +320,16 @@ func parseFloats(fields []string) ([]float64, bool) {
 	return out, len(out) > 0
 }
 
+// plausiblePerftest rejects bandwidths (bytes/s) no device can reach.
+func plausiblePerftest(bws ...float64) bool {
+	for _, bw := range bws {
+		if bw > maxPerftestBytesPerSecond {
+			return false
+		}
+	}
+	return true
+}
+
 func headlineBandwidth(rows []PerftestRow) float64 {
 	var best PerftestRow
 	for i, r := range rows {
@@ -315,8 +342,11 @@ func headlineBandwidth(rows []PerftestRow) float64 {
 
 // classifyPerftest names the first failure in the order a run goes through
 // them (device, TCP exchange, QP connection, data path, verification),
-// because a later symptom is usually caused by the earlier one.
-func classifyPerftest(lines []string, hasRows bool) string {
+// because a later symptom is usually caused by the earlier one. Output
+// without results is the program's failure when it printed errors, a cut
+// run when it printed only its banner, and unreadable (parse_error) when
+// nothing in it was perftest's or its only rows had invalid numbers.
+func classifyPerftest(lines []string, hasRows, impossible bool, seen outputSeen) string {
 	var noDevice, connect, gid, retry, otherCompletion, below bool
 	for _, l := range lines {
 		noDevice = noDevice || perftestNoDeviceRe.MatchString(l)
@@ -344,10 +374,14 @@ func classifyPerftest(lines []string, hasRows bool) string {
 		return ReasonGIDIndex
 	case retry:
 		return ReasonRetryExceeded
+	case impossible:
+		return ReasonParseError
 	case below:
 		return ReasonBelowThreshold
-	case otherCompletion, !hasRows:
+	case otherCompletion:
 		return ReasonExecError
+	case hasRows:
+		return ""
 	}
-	return ""
+	return seen.noResultsReason(len(lines) > 0)
 }

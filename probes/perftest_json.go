@@ -33,13 +33,13 @@ func ParsePerftestJSONUnit(data []byte, unit PerftestUnit) (*PerftestResult, err
 }
 
 func parsePerftestJSON(data []byte, unit PerftestUnit) (*PerftestResult, error) {
-	res := &PerftestResult{GIDIndex: -1, Reason: ReasonExecError}
+	res := &PerftestResult{GIDIndex: -1, Reason: ReasonParseError}
 	if len(data) > maxProbeOutput {
 		return res, fmt.Errorf("perftest JSON larger than %d bytes", maxProbeOutput)
 	}
 	doc, err := decodePerftestJSON(data)
 	if err != nil {
-		return res, fmt.Errorf("perftest JSON: %w", err)
+		return res, fmt.Errorf("could not parse perftest JSON: %w", err)
 	}
 	info, results := doc.section("test_info"), doc.section("results")
 
@@ -87,16 +87,20 @@ func parsePerftestJSON(data []byte, unit PerftestUnit) (*PerftestResult, error) 
 		res.Unit = unit
 		peakBps, _ := unit.BytesPerSecond(peak)
 		avgBps, _ := unit.BytesPerSecond(avg)
-		if allFiniteNonNegative(avgBps, peakBps, rate) {
-			res.Rows = append(res.Rows, PerftestRow{Bytes: size, Iterations: iters, BWPeak: peakBps, BWAverage: avgBps, MsgRateMpps: rate})
-		} else {
+		switch {
+		case !allFiniteNonNegative(avgBps, peakBps, rate):
 			warnings.add("ignored JSON result with an invalid bandwidth")
+		case !plausiblePerftest(avgBps, peakBps):
+			res.Impossible = true
+			res.Errors = append(res.Errors, fmt.Sprintf("impossible bandwidth %g %s (above any port's rate)", avg, unit))
+		default:
+			res.Rows = append(res.Rows, PerftestRow{Bytes: size, Iterations: iters, BWPeak: peakBps, BWAverage: avgBps, MsgRateMpps: rate})
 		}
 	}
 	res.Warnings = warnings.list()
 	res.BandwidthBytesPerSecond = headlineBandwidth(res.Rows)
 	if len(res.Rows) == 0 && len(res.LatencyRows) == 0 {
-		return res, fmt.Errorf("perftest JSON: %w", ErrNoResults)
+		return res, fmt.Errorf("could not parse perftest JSON: %w", ErrNoResults)
 	}
 	res.Reason = ""
 	return res, nil

@@ -154,6 +154,8 @@ func TestParsePerftestJSONFailures(t *testing.T) {
 		{"no results section", `{"test_info": {"test": "RDMA_Write_BW_Test"}}`, true},
 		{"nan bandwidth", `{"results": {"MsgSize": 65536, "BW_average": "nan", "MsgRate": 0.1}}`, true},
 		{"negative bandwidth", `{"results": {"MsgSize": 65536, "BW_average": -1.5, "MsgRate": 0.1}}`, true},
+		// Above any port: a corrupt file, not a measurement.
+		{"impossible bandwidth", `{"results": {"MsgSize": 65536, "BW_average": 1e300, "BW_peak": 0, "MsgRate": 0.1}}`, true},
 		{"deep nesting", strings.Repeat("{a:", 100), false},
 	}
 	for _, tt := range tests {
@@ -162,7 +164,8 @@ func TestParsePerftestJSONFailures(t *testing.T) {
 			if err == nil {
 				t.Fatalf("want an error, got %+v", res)
 			}
-			if res == nil || res.Reason != ReasonExecError {
+			// Not "the test program failed": it is the file that cannot be read.
+			if res == nil || res.Reason != ReasonParseError {
 				t.Fatalf("res = %+v", res)
 			}
 			if errors.Is(err, ErrNoResults) != tt.noResults {

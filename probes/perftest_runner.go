@@ -139,7 +139,11 @@ func (r *perftestRunner) evaluate(res *Result, out execResult) {
 		res.Warnings = parsed.Warnings
 	}
 	if parsed != nil && parsed.Reason != "" {
-		res.fail(parsed.Reason)
+		exitReason := ""
+		if out.ExitCode != 0 {
+			exitReason = ReasonExecError
+		}
+		res.fail(preferExit(parsed.Reason, parsed.Impossible, exitReason))
 		return
 	}
 	if err != nil || parsed == nil || out.ExitCode != 0 {

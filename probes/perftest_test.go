@@ -203,7 +203,7 @@ func TestClassifyPerftestKnownErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := classifyPerftest(splitLines(tt.text), tt.hasRows); got != tt.want {
+			if got := classifyPerftest(splitLines(tt.text), tt.hasRows, false, outputSeen{recognized: true}); got != tt.want {
 				t.Errorf("classifyPerftest = %q, want %q", got, tt.want)
 			}
 		})
@@ -278,17 +278,63 @@ func TestParsePerftestRejectsNegativeBandwidth(t *testing.T) {
 	if !errors.Is(err, ErrNoResults) {
 		t.Fatalf("err = %v", err)
 	}
-	if res.Reason != ReasonExecError || len(res.Warnings) != 1 {
+	// The only row cannot be read: the output is unreadable, which is not
+	// the test program failing to run.
+	if res.Reason != ReasonParseError || len(res.Warnings) != 1 {
 		t.Errorf("reason %q warnings %q", res.Reason, res.Warnings)
 	}
 }
 
 func TestParsePerftestEmptyAndGarbage(t *testing.T) {
+	// Nothing perftest prints: "could not parse", not "the program failed".
 	for _, in := range []string{"", "\n\n", "hello world\n1 2 3\n", strings.Repeat("-", 87)} {
 		res, err := ParsePerftest(strings.NewReader(in))
-		if !errors.Is(err, ErrNoResults) || res == nil || res.Reason != ReasonExecError {
+		if !errors.Is(err, ErrNoResults) || res == nil || res.Reason != ReasonParseError {
 			t.Errorf("%q: err %v res %+v", in, err, res)
 		}
+	}
+	// perftest's banner and table header with no row: a run cut short.
+	banner := "                    RDMA_Write BW Test\n Dual-port       : OFF\t\tDevice         : mlx5_0\n" +
+		" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
+	if res, _ := ParsePerftest(strings.NewReader(banner)); res.Reason != ReasonIncompleteOutput {
+		t.Errorf("banner without a row: reason %q, want %q", res.Reason, ReasonIncompleteOutput)
+	}
+}
+
+// TestParsePerftestImpossibleBandwidth: a bandwidth no port reaches is a
+// corrupt output (issue 12: "1e300 Gb/sec" passed as success), while the
+// fastest real numbers stay measurements.
+func TestParsePerftestImpossibleBandwidth(t *testing.T) {
+	header := " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
+	for _, tc := range []struct {
+		row    string
+		reason string
+	}{
+		{" 65536      5000             1e300              1e300 \t\t     0.748336\n", ReasonParseError},
+		// Just above two directions of two 1.6 Tb/s ports.
+		{" 1048576    5000             0.00               6401.00 \t\t     0.748336\n", ReasonParseError},
+		// A peak can be corrupt alone.
+		{" 1048576    5000             9.9e20             392.34 \t\t     0.748336\n", ReasonParseError},
+		// 1.6TbE both ways: the most a single port can show.
+		{" 1048576    5000             0.00               3200.00 \t\t     0.381470\n", ""},
+		{" 1048576    5000             0.00               392.34 \t\t     0.046718\n", ""},
+	} {
+		res, _ := ParsePerftest(strings.NewReader(header + tc.row))
+		if res.Reason != tc.reason {
+			t.Errorf("%q: reason %q, want %q (errors %q)", tc.row, res.Reason, tc.reason, res.Errors)
+		}
+	}
+	// Beside a good row the output is still corrupt: no verdict may rest on it.
+	res, err := ParsePerftest(strings.NewReader(header +
+		" 65536      5000             392.38             392.34 \t\t     0.748336\n" +
+		" 1048576    5000             0.00               1e300 \t\t     0.046718\n"))
+	if err != nil || res.Reason != ReasonParseError || len(res.Rows) != 1 || len(res.Errors) != 1 {
+		t.Errorf("err %v reason %q rows %d errors %q", err, res.Reason, len(res.Rows), res.Errors)
+	}
+	// In MiB/s: 800 GB/s is 762939 MiB/s.
+	mibHeader := " #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]\n"
+	if res, _ := ParsePerftest(strings.NewReader(mibHeader + " 65536  5000  0.00  800000.00  0.052697\n")); res.Reason != ReasonParseError {
+		t.Errorf("800000 MiB/s: reason %q", res.Reason)
 	}
 }
 

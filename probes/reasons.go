@@ -18,6 +18,17 @@ const (
 	ReasonBelowThreshold = "below_threshold"
 	ReasonRegression     = "regression"
 	ReasonExecError      = "exec_error"
+	// ReasonQPConnectTimeout: a queue pair never reached the peer (ibv_modify_qp to RTR
+	// timed out). On RoCE that step resolves the peer's MAC address through the kernel's
+	// neighbour table, so it fails on ARP, VLAN or routing problems of the compute
+	// network, or a GID that points at an address the peer cannot reach.
+	ReasonQPConnectTimeout = "qp_connect_timeout"
+	// ReasonIncompleteOutput: the output has results but stops before the test's own
+	// summary, so the run was cut short and its numbers may miss the largest sizes.
+	ReasonIncompleteOutput = "incomplete_output"
+	// ReasonParseError: nothing in the output could be read as the test's results, or a
+	// number in it is impossible (a bandwidth above any port that exists).
+	ReasonParseError = "parse_error"
 )
 
 // ErrNoResults is returned (wrapped) by the parsers when the output holds no
@@ -26,15 +37,18 @@ const (
 var ErrNoResults = errors.New("no result rows in probe output")
 
 var hints = map[string]string{
-	ReasonConnectRefused: "The peer did not accept the test connection: check that the peer's responder (ib_write_bw server) is running, that both sides use the same TCP port, and that no firewall blocks it on the management network.",
-	ReasonTimeout:        "The test did not finish in time: check that the peer is up and reachable, that the link is not flapping, and that PFC/ECN are configured the same on both ends.",
-	ReasonNoDevice:       "No usable RDMA device was found: check `ibv_devices` / `rdma link` on the node, that the driver (mlx5_ib) is loaded, and that the device names in the plan match the node.",
-	ReasonGIDIndex:       "The queue pair could not connect, which on RoCE almost always means a wrong GID index: run `show_gids` (or `roce_gid_info`) on both nodes, pick the RoCE v2 entry with the IPv4 address (often index 3), and set it as the GID index in the plan.",
-	ReasonRetryExceeded:  "Packets to the peer were lost until the retry limit ran out: check the cable and switch port (link errors, flaps), MTU on both ends, and that PFC is enabled on the RoCE priority along the whole path.",
-	ReasonWrongResults:   "The collective returned wrong data: this points to a faulty GPU, NIC or PCIe path, or mismatched NCCL/driver versions; run the test on each node alone to find the bad one.",
-	ReasonBelowThreshold: "Bandwidth was below the expected minimum: check the link speed and width (`ethtool`, `ibstat`), PCIe link status, PFC pause counters, and that nothing else was using the link.",
-	ReasonRegression:     "Bandwidth dropped compared with this link's own history: look for new link errors, a changed cable or switch port, firmware or driver changes, or congestion on the path.",
-	ReasonExecError:      "The test program failed to run or printed no result: run the same command by hand on the node and read its error output (missing binary, wrong flags, CUDA or MPI problems).",
+	ReasonConnectRefused:   "The peer did not accept the test connection: check that the peer's responder (ib_write_bw server) is running, that both sides use the same TCP port, and that no firewall blocks it on the management network.",
+	ReasonTimeout:          "The test did not finish in time: check that the peer is up and reachable, that the link is not flapping, and that PFC/ECN are configured the same on both ends.",
+	ReasonNoDevice:         "No usable RDMA device was found: check `ibv_devices` / `rdma link` on the node, that the driver (mlx5_ib) is loaded, and that the device names in the plan match the node.",
+	ReasonGIDIndex:         "The queue pair could not connect, which on RoCE almost always means a wrong GID index: run `show_gids` (or `roce_gid_info`) on both nodes, pick the RoCE v2 entry with the IPv4 address (often index 3), and set it as the GID index in the plan.",
+	ReasonRetryExceeded:    "Packets to the peer were lost until the retry limit ran out: check the cable and switch port (link errors, flaps), MTU on both ends, and that PFC is enabled on the RoCE priority along the whole path.",
+	ReasonWrongResults:     "The collective returned wrong data: this points to a faulty GPU, NIC or PCIe path, or mismatched NCCL/driver versions; run the test on each node alone to find the bad one.",
+	ReasonBelowThreshold:   "Bandwidth was below the expected minimum: check the link speed and width (`ethtool`, `ibstat`), PCIe link status, PFC pause counters, and that nothing else was using the link.",
+	ReasonRegression:       "Bandwidth dropped compared with this link's own history: look for new link errors, a changed cable or switch port, firmware or driver changes, or congestion on the path.",
+	ReasonExecError:        "The test program failed to run or printed no result: run the same command by hand on the node and read its error output (missing binary, wrong flags, CUDA or MPI problems).",
+	ReasonQPConnectTimeout: "The queue pair could not reach the peer (ibv_modify_qp: Connection timed out, errno 110): this is the compute network, not NCCL. On both nodes check the peer's entry on the compute interface with `ip neigh show dev <interface>` (REACHABLE is good, FAILED or INCOMPLETE means ARP gets no answer), ping the peer's compute IP from it (`ping -I <interface> <peer compute IP>`), check that both switch ports are in the same VLAN with PFC on the RoCE priority, that a route exists when the peers are in different subnets, and that the GID index (`show_gids`) is the RoCE v2 entry holding the compute IPv4 on both nodes; on a rail-only fabric also set NCCL_CROSS_NIC=0.",
+	ReasonIncompleteOutput: "The output stops before the test's closing summary (nccl-tests prints \"# Avg bus bandwidth\" at the end): the run was killed, timed out or its log was cut off, so the largest message sizes may be missing. Run it again to the end; if it stops at the same place, read the last lines of the rank that stopped.",
+	ReasonParseError:       "Could not parse the probe output: it holds no result table this version can read, or a number in it is impossible (above any port's rate). Check that it is the complete, unedited output of the program this probe kind names (ib_write_bw, ib_write_lat or all_reduce_perf, as text or its JSON file) and that nothing else was written into it.",
 }
 
 // Hint returns a one-line, beginner-friendly next step for a failure reason,

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -155,7 +156,12 @@ func TestPerftestFailuresAreClassified(t *testing.T) {
 		{"gid_index", ReasonGIDIndex},
 		{"retry_exceeded", ReasonRetryExceeded},
 		{"no_device", ReasonNoDevice},
-		{"garbage", ReasonExecError},
+		// Exit 0 and nothing perftest would print: the output is the problem.
+		{"garbage", ReasonParseError},
+		// The same text from a program that failed: its exit says more.
+		{"garbage_failed", ReasonExecError},
+		// A bandwidth above any port (issue 12: 1e300 Gb/sec passed).
+		{"impossible", ReasonParseError},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			dir := standinEnv(t, tc.mode)
@@ -363,8 +369,17 @@ func TestNCCLRunner(t *testing.T) {
 	if got := res.BusBandwidth[134217728]; got != 107.63e9 {
 		t.Errorf("busbw at 128 MiB = %v", got)
 	}
-	if res.BandwidthBytesPerSecond != 17.8617e9 {
-		t.Errorf("avg busbw = %v", res.BandwidthBytesPerSecond)
+	// Judged on the large-message bus bandwidth: this sweep stops at
+	// 128 MiB, below the default 256 MiB, so on its largest size, and the
+	// result says so. nccl-tests' average is kept beside it.
+	if res.BandwidthBytesPerSecond != 107.63e9 || res.BandwidthMessageBytes != 128<<20 || !res.LargeMessageFallback {
+		t.Errorf("judged bandwidth %v at %d bytes, fallback %v", res.BandwidthBytesPerSecond, res.BandwidthMessageBytes, res.LargeMessageFallback)
+	}
+	if res.AverageBusBandwidthBytesPerSecond == nil || *res.AverageBusBandwidthBytesPerSecond != 17.8617e9 {
+		t.Errorf("average busbw = %v", res.AverageBusBandwidthBytesPerSecond)
+	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "judged on the largest size, 134217728 bytes") }) {
+		t.Errorf("the fallback is not stated: %q", res.Warnings)
 	}
 	argv := calls(t, dir)[0]
 	for _, want := range []string{"-np 16", "-H 10.0.0.11:8,10.0.0.12:8", "-x NCCL_IB_GID_INDEX", "-x NCCL_IB_HCA", "-x NCCL_SOCKET_IFNAME",
@@ -381,6 +396,71 @@ func TestNCCLRunner(t *testing.T) {
 	}
 }
 
+// TestNCCLFloorOnLargeMessages: min_bus_bandwidth_gbytes is compared with
+// the large-message bus bandwidth. Healthy real runs pass a floor set from
+// their links (they failed it on nccl-tests' average: GH200 17.9 GB/s under
+// the example's 40, A100 66.5 GB/s under 190), and a floor above what the
+// links carry still fails.
+func TestNCCLFloorOnLargeMessages(t *testing.T) {
+	for _, tc := range []struct {
+		mode, floor string
+		success     bool
+	}{
+		{"nccl_ok", "40", true},
+		{"nccl_a100", "40", true},
+		{"nccl_a100", "190", true},
+		{"nccl_a100", "250", false},
+		{"nccl_ok", "120", false},
+	} {
+		t.Run(tc.mode+"/"+tc.floor, func(t *testing.T) {
+			standinEnv(t, tc.mode)
+			s := newTestScheduler(t, testPlan(t, "0.9", "    min_bus_bandwidth_gbytes: "+tc.floor+"\n"), fakeNode{rate: 400e9, gid: 3})
+			res := s.runNCCL(context.Background())
+			if res.Success != tc.success {
+				t.Errorf("success %v, want %v: %s %s (bandwidth %v, expected %v)", res.Success, tc.success, res.Reason, res.Hint,
+					res.BandwidthBytesPerSecond, res.ExpectedBytesPerSecond)
+			}
+			if !tc.success && res.Reason != ReasonBelowThreshold {
+				t.Errorf("reason %q, want %q", res.Reason, ReasonBelowThreshold)
+			}
+		})
+	}
+}
+
+// TestNCCLBaselineIgnoresAverageHistory: baselines recorded while NCCL was
+// judged on nccl-tests' average (a fraction of the large-message number)
+// must not set the median the large-message number is compared with, or a
+// real regression passes for the next several runs.
+func TestNCCLBaselineIgnoresAverageHistory(t *testing.T) {
+	standinEnv(t, "nccl_a100")
+	plan := testPlan(t, "0.9", "")
+	dir := t.TempDir()
+	old := `{"version":1,"links":{"nccl||":[66.4834e9,66.4834e9,66.4834e9,66.4834e9,66.4834e9,66.4834e9,66.4834e9,66.4834e9,66.4834e9]}}`
+	if err := os.WriteFile(filepath.Join(dir, "baselines.json"), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Plan: plan, Self: "node01", Node: fakeNode{rate: 400e9, gid: 3}, StateDir: dir,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), LoadWindow: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range minBaselineSamples {
+		if res := s.runNCCL(context.Background()); !res.Success {
+			t.Fatalf("healthy run failed: %+v", res)
+		}
+	}
+	// Three good runs later the baseline is their own number.
+	res := s.runNCCL(context.Background())
+	if res.BaselineBytesPerSecond != 237.52e9 {
+		t.Errorf("baseline %v, want the large-message number 237.52e9", res.BaselineBytesPerSecond)
+	}
+	// And a run at half of it is a regression.
+	t.Setenv("STANDIN_MODE", "nccl_ok")
+	if res := s.runNCCL(context.Background()); res.Success || res.Reason != ReasonRegression {
+		t.Errorf("107.63 GB/s after 237.52 GB/s: success %v reason %q", res.Success, res.Reason)
+	}
+}
+
 func TestNCCLFailures(t *testing.T) {
 	for mode, reason := range map[string]string{
 		"nccl_wrong":      ReasonWrongResults,
@@ -389,6 +469,10 @@ func TestNCCLFailures(t *testing.T) {
 		"nccl_timeout":    ReasonTimeout,
 		"nccl_duplicated": ReasonExecError,
 		"hang":            ReasonTimeout,
+		// ibv_modify_qp: Connection timed out is the compute network.
+		"nccl_qp_timeout": ReasonQPConnectTimeout,
+		// Rows without the summary and a clean exit: not a success.
+		"nccl_truncated": ReasonIncompleteOutput,
 	} {
 		t.Run(mode, func(t *testing.T) {
 			standinEnv(t, mode)

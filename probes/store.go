@@ -33,11 +33,25 @@ type Result struct {
 	Reason     string `json:"reason,omitempty"`
 	Hint       string `json:"hint,omitempty"`
 
+	// BandwidthBytesPerSecond is the number the run is judged on: perftest's
+	// BW average at the largest size; for NCCL the large-message bus
+	// bandwidth (the best busbw at or above the plan's large_message_bytes).
 	BandwidthBytesPerSecond float64            `json:"bandwidth_bytes_per_second,omitempty"`
 	ExpectedBytesPerSecond  float64            `json:"expected_bandwidth_bytes_per_second,omitempty"`
 	BaselineBytesPerSecond  float64            `json:"baseline_bandwidth_bytes_per_second,omitempty"`
 	LatencySeconds          map[string]float64 `json:"latency_seconds,omitempty"`
 	LossRatio               *float64           `json:"loss_ratio,omitempty"`
+	// BandwidthMessageBytes is the NCCL message size BandwidthBytesPerSecond
+	// was measured at.
+	BandwidthMessageBytes uint64 `json:"bandwidth_message_bytes,omitempty"`
+	// LargeMessageFallback: no NCCL message reached large_message_bytes, so
+	// the largest size was judged (a warning says so too).
+	LargeMessageFallback bool `json:"large_message_fallback,omitempty"`
+	// AverageBusBandwidthBytesPerSecond is nccl-tests' own "Avg bus
+	// bandwidth", the mean over every size, for reference only: the small,
+	// latency-bound sizes pull it far below what the links carry. Nil when
+	// the run printed no usable average.
+	AverageBusBandwidthBytesPerSecond *float64 `json:"average_bus_bandwidth_bytes_per_second,omitempty"`
 	// BusBandwidth is NCCL's busbw per message size (bytes/s, in-place).
 	BusBandwidth map[uint64]float64 `json:"bus_bandwidth_bytes_per_second,omitempty"`
 	WrongResults int64              `json:"wrong_results,omitempty"`
@@ -51,6 +65,17 @@ type Result struct {
 // Key identifies the link (or run) a result belongs to. Both ends of a
 // link record it, each with the other as peer.
 func (r *Result) Key() string { return r.Probe + "|" + r.Peer + "|" + r.Device }
+
+// baselineKey names the link's history in the baseline store. NCCL runs
+// used to be judged on nccl-tests' average, a fraction of the large-message
+// number: that history stays under the old key, so the two never share a
+// median that would hide a regression for the next several runs.
+func (r *Result) baselineKey() string {
+	if r.Probe == KindNCCL {
+		return r.Key() + "|large_message"
+	}
+	return r.Key()
+}
 
 // historyLimit bounds the results kept for the landing page.
 const historyLimit = 100

@@ -62,3 +62,26 @@ func (m *messageList) add(line string) {
 }
 
 func (m *messageList) list() []string { return m.items }
+
+// outputSeen is what a parser saw in an output besides its results and its
+// failure lines.
+type outputSeen struct {
+	// recognized: some line was the test program's own (a banner, a table
+	// header, NCCL's log), so the text is the output of a run.
+	recognized bool
+	// unreadable: a result row was there but its numbers were not valid.
+	unreadable bool
+}
+
+// noResultsReason says why an output without a single result row failed:
+// the program's failure when it printed error lines, unreadable when it was
+// not a run's output or its rows were invalid, otherwise cut short.
+func (s outputSeen) noResultsReason(printedErrors bool) string {
+	switch {
+	case printedErrors:
+		return ReasonExecError
+	case !s.recognized, s.unreadable:
+		return ReasonParseError
+	}
+	return ReasonIncompleteOutput
+}

@@ -24,6 +24,24 @@ const (
 	secondsPerUsec = 1e-6
 )
 
+// Ceilings above which a printed bandwidth cannot be a measurement: it is a corrupt
+// line, a wrong unit or a parser slip, and the run must not pass on it. They sit well
+// above anything real so that no healthy run ever meets them.
+const (
+	// maxPortBitsPerSecond is the fastest network port that exists: 1.6 Tb/s (IEEE
+	// 802.3dj 1.6TbE; InfiniBand XDR and ConnectX-8 are 800 Gb/s per port).
+	maxPortBitsPerSecond = 1.6e12
+	// maxPerftestBytesPerSecond: a perftest run drives one port of one device, at most
+	// both directions of it (-b adds them up) and, with the dual-port option, two ports.
+	maxPerftestBytesPerSecond = 2 * 2 * maxPortBitsPerSecond / 8 // 800 GB/s
+	// maxNCCLBusBytesPerSecond: nccl-tests' bus bandwidth is per rank and stays below
+	// the slowest hardware on the path (doc/PERFORMANCE.md): a node's NICs (16 ports of
+	// 1.6 Tb/s would be 3.2 TB/s, four times a node with eight 800G NICs) or NVLink
+	// (NVLink 5 moves 900 GB/s per GPU and direction; NVLS all-reduce shows a little
+	// more than the link).
+	maxNCCLBusBytesPerSecond = 16 * maxPortBitsPerSecond / 8 // 3.2 TB/s
+)
+
 // BytesPerSecond converts a bandwidth printed in unit u to bytes per second.
 func (u PerftestUnit) BytesPerSecond(v float64) (float64, error) {
 	switch u {

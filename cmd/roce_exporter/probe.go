@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
 	"syscall"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -26,7 +29,10 @@ type probeCommand struct {
 	runPeer   *string
 	parseKind *string
 	parseFile *string
-	stateDir  *string
+	// parseLargeMessage is the NCCL large-message threshold for parse,
+	// which has no plan to read it from.
+	parseLargeMessage *string
+	stateDir          *string
 }
 
 func newProbeCommand(a *app) *probeCommand {
@@ -39,6 +45,8 @@ func newProbeCommand(a *app) *probeCommand {
 	p.parseCmd = cmd.Command("parse", "Parse a saved ib_write_bw / ib_write_lat / nccl-tests output (text or JSON) and print JSON.")
 	p.parseKind = p.parseCmd.Arg("kind", "ib_write_bw, ib_write_lat or nccl.").Required().Enum(probes.KindIBWriteBW, probes.KindIBWriteLat, probes.KindNCCL)
 	p.parseFile = p.parseCmd.Arg("file", "The saved output; - for standard input.").Required().String()
+	p.parseLargeMessage = p.parseCmd.Flag("large-message-bytes", "nccl: judge the best bus bandwidth among message sizes from this one up (the largest size if none reaches it), as the plan's probes.nccl.large_message_bytes does. K, M, G are powers of 1024.").
+		Default(config.DefaultNCCLLargeMessageBytes.String()).String()
 	return p
 }
 
@@ -104,29 +112,70 @@ func (p *probeCommand) runNow() int {
 	return 0
 }
 
-// parsedOutput is the stable JSON of `probe parse`.
+// parsedOutput is the stable JSON of `probe parse`. Measured values are
+// printed even when zero; null (or an absent NCCL-only key) means the
+// output did not measure it.
 type parsedOutput struct {
-	Kind                    string             `json:"kind"`
-	BandwidthBytesPerSecond float64            `json:"bandwidth_bytes_per_second,omitempty"`
-	LatencySeconds          map[string]float64 `json:"latency_seconds,omitempty"`
-	BusBandwidth            map[uint64]float64 `json:"bus_bandwidth_bytes_per_second,omitempty"`
-	WrongResults            int64              `json:"wrong_results,omitempty"`
-	Rows                    int                `json:"rows"`
-	Warnings                []string           `json:"warnings,omitempty"`
-	Errors                  []string           `json:"errors,omitempty"`
-	Reason                  string             `json:"reason"`
-	Hint                    string             `json:"hint,omitempty"`
+	Kind string `json:"kind"`
+	// BandwidthBytesPerSecond is the number a probe is judged on: perftest's
+	// BW average at the largest size; for NCCL the large-message bus
+	// bandwidth, never nccl-tests' average over all sizes.
+	BandwidthBytesPerSecond *float64 `json:"bandwidth_bytes_per_second"`
+	// NCCL: the size the bandwidth was measured at, the threshold it was
+	// picked with, whether no size reached it, and nccl-tests' average.
+	BandwidthMessageBytes             *uint64            `json:"bandwidth_message_bytes,omitempty"`
+	LargeMessageBytes                 uint64             `json:"large_message_bytes,omitempty"`
+	LargeMessageFallback              *bool              `json:"large_message_fallback,omitempty"`
+	AverageBusBandwidthBytesPerSecond *float64           `json:"average_bus_bandwidth_bytes_per_second,omitempty"`
+	LatencySeconds                    map[string]float64 `json:"latency_seconds,omitempty"`
+	// Sizes holds every NCCL result row, by message size.
+	Sizes        []ncclSizeOutput `json:"sizes,omitempty"`
+	WrongResults *int64           `json:"wrong_results"`
+	Rows         int              `json:"rows"`
+	Warnings     []string         `json:"warnings,omitempty"`
+	Errors       []string         `json:"errors,omitempty"`
+	Reason       string           `json:"reason"`
+	Hint         string           `json:"hint,omitempty"`
+}
+
+// ncclPlacementOutput is one placement of an NCCL row. Wrong is null when
+// nccl-tests did not count wrong elements (-c 0, or the old format, which
+// printed MaxError instead).
+type ncclPlacementOutput struct {
+	TimeSeconds                 float64  `json:"time_seconds"`
+	AlgorithmBandwidthPerSecond float64  `json:"algorithm_bandwidth_bytes_per_second"`
+	BusBandwidthPerSecond       float64  `json:"bus_bandwidth_bytes_per_second"`
+	Wrong                       *int64   `json:"wrong"`
+	MaxError                    *float64 `json:"max_error,omitempty"`
+}
+
+// ncclSizeOutput is one NCCL row: the in-place numbers (the ones nccl-tests
+// averages and the exporter exports by size), and the out-of-place ones.
+type ncclSizeOutput struct {
+	Bytes uint64 `json:"bytes"`
+	Count uint64 `json:"count"`
+	Type  string `json:"type"`
+	RedOp string `json:"redop,omitempty"`
+	Root  *int   `json:"root,omitempty"`
+	ncclPlacementOutput
+	OutOfPlace *ncclPlacementOutput `json:"out_of_place,omitempty"`
 }
 
 func (p *probeCommand) parse() int {
+	largeMessage, err := config.ParseSizeBytes(*p.parseLargeMessage)
+	if err != nil || largeMessage < 1 {
+		fmt.Fprintf(os.Stderr, "roce_exporter: --large-message-bytes: %v\n", err)
+		return 2
+	}
 	var data []byte
-	var err error
 	// kingpin hands a lone "-" argument over as "".
-	if *p.parseFile == "-" || *p.parseFile == "" {
+	name := *p.parseFile
+	if name == "-" || name == "" {
+		name = "standard input"
 		data, err = readAllLimited(os.Stdin)
 	} else {
 		var f *os.File
-		if f, err = os.Open(*p.parseFile); err == nil {
+		if f, err = os.Open(name); err == nil {
 			data, err = readAllLimited(f)
 			f.Close()
 		}
@@ -135,7 +184,10 @@ func (p *probeCommand) parse() int {
 		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)
 		return 2
 	}
-	out := parseProbeOutput(*p.parseKind, data)
+	out, parseErr := parseProbeOutput(*p.parseKind, data, uint64(largeMessage))
+	if out.Reason == probes.ReasonParseError {
+		fmt.Fprintf(os.Stderr, "roce_exporter: could not parse %s as %s output: %v\n", name, *p.parseKind, parseErr)
+	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	enc.Encode(out)
@@ -159,8 +211,9 @@ func readAllLimited(r io.Reader) ([]byte, error) {
 	return data, nil
 }
 
-// parseProbeOutput accepts text or JSON, telling them apart by content.
-func parseProbeOutput(kind string, data []byte) parsedOutput {
+// parseProbeOutput accepts text or JSON, telling them apart by content. It
+// returns the parser's error too, for the message on stderr.
+func parseProbeOutput(kind string, data []byte, largeMessage uint64) (parsedOutput, error) {
 	out := parsedOutput{Kind: kind}
 	isJSON := json.Valid(data) || bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{"))
 	var err error
@@ -173,9 +226,7 @@ func parseProbeOutput(kind string, data []byte) parsedOutput {
 			r, err = probes.ParseNCCL(bytes.NewReader(data))
 		}
 		if r != nil {
-			out.BandwidthBytesPerSecond = r.AvgBusBandwidthBytesPerSecond
-			out.Rows, out.Warnings, out.Errors, out.Reason = len(r.Rows), r.Warnings, r.Errors, r.Reason
-			out.BusBandwidth, out.WrongResults = r.BusBandwidthBySize(), r.WrongResults()
+			out.fillNCCL(r, largeMessage)
 		}
 	default:
 		var r *probes.PerftestResult
@@ -185,20 +236,89 @@ func parseProbeOutput(kind string, data []byte) parsedOutput {
 			r, err = probes.ParsePerftest(bytes.NewReader(data))
 		}
 		if r != nil {
-			out.BandwidthBytesPerSecond = r.BandwidthBytesPerSecond
-			out.Rows = len(r.Rows) + len(r.LatencyRows)
-			out.Warnings, out.Errors, out.Reason = r.Warnings, r.Errors, r.Reason
-			if n := len(r.LatencyRows); n > 0 {
-				row := r.LatencyRows[n-1]
-				out.LatencySeconds = map[string]float64{"avg": row.Avg, "min": row.Min, "max": row.Max, "p99": row.P99}
-			}
+			out.fillPerftest(r)
 		}
 	}
 	if err != nil && out.Reason == "" {
-		out.Reason = probes.ReasonExecError
+		// Only reading the input can fail without a reason (it is too
+		// large): nothing of it was parsed.
+		out.Reason = probes.ReasonParseError
 	}
 	if out.Reason != "" {
 		out.Hint = probes.Hint(out.Reason)
 	}
-	return out
+	return out, err
+}
+
+func (out *parsedOutput) fillPerftest(r *probes.PerftestResult) {
+	out.Rows = len(r.Rows) + len(r.LatencyRows)
+	out.Warnings, out.Errors, out.Reason = r.Warnings, r.Errors, r.Reason
+	if len(r.Rows) > 0 {
+		bw := r.BandwidthBytesPerSecond
+		out.BandwidthBytesPerSecond = &bw
+	}
+	if n := len(r.LatencyRows); n > 0 {
+		row := r.LatencyRows[n-1]
+		out.LatencySeconds = map[string]float64{"avg": roundDigits(row.Avg)}
+		// In duration mode (-D) perftest prints the average only; the other
+		// statistics are not zero, they were not measured.
+		for stat, v := range map[string]float64{"min": row.Min, "max": row.Max, "p99": row.P99} {
+			if v > 0 {
+				out.LatencySeconds[stat] = roundDigits(v)
+			}
+		}
+	}
+}
+
+func (out *parsedOutput) fillNCCL(r *probes.NCCLResult, largeMessage uint64) {
+	out.Rows, out.Warnings, out.Errors, out.Reason = len(r.Rows), r.Warnings, r.Errors, r.Reason
+	out.LargeMessageBytes = largeMessage
+	if lm, ok := r.LargeMessageBusBandwidth(largeMessage); ok {
+		out.BandwidthBytesPerSecond, out.BandwidthMessageBytes, out.LargeMessageFallback = &lm.BytesPerSecond, &lm.SizeBytes, &lm.Fallback
+		if lm.Fallback {
+			out.Warnings = append(out.Warnings, probes.NCCLFallbackNote(largeMessage, lm.SizeBytes))
+		}
+	}
+	if r.HasAverage {
+		avg := r.AvgBusBandwidthBytesPerSecond
+		out.AverageBusBandwidthBytesPerSecond = &avg
+	}
+	if len(r.Rows) > 0 {
+		wrong := r.WrongResults()
+		out.WrongResults = &wrong
+	}
+	for _, row := range r.Rows {
+		size := ncclSizeOutput{Bytes: row.SizeBytes, Count: row.Count, Type: row.Type, RedOp: row.RedOp,
+			ncclPlacementOutput: ncclPlacement(row.InPlace)}
+		if row.Root >= 0 {
+			size.Root = &row.Root
+		}
+		if oop := ncclPlacement(row.OutOfPlace); row.OutOfPlace.TimeSeconds > 0 {
+			size.OutOfPlace = &oop
+		}
+		out.Sizes = append(out.Sizes, size)
+	}
+	// Numeric order; rows of one size (-d all, -o all) keep their order.
+	slices.SortStableFunc(out.Sizes, func(a, b ncclSizeOutput) int { return cmp.Compare(a.Bytes, b.Bytes) })
+}
+
+func ncclPlacement(m probes.NCCLMeasurement) ncclPlacementOutput {
+	p := ncclPlacementOutput{TimeSeconds: roundDigits(m.TimeSeconds), AlgorithmBandwidthPerSecond: m.AlgBWBytesPerSecond, BusBandwidthPerSecond: m.BusBWBytesPerSecond}
+	if m.Wrong >= 0 {
+		p.Wrong = &m.Wrong
+	}
+	if m.MaxError >= 0 {
+		p.MaxError = &m.MaxError
+	}
+	return p
+}
+
+// roundDigits drops the binary noise of a µs to s conversion (26.95e-6 would
+// print as 0.000026949999999999998): nccl-tests prints at most 6 digits.
+func roundDigits(v float64) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 12, 64), 64)
+	if err != nil {
+		return v
+	}
+	return r
 }

@@ -32,8 +32,14 @@ func TestProbeParsePrintsJSON(t *testing.T) {
 		{"ib_write_bw", "perftest_write_bw_gbits_2510_cpufreq_warning.txt", 392.34e9 / 8, "", 0},
 		{"ib_write_bw", "perftest_json_standard_gbits.json", 0, "", 0},
 		{"ib_write_bw", "perftest_err_rtr_issue393.txt", 0, "gid_index", 1},
-		{"nccl", "nccl_2183_two_nodes_gh200.txt", 17.8617e9, "", 0},
+		// Judged on the large-message bus bandwidth (the largest size, 128 MiB,
+		// here), not on nccl-tests' 17.8617 GB/s average.
+		{"nccl", "nccl_2183_two_nodes_gh200.txt", 107.63e9, "", 0},
+		{"nccl", "nccl_oke_2x8_a100_healthy.txt", 237.52e9, "", 0},
 		{"nccl", "nccl_wrong_results_out_of_bounds_failed.txt", 0, "wrong_results", 1},
+		{"nccl", "nccl_warn_qp_timeout_nccl2013.txt", 0, "qp_connect_timeout", 1},
+		// The stored copy stops after three rows.
+		{"nccl", "nccl_tagged_output_pr503.txt", 0, "incomplete_output", 1},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			cmd := exec.Command(binary, "probe", "parse", tc.kind, filepath.Join("..", "..", "probes", "testdata", tc.file))
@@ -62,11 +68,132 @@ func TestProbeParsePrintsJSON(t *testing.T) {
 			}
 		})
 	}
-	cmd := exec.Command(binary, "probe", "parse", "ib_write_bw", "-")
-	cmd.Stdin = strings.NewReader("random garbage\n")
-	out, _ := cmd.Output()
-	if !strings.Contains(string(out), `"reason": "exec_error"`) {
-		t.Errorf("garbage input: %s", out)
+}
+
+// probeParse runs `probe parse kind -` on input and returns the decoded
+// JSON, stderr and the exit status.
+func probeParse(t *testing.T, input string, args ...string) (map[string]any, string, int) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"probe", "parse"}, append(args, "-")...)...)
+	cmd.Stdin = strings.NewReader(input)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	return got, stderr.String(), code
+}
+
+// TestProbeParseGarbage: input that is no probe output is "could not
+// parse", for every kind, text or JSON, never "the test program failed".
+func TestProbeParseGarbage(t *testing.T) {
+	for _, kind := range []string{"ib_write_bw", "ib_write_lat", "nccl"} {
+		for _, input := range []string{"random garbage\n", "{\"hello\": ", "{\"hello\": \"world\"}", ""} {
+			got, stderr, code := probeParse(t, input, kind)
+			if got["reason"] != "parse_error" || code != 1 {
+				t.Errorf("%s %q: reason %v exit %d", kind, input, got["reason"], code)
+			}
+			if hint, _ := got["hint"].(string); !strings.HasPrefix(hint, "Could not parse") {
+				t.Errorf("%s %q: hint %q", kind, input, hint)
+			}
+			if !strings.Contains(stderr, "could not parse standard input as "+kind+" output") {
+				t.Errorf("%s %q: stderr %q", kind, input, stderr)
+			}
+		}
+	}
+}
+
+// TestProbeParseImpossibleBandwidth: issue 12 found `1e300 Gb/sec`
+// accepted as success.
+func TestProbeParseImpossibleBandwidth(t *testing.T) {
+	perftest := " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n" +
+		" 1048576    23400            0.00               1e300 \t\t     0.046718\n"
+	nccl := "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n" +
+		"  8589934592    2147483648     float     sum      -1    67689  126.90  1e300      0    67811  126.68  1e300      0\n" +
+		"# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 66.4834\n"
+	for kind, input := range map[string]string{
+		"ib_write_bw": perftest,
+		"nccl":        nccl,
+		"nccl JSON": `{"version":3,"results":[{"size":8,"count":2,"type":"float","redop":"sum","root":"    -1",` +
+			`"in_place":{"time":1,"alg_bw":1,"bus_bw":1e300,"nwrong":0}}],"average_bus_bandwidth":{"bandwidth":1,"okay":true}}`,
+		"ib_write_bw JSON": `{"results": {"MsgSize": 1048576, "BW_average": 1e300, "BW_peak": 0, "MsgRate": 0.046718}}`,
+	} {
+		got, _, code := probeParse(t, input, strings.Fields(kind)[0])
+		if got["reason"] != "parse_error" || code != 1 {
+			t.Errorf("%s: reason %v exit %d", kind, got["reason"], code)
+		}
+	}
+}
+
+// TestProbeParseNCCLJSONShape: measured zeros are printed, sizes come in
+// numeric order with their numbers, the average is beside the judged
+// number, and a cut run is not a success.
+func TestProbeParseNCCLJSONShape(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "probes", "testdata", "nccl_oke_2x8_a100_healthy.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, code := probeParse(t, string(data), "nccl")
+	if code != 0 || got["reason"] != "" {
+		t.Fatalf("exit %d reason %v", code, got["reason"])
+	}
+	if got["bandwidth_bytes_per_second"] != 237.52e9 || got["bandwidth_message_bytes"] != float64(8<<30) ||
+		got["average_bus_bandwidth_bytes_per_second"] != 66.4834e9 || got["large_message_fallback"] != false {
+		t.Errorf("bandwidth %v at %v, average %v, fallback %v", got["bandwidth_bytes_per_second"], got["bandwidth_message_bytes"],
+			got["average_bus_bandwidth_bytes_per_second"], got["large_message_fallback"])
+	}
+	if w, ok := got["wrong_results"]; !ok || w != 0.0 {
+		t.Errorf("a measured 0 wrong results must be printed: %v", got["wrong_results"])
+	}
+	sizes, _ := got["sizes"].([]any)
+	if len(sizes) != 31 {
+		t.Fatalf("%d sizes", len(sizes))
+	}
+	last := -1.0
+	for _, s := range sizes {
+		size := s.(map[string]any)
+		b := size["bytes"].(float64)
+		if b <= last {
+			t.Errorf("sizes out of numeric order: %v after %v", b, last)
+		}
+		last = b
+		for _, key := range []string{"bus_bandwidth_bytes_per_second", "algorithm_bandwidth_bytes_per_second", "time_seconds", "wrong"} {
+			if _, ok := size[key]; !ok {
+				t.Errorf("size %v lacks %s (measured zeros must appear): %v", b, key, size)
+			}
+		}
+	}
+	first := sizes[0].(map[string]any)
+	if first["bytes"] != 8.0 || first["bus_bandwidth_bytes_per_second"] != 0.0 || first["time_seconds"] != 34.74e-6 || first["wrong"] != 0.0 {
+		t.Errorf("first size = %v", first)
+	}
+
+	// A sweep of small sizes only: the judged bandwidth is a measured 0.
+	small := "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n" +
+		"           8             2     float     sum      -1    36.47    0.00    0.00      0    34.74    0.00    0.00      0\n" +
+		"# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0 \n"
+	got, _, _ = probeParse(t, small, "nccl")
+	if bw, ok := got["bandwidth_bytes_per_second"]; !ok || bw != 0.0 || got["large_message_fallback"] != true {
+		t.Errorf("measured zero bandwidth: %v (fallback %v)", got["bandwidth_bytes_per_second"], got["large_message_fallback"])
+	}
+
+	// The same run cut off after 128 MiB.
+	cut := string(data[:strings.Index(string(data), "   268435456")])
+	got, _, code = probeParse(t, cut, "nccl")
+	if got["reason"] != "incomplete_output" || code != 1 || got["hint"] == "" {
+		t.Errorf("truncated run: reason %v exit %d", got["reason"], code)
+	}
+
+	// The threshold is settable, as in the plan.
+	got, _, _ = probeParse(t, string(data), "nccl", "--large-message-bytes=16G")
+	if got["bandwidth_message_bytes"] != float64(8<<30) || got["large_message_fallback"] != true {
+		t.Errorf("threshold above the sweep: at %v, fallback %v", got["bandwidth_message_bytes"], got["large_message_fallback"])
 	}
 }
 

@@ -19,7 +19,8 @@ func init() {
 var (
 	probeLabels       = []string{"probe", "peer", "device"}
 	probeSuccessDesc  = newGaugeDesc(namespace+"_probe_success", "1 if the last run of the probe on this link passed, 0 if it failed (see roce_probe_failure_info). Updated by the probe schedule, not at scrape time.", probeLabels...)
-	probeBandwidth    = newGaugeDesc(namespace+"_probe_bandwidth_bytes_per_second", "Bandwidth measured by the last run (perftest BW average; NCCL average bus bandwidth).", probeLabels...)
+	probeBandwidth    = newGaugeDesc(namespace+"_probe_bandwidth_bytes_per_second", "Bandwidth measured by the last run: perftest BW average; NCCL large-message bus bandwidth (best in-place busbw at or above probes.nccl.large_message_bytes).", probeLabels...)
+	probeAvgBusBW     = newGaugeDesc(namespace+"_probe_nccl_average_bus_bandwidth_bytes_per_second", "nccl-tests' own \"Avg bus bandwidth\" of the last run: the mean over every message size, far below the large-message number on a full sweep; for reference only, nothing is judged on it.", probeLabels...)
 	probeExpected     = newGaugeDesc(namespace+"_probe_expected_bandwidth_bytes_per_second", "Bandwidth the link must reach: the plan's min_bandwidth_fraction times the port rate (NCCL: the plan's floor).", probeLabels...)
 	probeBaseline     = newGaugeDesc(namespace+"_probe_baseline_bandwidth_bytes_per_second", "Median bandwidth of the link's recent good runs (persisted across restarts).", probeLabels...)
 	probeLatency      = newGaugeDesc(namespace+"_probe_latency_seconds", "Latency measured by the last run (perftest latency test or ping round trip), by statistic.", append(probeLabels[:len(probeLabels):len(probeLabels)], "stat")...)
@@ -51,6 +52,9 @@ func (c *probeCollector) Update(_ *node.Snapshot, out *Sink) error {
 		out.emit(probeLastRun, float64(r.Start.UnixNano())/1e9, l...)
 		if r.BandwidthBytesPerSecond > 0 {
 			out.emit(probeBandwidth, r.BandwidthBytesPerSecond, l...)
+		}
+		if r.AverageBusBandwidthBytesPerSecond != nil {
+			out.emit(probeAvgBusBW, *r.AverageBusBandwidthBytesPerSecond, l...)
 		}
 		if r.ExpectedBytesPerSecond > 0 {
 			out.emit(probeExpected, r.ExpectedBytesPerSecond, l...)

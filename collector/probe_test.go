@@ -1,0 +1,36 @@
+package collector
+
+import (
+	"testing"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/probes"
+)
+
+func TestProbeResultsExported(t *testing.T) {
+	store := probes.NewStore()
+	avg := 66.48e9
+	store.Add(&probes.Result{Probe: probes.KindNCCL, Peer: "node02", Device: "all", Start: time.Unix(1700000000, 0),
+		Duration: 30 * time.Second, Success: true, BandwidthBytesPerSecond: 237.52e9, AverageBusBandwidthBytesPerSecond: &avg,
+		BusBandwidth: map[uint64]float64{8589934592: 237.52e9, 1024: 1.2e9}})
+	store.Add(&probes.Result{Probe: probes.KindIBWriteBW, Peer: "node02", Device: "mlx5_0", Start: time.Unix(1700000000, 0),
+		Success: false, Reason: probes.ReasonBelowThreshold, BandwidthBytesPerSecond: 20e9})
+	cfg := fixtureConfig("mlx5-8x400g-healthy", "probe")
+	cfg.o.Probes = store
+	e, _ := newTestExporter(t, cfg)
+	out := scrape(t, e)
+	if v := value(t, mustSeries(t, out, "roce_probe_bandwidth_bytes_per_second", `probe="nccl"`)); v != "2.3752e+11" {
+		t.Errorf("NCCL judged bandwidth = %s, want the large-message busbw", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_probe_nccl_average_bus_bandwidth_bytes_per_second", `probe="nccl"`)); v != "6.648e+10" {
+		t.Errorf("NCCL average = %s", v)
+	}
+	if len(series(out, "roce_probe_nccl_average_bus_bandwidth_bytes_per_second", `probe="ib_write_bw"`)) != 0 {
+		t.Error("an average exported for a perftest run")
+	}
+	mustSeries(t, out, "roce_probe_nccl_bus_bandwidth_bytes_per_second", `size="8589934592"`)
+	mustSeries(t, out, "roce_probe_failure_info", `device="mlx5_0"`, `reason="below_threshold"`)
+	if v := value(t, mustSeries(t, out, "roce_probe_success", `device="mlx5_0"`)); v != "0" {
+		t.Errorf("failed run success = %s", v)
+	}
+}

@@ -173,6 +173,7 @@ func (c *attrCache) closeAll() {
 // readUintVia) looks it up again.
 func (c *attrCache) drop(k attrKey, a *cachedAttr) {
 	a.f.Close()
+	openFiles.release()
 	a.closed = true
 	delete(c.files, k)
 }
@@ -188,6 +189,17 @@ func (c *attrCache) readEntry(dir, name string) (*cachedAttr, []byte, error) {
 		f, err := c.fs.OpenAttr(path)
 		if err != nil {
 			return nil, nil, err
+		}
+		if !openFiles.acquire() {
+			// Over the process's budget of kept-open files: read and close.
+			// The returned entry is marked closed, so a holder looks the
+			// file up again next time, when the budget may have room.
+			defer f.Close()
+			n, err := f.PreadAt0(c.buf[:])
+			if err != nil {
+				return nil, nil, &fs.PathError{Op: "read", Path: path, Err: err}
+			}
+			return &cachedAttr{path: path, closed: true}, c.buf[:n], nil
 		}
 		a = &cachedAttr{path: path, f: f}
 		c.files[k] = a

@@ -15,7 +15,7 @@ func TestHungReadHitsTimeoutAndOthersStillReport(t *testing.T) {
 	root := writeNode(t, sysfixture.HealthyCX7(2))
 	ffs := newFaultFS()
 	release := ffs.setHang("mlx5_0/ports/1/hw_counters/out_of_buffer")
-	cfg := testConfig(root, "rdma", "netdev", "pcie")
+	cfg := testConfig(root, "rdma", "netdev", "pcie", "health")
 	cfg.ro.FS = ffs
 	cfg.ro.Timeout = 300 * time.Millisecond
 	e, logs := newTestExporter(t, cfg)
@@ -40,6 +40,10 @@ func TestHungReadHitsTimeoutAndOthersStillReport(t *testing.T) {
 	mustSeries(t, out, "roce_device_info", `device="mlx5_1"`)
 	if !strings.Contains(logs.String(), "did not return in time") {
 		t.Error("stuck read not logged")
+	}
+	// The stuck device is not taken for healthy, nor for absent.
+	if v := value(t, mustSeries(t, out, "roce_health_check_ok", `check="rdma_devices_readable"`, `subject="mlx5_0"`)); v != "0" {
+		t.Errorf("rdma_devices_readable mlx5_0 = %s while its reads hang", v)
 	}
 
 	// While the read is still stuck, the device is skipped instead of

@@ -55,6 +55,9 @@ func newRDMACollector(*Options, *slog.Logger) Collector {
 
 func (c *rdmaCollector) Update(snap *node.Snapshot, out *Sink) error {
 	for _, d := range snap.Devices {
+		if d.Unreadable != "" {
+			continue // nothing but its name is known; the rdma_devices_readable check says why
+		}
 		out.emit(deviceInfoDesc, 1, d.Name, d.Driver, d.HCAType, d.BoardID, d.FirmwareVersion, d.NodeGUID, d.PCIAddress)
 		for _, p := range d.Ports {
 			c.emitPort(p, out)

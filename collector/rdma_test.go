@@ -353,3 +353,31 @@ func TestRDMACounterFilesThatNameOneSeriesAreExportedOnce(t *testing.T) {
 		t.Errorf("output does not parse: %v", err)
 	}
 }
+
+// A device whose directory cannot be read (mode 000 for a non-root
+// exporter) used to export roce_device_info with empty labels and pass
+// every health check; one whose reads hang used to vanish from the checks.
+// Both are now their own state, counted and reported.
+func TestUnreadableDeviceIsItsOwnState(t *testing.T) {
+	root := writeNode(t, sysfixture.HealthyCX7(2))
+	ffs := newFaultFS()
+	ffs.setErr("infiniband/mlx5_1/ports", syscall.EACCES)
+	cfg := testConfig(root, "rdma", "netdev", "health")
+	cfg.ro.FS = ffs
+	e, _ := newTestExporter(t, cfg)
+	out := scrape(t, e)
+	if got := series(out, "roce_device_info", `device="mlx5_1"`); len(got) != 0 {
+		t.Errorf("unreadable device exported: %v", got)
+	}
+	mustSeries(t, out, "roce_device_info", `device="mlx5_0"`)
+	if v := value(t, mustSeries(t, out, "roce_scrape_collector_success", `collector="rdma"`)); v != "0" {
+		t.Errorf("rdma success = %s with a device unreadable", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_scrape_read_errors_total", `collector="rdma"`)); v == "0" {
+		t.Error("the unreadable device was not counted")
+	}
+	if v := value(t, mustSeries(t, out, "roce_health_check_ok", `check="rdma_devices_readable"`, `subject="mlx5_1"`)); v != "0" {
+		t.Errorf("rdma_devices_readable mlx5_1 = %s", v)
+	}
+	mustSeries(t, out, "roce_health_check_info", `check="rdma_devices_readable"`, `subject="mlx5_1"`, `severity="critical"`)
+}

@@ -11,6 +11,10 @@ import (
 
 func checkNICPresent(e *env, r *results) {
 	snap := e.snap
+	if e.rdmaUnknown {
+		r.skip(SubjectNode, "cannot tell: "+ReasonRDMAUnreadable)
+		return
+	}
 	if len(snap.Devices) > 0 {
 		var hw, sw []string
 		drivers := map[string]bool{}
@@ -64,6 +68,32 @@ func checkNICPresent(e *env, r *results) {
 		return
 	}
 	r.ok(SubjectNode, "RDMA-capable NIC present with a driver bound: "+strings.Join(bound, "; ")+"; but no RDMA device was registered (see rdma_driver_loaded)")
+}
+
+func checkDevicesReadable(e *env, r *results) {
+	st, ran := e.snap.Sources[node.SourceRDMA]
+	switch {
+	case !ran:
+		r.skip(SubjectNode, "the rdma collector is disabled (--collector.rdma)")
+		return
+	case len(e.unreadable) == 0 && st == node.SourceFailed:
+		r.fail(SubjectNode, "the RDMA devices could not be listed: the rdma collector failed, so nothing is known about them (see the exporter log)",
+			"`ls -l /sys/class/infiniband/` as the exporter's user shows whether it can read the directory: run the exporter as root, or in a container with the host's /sys mounted read-only and no AppArmor/SELinux rule hiding it; `dmesg` shows a driver that hangs")
+		return
+	case len(e.unreadable) == 0 && e.noRDMA:
+		r.skip(SubjectNode, ReasonNoRDMADevice)
+		return
+	}
+	for _, d := range e.unreadable {
+		fix := fmt.Sprintf("the exporter must be able to read /sys/class/infiniband/%s (`ls -lR /sys/class/infiniband/%s/ports | head` as its user): run it as root or in a privileged container with the host's /sys", d.Name, d.Name)
+		if strings.Contains(d.Unreadable, "did not return") || strings.Contains(d.Unreadable, "stuck") {
+			fix = fmt.Sprintf("reads of %s hang in the kernel, which means its firmware stopped answering commands: `dmesg | grep -iE 'mlx5|cmd|timeout|syndrome'` shows the stuck command, `devlink health show` the fw reporters; the device stays unreadable until the driver is reloaded (`devlink dev reload pci/<bdf>`) or the node rebooted, and its traffic may be stuck too", d.Name)
+		}
+		r.fail(d.Name, fmt.Sprintf("%s is in /sys/class/infiniband but could not be read: %s; none of its state is known", d.Name, d.Unreadable), fix)
+	}
+	if len(e.unreadable) == 0 {
+		r.ok(SubjectNode, fmt.Sprintf("all %d RDMA devices were read", len(e.snap.Devices)))
+	}
 }
 
 func sourceRan(snap *node.Snapshot, source string) bool {

@@ -737,3 +737,53 @@ func TestFindingsAreValidUTF8(t *testing.T) {
 		t.Error("no finding names the interface (escaped as v\\xff\\xfe)")
 	}
 }
+
+// A device sysfs lists but that could not be read is its own state: not a
+// device without ports, not an interface missing from the node, not "all ok".
+func TestUnreadableDevices(t *testing.T) {
+	plan := testPlan(t)
+	t.Run("one device stuck", func(t *testing.T) {
+		s := buildSnap()
+		s.Devices[1] = &node.Device{Name: "mlx5_1", Unreadable: "its reads did not return within 3.75s"}
+		s.Sources[node.SourceRDMA] = node.SourcePartial
+		fs := Run(s, plan, "node01")
+		checkInvariants(t, fs)
+		if f, _ := find(fs, "rdma_devices_readable", "mlx5_1"); f.Status != StatusFail || !strings.Contains(f.Message, "did not return") || !strings.Contains(f.Fix, "firmware") {
+			t.Errorf("rdma_devices_readable mlx5_1 = %s %q (fix %q)", f.Status, f.Message, f.Fix)
+		}
+		if f, _ := find(fs, "planned_interface_present", "ens2f0np0"); f.Status == StatusOK || strings.Contains(f.Message, "not on this node") {
+			t.Errorf("planned_interface_present ens2f0np0 = %s %q", f.Status, f.Message)
+		}
+		if f, _ := find(fs, "port_active", "mlx5_1"); f.Status != StatusSkipped || !strings.Contains(f.Message, "could not be read") {
+			t.Errorf("port_active mlx5_1 = %s %q, want a skip saying the device could not be read", f.Status, f.Message)
+		}
+		if f, _ := find(fs, "rdma_nic_present", SubjectNode); f.Status != StatusOK {
+			t.Errorf("rdma_nic_present = %s %q (the other devices were read)", f.Status, f.Message)
+		}
+		if f, _ := find(fs, "port_active", "mlx5_0"); f.Status != StatusOK {
+			t.Errorf("port_active mlx5_0 = %s: the readable devices are still judged", f.Status)
+		}
+	})
+	t.Run("listing failed", func(t *testing.T) {
+		s := buildSnap()
+		s.Devices = nil
+		s.Sources[node.SourceRDMA] = node.SourceFailed
+		fs := Run(s, plan, "node01")
+		checkInvariants(t, fs)
+		if f, _ := find(fs, "rdma_nic_present", SubjectNode); f.Status != StatusSkipped || !strings.Contains(f.Message, "cannot tell") {
+			t.Errorf("rdma_nic_present = %s %q, want a skip: a failed read is not a missing NIC", f.Status, f.Message)
+		}
+		if f, _ := find(fs, "rdma_devices_readable", SubjectNode); f.Status != StatusFail {
+			t.Errorf("rdma_devices_readable = %s %q", f.Status, f.Message)
+		}
+		if f, _ := find(fs, "port_active", SubjectNode); f.Status != StatusSkipped || f.Message != ReasonRDMAUnreadable {
+			t.Errorf("port_active = %s %q", f.Status, f.Message)
+		}
+	})
+	t.Run("all read", func(t *testing.T) {
+		fs := Run(buildSnap(), plan, "node01")
+		if f, _ := find(fs, "rdma_devices_readable", SubjectNode); f.Status != StatusOK {
+			t.Errorf("rdma_devices_readable = %s %q", f.Status, f.Message)
+		}
+	})
+}

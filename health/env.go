@@ -20,7 +20,14 @@ type env struct {
 	// node is this node's plan entry; nil when planReason says why.
 	node       *config.Node
 	planReason string
-	noRDMA     bool
+	// noRDMA: the node has no RDMA device that could be read.
+	noRDMA bool
+	// unreadable are the RDMA devices sysfs lists but that could not be read;
+	// snap and prev hold only the readable ones.
+	unreadable []*node.Device
+	// rdmaUnknown: no RDMA device could be read, and the reason is not that the
+	// node has none (the listing failed, or every device is unreadable).
+	rdmaUnknown bool
 	// targets are the ports the per-port checks look at: the plan's compute
 	// interfaces in rail order when the plan knows this node, else every RDMA port.
 	targets []*target
@@ -36,6 +43,9 @@ type target struct {
 	dev     *node.Device
 	port    *node.Port
 	iface   *node.Interface
+	// unreadable is the RDMA device the target would use when it is there but
+	// could not be read.
+	unreadable *node.Device
 }
 
 func newEnv(snap *node.Snapshot, plan *config.Plan, nodeName string) *env {
@@ -43,8 +53,10 @@ func newEnv(snap *node.Snapshot, plan *config.Plan, nodeName string) *env {
 	if snap == nil {
 		return e
 	}
-	e.prev = snap.Previous
-	e.noRDMA = len(snap.Devices) == 0
+	e.snap, e.unreadable = readableOnly(snap)
+	e.prev, _ = readableOnly(snap.Previous)
+	e.noRDMA = len(e.snap.Devices) == 0
+	e.rdmaUnknown = e.noRDMA && (len(e.unreadable) > 0 || snap.Sources[node.SourceRDMA] == node.SourceFailed)
 	switch {
 	case plan == nil:
 		e.planReason = ReasonNoPlan
@@ -62,6 +74,39 @@ func newEnv(snap *node.Snapshot, plan *config.Plan, nodeName string) *env {
 	return e
 }
 
+// readableOnly returns the snapshot with only the devices that could be read,
+// and the others: a device that could not be read has no ports, and a check must
+// not take it for a device without any.
+func readableOnly(snap *node.Snapshot) (*node.Snapshot, []*node.Device) {
+	if snap == nil {
+		return nil, nil
+	}
+	var readable, unreadable []*node.Device
+	for _, d := range snap.Devices {
+		if d.Unreadable != "" {
+			unreadable = append(unreadable, d)
+		} else {
+			readable = append(readable, d)
+		}
+	}
+	if len(unreadable) == 0 {
+		return snap, nil
+	}
+	c := *snap
+	c.Devices = readable
+	return &c, unreadable
+}
+
+// unreadableDevice returns the unreadable device of that name, or nil.
+func (e *env) unreadableDevice(name string) *node.Device {
+	for _, d := range e.unreadable {
+		if d.Name == name {
+			return d
+		}
+	}
+	return nil
+}
+
 func (e *env) buildTargets() []*target {
 	var out []*target
 	if e.node != nil {
@@ -75,6 +120,13 @@ func (e *env) buildTargets() []*target {
 				if d := e.snap.Device(pi.RDMADevice); d != nil && len(d.Ports) > 0 && d.Ports[0].Interface == "" {
 					t.dev, t.port = d, d.Ports[0]
 				}
+			}
+			if t.port == nil {
+				name := pi.RDMADevice
+				if name == "" && t.iface != nil {
+					name = t.iface.RDMADevice
+				}
+				t.unreadable = e.unreadableDevice(name)
 			}
 			out = append(out, t)
 		}
@@ -166,6 +218,9 @@ func (t *target) absent() bool { return t.port == nil && t.iface == nil }
 
 // missingReason explains why a target lacks the part a check needs.
 func (t *target) missingReason(what string) string {
+	if t.unreadable != nil {
+		return fmt.Sprintf("%s could not be read (see rdma_devices_readable)", t.unreadable.Name)
+	}
 	if t.absent() {
 		return fmt.Sprintf("%s is not on this node (see planned_interface_present)", t.netdev)
 	}
@@ -229,14 +284,17 @@ func (e *env) prevPCI(addr string) *node.PCIFunction {
 	return e.prev.PCI[addr]
 }
 
-// sourceReason explains why a collector's part of the snapshot is missing.
+// sourceReason explains why a collector's part of the snapshot is missing; "" when
+// it was read, in full or in part.
 func (e *env) sourceReason(source, what string) string {
-	ok, ran := e.snap.Sources[source]
+	st, ran := e.snap.Sources[source]
 	switch {
 	case !ran:
 		return fmt.Sprintf("%s not collected: the %s collector is disabled (--collector.%s)", what, source, source)
-	case !ok:
+	case st == node.SourceFailed:
 		return fmt.Sprintf("%s not collected: the %s collector failed (see roce_scrape_collector_success and the exporter log)", what, source)
+	case st == node.SourceAbsent:
+		return fmt.Sprintf("%s not collected: no interface of this node reports it (the %s collector found none)", what, source)
 	}
 	return ""
 }

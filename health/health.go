@@ -57,9 +57,10 @@ type Check struct {
 
 // Skip reasons shared by many checks; callers may compare messages against them.
 const (
-	ReasonNoRDMADevice = "no RDMA device"
-	ReasonNoPlan       = "no cluster plan (--config.file)"
-	ReasonInfiniBand   = "InfiniBand port"
+	ReasonNoRDMADevice   = "no RDMA device"
+	ReasonRDMAUnreadable = "the RDMA devices could not be read (see rdma_devices_readable)"
+	ReasonNoPlan         = "no cluster plan (--config.file)"
+	ReasonInfiniBand     = "InfiniBand port"
 )
 
 // SubjectNode is the subject of findings about the node as a whole.
@@ -98,6 +99,8 @@ func Run(snap *node.Snapshot, plan *config.Plan, nodeName string) []Finding {
 		switch {
 		case e.snap == nil:
 			r.skip(SubjectNode, "no snapshot of this node was taken")
+		case e.rdmaUnknown && !def.rootCause:
+			r.skip(SubjectNode, ReasonRDMAUnreadable)
 		case e.noRDMA && !def.rootCause:
 			r.skip(SubjectNode, ReasonNoRDMADevice)
 		case def.needsPlan && e.planReason != "":

@@ -52,7 +52,7 @@ func allPrio(on bool) *node.ECNSetting {
 func buildSnap() *node.Snapshot {
 	s := &node.Snapshot{
 		Time:       t0,
-		Sources:    map[string]bool{"rdma": true, "netdev": true, "pcie": true, "ethtool": true, "dcb": true},
+		Sources:    map[string]node.SourceStatus{"rdma": node.SourceOK, "netdev": node.SourceOK, "pcie": node.SourceOK, "ethtool": node.SourceOK, "dcb": node.SourceOK},
 		Modules:    map[string]bool{"ib_core": true, "ib_uverbs": true, "rdma_cm": true, "mlx5_core": true, "mlx5_ib": true, "bnxt_en": false, "bnxt_re": false},
 		Interfaces: map[string]*node.Interface{},
 		PCI:        map[string]*node.PCIFunction{},

@@ -20,6 +20,10 @@ type Device struct {
 	VerbsDevices []string
 	VerbsPresent []string
 	Ports        []*Port
+	// Unreadable says why the device, present in sysfs, could not be read
+	// (its directory is not readable, its reads did not return): then only
+	// Name is known. It is not a device without ports.
+	Unreadable string
 }
 
 // Port returns the device's port by number, nil when it has none.

@@ -16,13 +16,31 @@ const (
 	SourceDCB     = "dcb"
 )
 
+// SourceStatus says how reading one source went.
+type SourceStatus string
+
+const (
+	// SourceOK: read in full.
+	SourceOK SourceStatus = "ok"
+	// SourceAbsent: the node has none of it (no RDMA device, no interface
+	// with DCB support); its part of the snapshot is rightly empty.
+	SourceAbsent SourceStatus = "absent"
+	// SourcePartial: read, but some of it could not be (a device whose
+	// files are unreadable or whose reads hang).
+	SourcePartial SourceStatus = "partial"
+	// SourceFailed: not read (an error, a timeout, a read still stuck): its
+	// part of the snapshot is missing, which says nothing about the node.
+	SourceFailed SourceStatus = "failed"
+)
+
 // Snapshot is the typed view of a node at one moment. A nil or empty part
-// means the source was not read (disabled, absent or timed out), never
-// "zero".
+// means the source was not read (disabled, absent or failed, as Sources
+// says), never "zero".
 type Snapshot struct {
 	Time time.Time
-	// Sources maps each source that ran to whether it succeeded.
-	Sources map[string]bool
+	// Sources maps each source that ran to how its read went; a source that
+	// is not in it is disabled.
+	Sources map[string]SourceStatus
 
 	Devices    []*Device
 	Interfaces map[string]*Interface
@@ -38,6 +56,14 @@ type Snapshot struct {
 	// Previous is the snapshot taken before, for judgements that need a
 	// rate (pause storms, error counters). Nil on the first one.
 	Previous *Snapshot `json:"-"`
+}
+
+// SourceRead reports whether a source's part of the snapshot can be
+// trusted to be complete or rightly empty: read in full, or absent from the
+// node.
+func (s *Snapshot) SourceRead(source string) bool {
+	st := s.Sources[source]
+	return st == SourceOK || st == SourceAbsent
 }
 
 // InterfaceNames returns the snapshot's interfaces in name order.

@@ -95,10 +95,15 @@ func (c *rdmaSource) read(sc *scan) (func(*node.Snapshot), error) {
 	}
 	devs, stuck := c.readDevices(sc, topo.Devices, states)
 	present := make([]*node.Device, 0, len(devs))
+	unreadable := 0
 	for _, d := range devs {
-		if d != nil { // nil: vanished mid-read, or stuck
-			present = append(present, d)
+		if d == nil { // vanished mid-read
+			continue
 		}
+		if d.Unreadable != "" {
+			unreadable++
+		}
+		present = append(present, d)
 	}
 	for name, st := range c.devices {
 		if !live[name] && !st.busy.Load() {
@@ -107,10 +112,13 @@ func (c *rdmaSource) read(sc *scan) (func(*node.Snapshot), error) {
 		}
 	}
 	apply := func(sn *node.Snapshot) { sn.Modules, sn.Devices = mods, present }
-	if len(stuck) > 0 {
+	switch {
+	case len(stuck) > 0:
 		// The other devices are still reported: partial data is more
 		// useful than none, and the error says it is partial.
 		return apply, fmt.Errorf("%w: reads of %s did not return in time", errPartial, strings.Join(stuck, ", "))
+	case unreadable > 0:
+		return apply, fmt.Errorf("%w: %d of %d RDMA devices could not be read", errPartial, unreadable, len(present))
 	}
 	return apply, nil
 }
@@ -141,6 +149,10 @@ func (c *rdmaSource) readModules(now time.Time) map[string]bool {
 // readDevice reads one device. It returns nil when the device vanished
 // mid-read, so no partial view of a removed device remains.
 func (c *rdmaSource) readDevice(sc *scan, td *topoDevice, st *rdmaDeviceState) *node.Device {
+	if td.portsErr != nil {
+		sc.readError(node.SourceRDMA, joinPath(td.Dir, "ports"), td.portsErr)
+		return &node.Device{Name: td.Name, Unreadable: "its ports cannot be listed: " + errText(td.portsErr)}
+	}
 	if c.r.due(st.infoAt, sc.Time) {
 		info, ok := c.readDeviceInfo(sc, td)
 		if !ok {
@@ -195,6 +207,16 @@ func (c *rdmaSource) readDeviceInfo(sc *scan, td *topoDevice) (node.Device, bool
 	}
 	d.VerbsDevices, d.VerbsPresent = c.verbsDevices(td.Name)
 	return d, true
+}
+
+// errText is an error's cause without the path it names: the reason a
+// device could not be read, for a message that names the device already.
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // rdmamapMu serialises use of rdmamap, whose sysfs and /dev roots are

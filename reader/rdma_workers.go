@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -91,10 +92,12 @@ func (c *rdmaSource) readDevices(sc *scan, tds []*topoDevice, states []*rdmaDevi
 			out[i] = devs[i]
 		case deviceSkipped:
 			stuck = append(stuck, tds[i].Name)
+			out[i] = &node.Device{Name: tds[i].Name, Unreadable: "a read of it is still stuck in the kernel since an earlier scrape"}
 			c.r.logger.Debug("RDMA device still stuck in an earlier read, skipped", "device", tds[i].Name)
 		default:
 			if timedOut && states[i].busy.Load() {
 				stuck = append(stuck, tds[i].Name)
+				out[i] = &node.Device{Name: tds[i].Name, Unreadable: fmt.Sprintf("its reads did not return within %s", budget)}
 			}
 		}
 	}

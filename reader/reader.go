@@ -217,7 +217,7 @@ func (r *Reader) Read() *Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sc := &scan{Time: time.Now(), r: r}
-	snap := &node.Snapshot{Time: sc.Time, Sources: make(map[string]bool, len(r.sources))}
+	snap := &node.Snapshot{Time: sc.Time, Sources: make(map[string]node.SourceStatus, len(r.sources))}
 	res := &Result{Snapshot: snap, Sources: make([]SourceResult, len(r.sources))}
 
 	type done struct {
@@ -233,7 +233,7 @@ func (r *Reader) Read() *Result {
 			// cancelled; starting another would pile up goroutines.
 			r.logger.Debug("source still stuck in an earlier read, skipped", "collector", rs.name)
 			res.Sources[i].Stuck = true
-			snap.Sources[rs.name] = false
+			snap.Sources[rs.name] = node.SourceFailed
 			continue
 		}
 		started = append(started, i)
@@ -275,17 +275,30 @@ func (r *Reader) Read() *Result {
 			r.logger.Warn("collector timed out; its source is not answering", "collector", rs.name, "timeout", r.opts.Timeout)
 			res.Sources[i].TimedOut = true
 			res.Sources[i].Duration = r.opts.Timeout
-			snap.Sources[rs.name] = false
+			snap.Sources[rs.name] = node.SourceFailed
 			continue
 		}
 		d := slots[k]
 		res.Sources[i].Err, res.Sources[i].Duration = d.err, d.duration
-		snap.Sources[rs.name] = d.err == nil
+		snap.Sources[rs.name] = statusOf(d.err)
 		if d.apply != nil {
 			d.apply(snap)
 		}
 	}
 	return res
+}
+
+// statusOf classifies a source's read error.
+func statusOf(err error) node.SourceStatus {
+	switch {
+	case err == nil:
+		return node.SourceOK
+	case errors.Is(err, ErrNoData):
+		return node.SourceAbsent
+	case errors.Is(err, errPartial):
+		return node.SourcePartial
+	}
+	return node.SourceFailed
 }
 
 // safeRead turns a panic in a source (a parser bug on garbage input) into a

@@ -106,8 +106,8 @@ func TestHungEthtoolCallHitsTheTimeout(t *testing.T) {
 			t.Errorf("%s: %+v while ethtool hangs", sr.Name, sr)
 		}
 	}
-	if ok, ran := res.Snapshot.Sources[node.SourceEthtool]; !ran || ok {
-		t.Errorf("snapshot says ethtool ok=%v ran=%v", ok, ran)
+	if st, ran := res.Snapshot.Sources[node.SourceEthtool]; !ran || st != node.SourceFailed {
+		t.Errorf("snapshot says ethtool %q (ran %v), want failed", st, ran)
 	}
 	if len(res.Snapshot.Devices) != 8 || len(res.Snapshot.DCB) != 8 {
 		t.Errorf("%d devices, %d DCB states while ethtool hangs", len(res.Snapshot.Devices), len(res.Snapshot.DCB))

@@ -32,7 +32,10 @@ type topoDevice struct {
 	Driver     string
 	Netdevs    []string
 	Ports      []*topoPort
-	built      time.Time
+	// portsErr is why the ports directory could not be listed (not that
+	// it does not exist): the device is then unreadable, not portless.
+	portsErr error
+	built    time.Time
 }
 
 // topoPort is one port of a device.
@@ -121,7 +124,10 @@ func (t *topologyCache) build(name, dir string, ino uint64, now time.Time) *topo
 			d.Netdevs = nets
 		}
 	}
-	portNames, _ := f.ReadDirNames(joinPath(dir, "ports"))
+	portNames, err := f.ReadDirNames(joinPath(dir, "ports"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		d.portsErr = err
+	}
 	for _, pn := range portNames {
 		n, err := strconv.Atoi(pn)
 		if err != nil || n < 0 {

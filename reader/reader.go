@@ -115,8 +115,7 @@ type Reader struct {
 
 	mu sync.Mutex // one Read at a time: the sources keep open files and history
 
-	warnMu sync.Mutex
-	warned map[string]bool
+	warn warnLimiter
 }
 
 // New prepares the sources opts names. A source whose setup fails is
@@ -346,29 +345,6 @@ func (r *Reader) sys(parts ...string) string {
 	return joinPath(append([]string{r.opts.SysPath}, parts...)...)
 }
 
-// maxWarnedPaths bounds the memory spent remembering which unreadable
-// files were already reported at warn level.
-const maxWarnedPaths = 4096
-
-// warnOnce logs the first failure of a path at warn level and repeats at
-// debug, so a permanently broken file does not flood the log every read.
-func (r *Reader) warnOnce(source, path string, err error) {
-	r.warnMu.Lock()
-	first := !r.warned[path]
-	if first && len(r.warned) < maxWarnedPaths {
-		if r.warned == nil {
-			r.warned = map[string]bool{}
-		}
-		r.warned[path] = true
-	}
-	r.warnMu.Unlock()
-	if first {
-		r.logger.Warn("skipping unreadable file", "collector", source, "path", path, "err", err)
-	} else {
-		r.logger.Debug("skipping unreadable file", "collector", source, "path", path, "err", err)
-	}
-}
-
 // scan is what the sources of one Read share: the time, the device
 // topology and the interface list, each computed once.
 type scan struct {
@@ -418,7 +394,7 @@ func (sc *scan) readError(source, path string, err error) {
 	if rs := sc.r.byName[source]; rs != nil {
 		rs.readErrors.Add(1)
 	}
-	sc.r.warnOnce(source, path, err)
+	sc.r.warn.log(sc.r.logger, source, path, err, time.Now())
 }
 
 // forgetGone drops the entries of m whose key is not in live.

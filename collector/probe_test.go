@@ -34,3 +34,14 @@ func TestProbeResultsExported(t *testing.T) {
 		t.Errorf("failed run success = %s", v)
 	}
 }
+
+func TestProbesOffIsNotAFailingCollector(t *testing.T) {
+	e, _ := newTestExporter(t, fixtureConfig("mlx5-8x400g-healthy", "probe"))
+	out := scrape(t, e)
+	if v := value(t, mustSeries(t, out, "roce_scrape_collector_success", `collector="probe"`)); v != "1" {
+		t.Errorf("probe collector success = %s with probes off", v)
+	}
+	if len(series(out, "roce_probe_success")) != 0 {
+		t.Error("probe series with probes off")
+	}
+}

@@ -243,7 +243,11 @@ func TestRespondersOnlyWithProbesEnabled(t *testing.T) {
 		t.Errorf("a probe process ran with probes disabled:\n%s", calls)
 	}
 	_, body := p.get(t, "/metrics")
-	if v, _ := metricValue(body, "roce_scrape_collector_success", `collector="probe"`); v != "0" {
+	// Probes off is nothing to do, not a failing collector.
+	if v, _ := metricValue(body, "roce_scrape_collector_success", `collector="probe"`); v != "1" {
 		t.Errorf("probe collector success = %q with probes off", v)
+	}
+	if _, ok := metricValue(body, "roce_probe_success"); ok {
+		t.Error("probe results exported with probes off")
 	}
 }

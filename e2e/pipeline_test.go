@@ -8,7 +8,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,24 +41,25 @@ const timeScale = 60
 const deadline = 4 * time.Minute
 
 // startProcess starts bin with --web.listen-address=addr (the exporter,
-// Alertmanager and Prometheus all take it) and waits until it listens; the
-// process is killed when the test ends, and its log shown if the test failed.
+// Alertmanager and Prometheus all take it) and waits until it listens. When
+// the test ends the process is killed with everything it started (the
+// exporter's probe children run in process groups of their own and would
+// otherwise keep writing into the test's directory), and its log is shown
+// if the test failed.
 func startProcess(t *testing.T, name, addr string, env []string, bin string, args ...string) {
 	t.Helper()
-	var logs bytes.Buffer
+	logs := &testenv.SyncBuffer{}
 	cmd := exec.Command(bin, append(args, "--web.listen-address="+addr)...)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", name, err)
-	}
+	cmd.Stdout, cmd.Stderr = logs, logs
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
 		if t.Failed() {
 			t.Logf("%s log (tail):\n%s", name, tail(logs.String(), 3000))
 		}
 	})
+	if err := testenv.StartSession(t, cmd); err != nil {
+		t.Fatalf("starting %s: %v", name, err)
+	}
 	testenv.WaitListening(t, addr, 30*time.Second)
 }
 

@@ -408,6 +408,120 @@ scrape_configs:
 		}
 	}
 	t.Logf("%d dashboard queries checked against Prometheus", n)
+	checkDashboardsSingleValues(t, promAddr)
+}
+
+// checkDashboardsSingleValues evaluates every panel query with one value
+// picked for each template variable, as a user does in Grafana (each
+// variable's choices come from its query, given the values picked before
+// it), for every combination of values. Each query must evaluate for every
+// pick and return data for at least one: a filter that only works with the
+// "All" regular expression, or one on a label the metric does not carry,
+// shows "No data" on every pick.
+func checkDashboardsSingleValues(t *testing.T, promAddr string) {
+	t.Helper()
+	files, err := dashboards.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range slices.Sorted(maps.Keys(files)) {
+		tmpl, err := dashboards.ParseTemplate(files[f])
+		if err != nil {
+			t.Fatal(err)
+		}
+		picks, err := singleValuePicks(promAddr, tmpl.Variables)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		hasData := make([]bool, len(tmpl.Exprs))
+		for _, pick := range picks {
+			for i, e := range tmpl.Exprs {
+				q, err := dashboards.Substitute(e, pick)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := query(promAddr, q)
+				if err != nil {
+					t.Errorf("%s: %s: %v", f, q, err)
+				}
+				hasData[i] = hasData[i] || res > 0
+			}
+		}
+		for i, ok := range hasData {
+			if !ok {
+				t.Errorf("%s: no data for any single value of the variables (%d picks) for %s", f, len(picks), tmpl.Exprs[i])
+			}
+		}
+		t.Logf("%s: %d queries checked with %d single-value picks", f, len(tmpl.Exprs), len(picks))
+	}
+}
+
+// singleValuePicks lists every combination of one value per query
+// variable; a variable without a query keeps its "All" value.
+func singleValuePicks(promAddr string, vars []dashboards.Variable) ([]map[string]string, error) {
+	picks := []map[string]string{{}}
+	for _, v := range vars {
+		var next []map[string]string
+		for _, p := range picks {
+			if v.Query == "" {
+				p = maps.Clone(p)
+				p[v.Name] = v.All
+				next = append(next, p)
+				continue
+			}
+			q, err := dashboards.Substitute(v.Query, p)
+			if err != nil {
+				return nil, err
+			}
+			values, err := labelValues(promAddr, q, v.Label)
+			if err != nil {
+				return nil, fmt.Errorf("variable %s: %s: %w", v.Name, q, err)
+			}
+			for _, val := range values {
+				p := maps.Clone(p)
+				p[v.Name] = dashboards.SingleValue(val)
+				next = append(next, p)
+			}
+		}
+		if len(next) == 0 {
+			return nil, fmt.Errorf("variable %s offers no value", v.Name)
+		}
+		picks = next
+	}
+	return picks, nil
+}
+
+// labelValues runs an instant query and returns the sorted values of label
+// in its result, as Grafana lists a variable's choices.
+func labelValues(addr, q, label string) ([]string, error) {
+	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		return nil, err
+	}
+	if r.Status != "success" {
+		return nil, fmt.Errorf("%s", r.Error)
+	}
+	seen := map[string]bool{}
+	for _, s := range r.Data.Result {
+		if v := s.Metric[label]; v != "" {
+			seen[v] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
 }
 
 // probeState shows the probe series of every node, for failure reports.

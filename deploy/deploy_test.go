@@ -340,3 +340,55 @@ func TestAlertmanagerConfig(t *testing.T) {
 		t.Error("no inhibit rule muting warnings while a critical alert fires for the same instance, device and interface")
 	}
 }
+
+// ---------------------------------------------------------------------------
+// Kubernetes node selection (typed checks: kubernetes/validate)
+
+// rdmaNodeLabel must select the same nodes in both DaemonSets and the chart,
+// and deploy/README.md must say where the label comes from and how to
+// change it: on a CPU-only node the exporter's health checks fail and page.
+func TestRDMANodeSelectorIsConsistentAndDocumented(t *testing.T) {
+	const rdmaNodeLabel = "feature.node.kubernetes.io/pci-15b3.present"
+	for _, f := range []string{"kubernetes/daemonset.yaml", "kubernetes/probes/daemonset.yaml"} {
+		var ds struct {
+			Spec struct {
+				Template struct {
+					Spec struct {
+						NodeSelector map[string]string `yaml:"nodeSelector"`
+					} `yaml:"spec"`
+				} `yaml:"template"`
+			} `yaml:"spec"`
+		}
+		decodeYAML(t, f, &ds)
+		if got := ds.Spec.Template.Spec.NodeSelector[rdmaNodeLabel]; got != "true" {
+			t.Errorf("%s: nodeSelector %v lacks %s: \"true\"", f, ds.Spec.Template.Spec.NodeSelector, rdmaNodeLabel)
+		}
+	}
+	var values struct {
+		RDMANodeSelector struct{ Key, Value string } `yaml:"rdmaNodeSelector"`
+	}
+	decodeYAML(t, "helm/roce-exporter/values.yaml", &values)
+	if values.RDMANodeSelector.Key != rdmaNodeLabel || values.RDMANodeSelector.Value != "true" {
+		t.Errorf("helm values rdmaNodeSelector = %+v, want key %s value true", values.RDMANodeSelector, rdmaNodeLabel)
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{rdmaNodeLabel, "nvidia-nics-rules", "rdmaNodeSelector.key", "kubectl label node"} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README.md does not mention %q", want)
+		}
+	}
+}
+
+func decodeYAML(t *testing.T, path string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(raw, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}

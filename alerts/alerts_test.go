@@ -41,6 +41,7 @@ var (
 	recordNameRe    = regexp.MustCompile(`^[a-z][a-z0-9_]*:[a-z][a-z0-9_]*:[a-z][a-z0-9_]*$`)
 	metricRefRe     = regexp.MustCompile(`(?:^|[^a-zA-Z0-9_:])(roce_[a-zA-Z0-9_]+)`)
 	templateQueryRe = regexp.MustCompile("`([^`]*)`")
+	stringLiteralRe = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 	severities      = []string{"critical", "warning", "info"}
 	annotationSet   = []string{"summary", "description", "runbook_url"}
 )
@@ -423,6 +424,56 @@ func TestEveryRuleIsTested(t *testing.T) {
 	}
 }
 
+// Alertmanager mutes a warning only while a critical fires for the same
+// instance, device and interface, so every alert about a port must name it.
+// These groups and alerts are about ports (or devices); their firing test
+// cases must each carry device or interface (a case may show the fallback
+// when roce_port_info is missing), and one case of each alert must show both.
+var portAlertGroups = []string{"roce-pfc-congestion", "roce-rdma-transport", "roce-link-phy"}
+var portAlerts = []string{"RoCEPortRateBelowPlan", "RoCEMTUMismatch", "RoCEMTUFleetMismatch", "RoCEv2GIDMissing",
+	"RoCEFirmwareMismatch", "RoCEPCIeLinkDegraded", "RoCEPCIeBandwidthInsufficient"}
+
+// Device-level alerts name the device; a device has no single interface.
+var deviceAlerts = []string{"RoCEFirmwareMismatch", "RoCEPCIeLinkDegraded", "RoCEPCIeBandwidthInsufficient"}
+
+func TestPortAlertsCarryPortLabels(t *testing.T) {
+	want := map[string]bool{}
+	for _, g := range loadRules(t, alertsFile).Groups {
+		for _, r := range g.Rules {
+			if slices.Contains(portAlertGroups, g.Name) || slices.Contains(portAlerts, r.Alert) {
+				want[r.Alert] = true
+			}
+		}
+	}
+	both := map[string]bool{}
+	for path, f := range loadTests(t) {
+		for _, g := range f.Tests {
+			for _, c := range g.AlertRuleTests {
+				for _, a := range c.ExpAlerts {
+					l := a.ExpLabels
+					health := l["check"] != "" && l["subject"] != ""
+					switch {
+					case health && l["subject"] != "node" && (l["device"] == "" || l["interface"] == ""):
+						t.Errorf("%s: %s at %s: finding for %s without device and interface labels: %v", path, c.Alertname, c.EvalTime, l["subject"], l)
+					case health:
+					case !want[c.Alertname]:
+					case l["device"] == "" && l["interface"] == "":
+						t.Errorf("%s: %s at %s names no port (neither device nor interface): %v", path, c.Alertname, c.EvalTime, l)
+					}
+					if l["device"] != "" && (l["interface"] != "" || slices.Contains(deviceAlerts, c.Alertname)) {
+						both[c.Alertname] = true
+					}
+				}
+			}
+		}
+	}
+	for name := range want {
+		if !both[name] {
+			t.Errorf("%s: no test case shows it with the port's device and interface", name)
+		}
+	}
+}
+
 // Runbooks: one per alert, no orphans, the same four sections in each.
 func TestRunbooks(t *testing.T) {
 	names := alertNames(alertingRules(t))
@@ -520,6 +571,8 @@ func TestRulesUseRealMetricNames(t *testing.T) {
 					texts = append(texts, q[1])
 				}
 				for _, text := range texts {
+					// Label values (a check named roce_mtu_4096_possible) are no metric names.
+					text = stringLiteralRe.ReplaceAllString(text, `""`)
 					for _, m := range metricRefRe.FindAllStringSubmatch(text, -1) {
 						if !known[m[1]] {
 							t.Errorf("%s: %s%s uses %s, which no fixture emits and the design does not list", path, r.Alert, r.Record, m[1])
@@ -578,71 +631,260 @@ func readGolden(t *testing.T, path string) model.Vector {
 	return samples
 }
 
-// The alerts evaluated on the captured nodes of collector/testdata, each held
-// constant for 90 minutes (so only the state-based alerts can fire; rate-based
-// ones need moving counters and are covered by tests/*.yml). A healthy or
-// merely different node (InfiniBand, bnxt, no RDMA driver) must fire nothing
-// besides the doctor's own findings; the degraded node must fire exactly the
-// faults it was built with. RoCEHealthCheckFailed forwards the health
-// package's verdicts and is left out here.
-func TestRulesOnFixtures(t *testing.T) {
+// withHealthPortLabels gives roce_health_check_ok and roce_health_check_info
+// the device and interface labels of the finding's port, as the exporter
+// does (alerts/README.md, "Port labels and inhibition"): a subject that is an
+// interface names its port's device, a device ("mlx5_0") or port
+// ("mlx5_0/2") subject names the port's interface where there is exactly one,
+// and "node" names neither. Series that already carry device are checked
+// against the same derivation instead of changed, so the goldens' labels
+// must agree with the contract the rules rely on.
+func withHealthPortLabels(t *testing.T, samples model.Vector) {
+	t.Helper()
+	deviceOf := map[string]string{}       // interface -> device
+	interfacesOf := map[string][]string{} // device or device/port -> interfaces
+	for _, s := range samples {
+		if s.Metric[model.MetricNameLabel] != "roce_port_info" {
+			continue
+		}
+		dev, port, itf := string(s.Metric["device"]), string(s.Metric["port"]), string(s.Metric["interface"])
+		if itf == "" {
+			continue
+		}
+		deviceOf[itf] = dev
+		interfacesOf[dev] = append(interfacesOf[dev], itf)
+		interfacesOf[dev+"/"+port] = append(interfacesOf[dev+"/"+port], itf)
+	}
+	for _, s := range samples {
+		name := s.Metric[model.MetricNameLabel]
+		if name != "roce_health_check_ok" && name != "roce_health_check_info" {
+			continue
+		}
+		subject := string(s.Metric["subject"])
+		var dev, itf string
+		switch {
+		case subject == "node":
+		case deviceOf[subject] != "":
+			dev, itf = deviceOf[subject], subject
+		default:
+			dev, _, _ = strings.Cut(subject, "/")
+			if ifs := interfacesOf[subject]; len(ifs) == 1 {
+				itf = ifs[0]
+			}
+		}
+		if _, ok := s.Metric["device"]; ok {
+			if got := [2]string{string(s.Metric["device"]), string(s.Metric["interface"])}; got != [2]string{dev, itf} {
+				t.Errorf("%s: device, interface = %q, want %q", s.Metric, got, [2]string{dev, itf})
+			}
+			continue
+		}
+		if dev != "" {
+			s.Metric["device"] = model.LabelValue(dev)
+		}
+		if itf != "" {
+			s.Metric["interface"] = model.LabelValue(itf)
+		}
+	}
+}
+
+// firingAlertsTest runs promtool on samples held constant for 90 minutes
+// (job roce-exporter, instance set by each sample or node1:14791) and
+// checks that, after 80 minutes, the firing alerts grouped by the labels
+// in by are exactly want.
+func firingAlertsTest(t *testing.T, name string, samples model.Vector, by string, want []string) {
+	t.Helper()
 	bin := promtool(t)
 	alertsPath, err := filepath.Abs(alertsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var series []inputSeries
+	instances := map[model.LabelValue]bool{}
+	for _, s := range samples {
+		if s.Metric["instance"] == "" {
+			s.Metric["instance"] = "node1:14791"
+		}
+		s.Metric["job"] = "roce-exporter"
+		instances[s.Metric["instance"]] = true
+		series = append(series, inputSeries{Series: s.Metric.String(), Values: s.Value.String() + "x90"})
+	}
+	for _, inst := range slices.Sorted(maps.Keys(instances)) {
+		series = append(series, inputSeries{Series: fmt.Sprintf(`up{job="roce-exporter",instance=%q}`, inst), Values: "1x90"})
+	}
+	var exp []expSample
+	for _, l := range want {
+		exp = append(exp, expSample{Labels: l, Value: 1})
+	}
+	tf := testFile{
+		RuleFiles:          []string{alertsPath},
+		EvaluationInterval: "1m",
+		Tests: []testGroup{{
+			Interval:    "1m",
+			InputSeries: series,
+			PromqlExprTests: []promqlTestCase{{
+				Expr:       "group by (" + by + `) (ALERTS{alertstate="firing"})`,
+				EvalTime:   "80m",
+				ExpSamples: exp,
+			}},
+		}},
+	}
+	data, err := yaml.Marshal(tf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name+".yml")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runPromtool(t, bin, "test", "rules", path)
+}
+
+func fixtureSamples(t *testing.T, fixture string) model.Vector {
+	t.Helper()
+	golden := filepath.Join(fixturesDir, fixture, "metrics.golden")
+	if _, err := os.Stat(golden); errors.Is(err, os.ErrNotExist) {
+		t.Skipf("%s not present", golden)
+	}
+	samples := readGolden(t, golden)
+	withHealthPortLabels(t, samples)
+	return samples
+}
+
+// The alerts evaluated on the captured nodes of collector/testdata, each held
+// constant for 90 minutes (so only the state-based alerts can fire; rate-based
+// ones need moving counters and are covered by tests/*.yml). A healthy or
+// merely different node (InfiniBand, bnxt) must fire nothing; the degraded
+// node must fire exactly one alert per fault it was built with, the doctor's
+// findings included (by check), and none twice.
+func TestRulesOnFixtures(t *testing.T) {
 	cases := map[string][]string{
 		"mlx5-8x400g-healthy": nil,
-		"mlx5-pfc-storm":      nil,
-		"ib-hdr":              nil,
+		"mlx5-pfc-storm":      nil, // history only: constant counters, and no_pfc_storm has its own alert
+		"ib-hdr":              nil, // nccl_env's advice to set NCCL_SOCKET_IFNAME is no fault
 		"bnxt-no-counters":    nil,
-		"no-rdma-driver":      nil,
+		"no-rdma-driver": {
+			`{alertname="RoCEHealthCheckFailed",check="rdma_driver_loaded"}`,
+			`{alertname="RoCEHealthCheckFailed",check="rdma_nic_present"}`,
+		},
 		"mlx5-degraded": {
-			"RoCEFirmwareMismatch",          // mlx5_4 on 28.37.1014, the others on 28.39.1002
-			"RoCELinkDown",                  // mlx5_1 / ens2f0np0 down
-			"RoCEMTUFleetMismatch",          // ens4f0np0 at 1500 (one node: the fleet is this node)
-			"RoCEMTUMismatch",               // ens4f0np0 at 1500, the others at 9000
-			"RoCEPCIeBandwidthInsufficient", // mlx5_2 x8: 252 Gb/s for a 400G port
-			"RoCEPCIeLinkDegraded",          // mlx5_2 x8 of x16
+			`{alertname="RoCEFirmwareMismatch"}`,          // mlx5_4 on 28.37.1014, the others on 28.39.1002
+			`{alertname="RoCELinkDown"}`,                  // mlx5_1 / ens2f0np0 down
+			`{alertname="RoCEPCIeBandwidthInsufficient"}`, // mlx5_2 x8: 252 Gb/s for a 400G port
+			`{alertname="RoCEPCIeLinkDegraded"}`,          // mlx5_2 x8 of x16
+			// ens4f0np0 at 1500: the doctor's finding speaks, RoCEMTUMismatch and
+			// RoCEMTUFleetMismatch stand aside.
+			`{alertname="RoCEHealthCheckFailed",check="roce_mtu_4096_possible"}`,
+			`{alertname="RoCEHealthCheckFailed",check="ecn_enabled"}`,               // ens7f0np0
+			`{alertname="RoCEHealthCheckFailed",check="global_pause_off_with_pfc"}`, // ens8f0np0
+			`{alertname="RoCEHealthCheckFailed",check="pcie_no_aer_errors"}`,        // mlx5_2
+			`{alertname="RoCEHealthCheckFailed",check="port_counters_readable"}`,    // mlx5_6
 		},
 	}
 	for fixture, want := range cases {
 		t.Run(fixture, func(t *testing.T) {
-			golden := filepath.Join(fixturesDir, fixture, "metrics.golden")
-			if _, err := os.Stat(golden); errors.Is(err, os.ErrNotExist) {
-				t.Skipf("%s not present", golden)
+			firingAlertsTest(t, fixture, fixtureSamples(t, fixture), "alertname, check", want)
+		})
+	}
+}
+
+// One port at a wrong MTU raises exactly one alert. The node is the healthy
+// 8-port capture with ens4f0np0 (mlx5_3) given the series the exporter
+// exports for a port at MTU 1500: those of the same port in the degraded
+// capture (interface and RoCE active MTU, the failing mtu_consistent and
+// roce_mtu_4096_possible findings) and, with a plan, the failing
+// mtu_matches_plan finding the plan check adds (same fix as mtu_consistent).
+// A second healthy node makes the fleet's MTU 9000.
+func TestOneMTUFaultRaisesOneAlert(t *testing.T) {
+	healthy := fixtureSamples(t, "mlx5-8x400g-healthy")
+	degraded := fixtureSamples(t, "mlx5-degraded")
+	const port, dev = "ens4f0np0", "mlx5_3"
+	isMTUSeries := func(m model.Metric) bool {
+		switch m[model.MetricNameLabel] {
+		case "roce_interface_mtu_bytes":
+			return m["interface"] == port
+		case "roce_port_active_mtu_bytes":
+			return m["device"] == dev
+		case "roce_health_check_ok", "roce_health_check_info":
+			return m["subject"] == port && (m["check"] == "mtu_consistent" || m["check"] == "roce_mtu_4096_possible")
+		}
+		return false
+	}
+	// node builds node1 with the fault, or node2 without, from the captures.
+	node := func(instance string, fault func(model.Vector) model.Vector, plan bool) model.Vector {
+		var out model.Vector
+		for _, s := range healthy {
+			if fault != nil && isMTUSeries(s.Metric) {
+				continue
 			}
-			series := []inputSeries{{Series: `up{job="roce-exporter",instance="node1:14791"}`, Values: "1x90"}}
-			for _, s := range readGolden(t, golden) {
-				s.Metric["job"], s.Metric["instance"] = "roce-exporter", "node1:14791"
-				series = append(series, inputSeries{Series: s.Metric.String(), Values: s.Value.String() + "x90"})
+			out = append(out, &model.Sample{Metric: s.Metric.Clone(), Value: s.Value})
+		}
+		if fault != nil {
+			for _, s := range degraded {
+				if isMTUSeries(s.Metric) {
+					out = append(out, &model.Sample{Metric: s.Metric.Clone(), Value: s.Value})
+				}
 			}
-			var samples []expSample
-			for _, name := range want {
-				samples = append(samples, expSample{Labels: fmt.Sprintf(`{alertname=%q}`, name), Value: 1})
+			out = fault(out)
+		}
+		if plan {
+			// The plan check: one finding per compute interface, failing on
+			// the faulty one with the mtu_consistent finding's fix.
+			var add model.Vector
+			for _, s := range out {
+				m := s.Metric
+				if m[model.MetricNameLabel] == "roce_health_check_ok" && m["check"] == "mtu_consistent" {
+					ok := m.Clone()
+					ok["check"] = "mtu_matches_plan"
+					add = append(add, &model.Sample{Metric: ok, Value: s.Value})
+				}
+				if m[model.MetricNameLabel] == "roce_health_check_info" && m["check"] == "mtu_consistent" {
+					info := m.Clone()
+					info["check"], info["severity"] = "mtu_matches_plan", "critical"
+					add = append(add, &model.Sample{Metric: info, Value: s.Value})
+				}
 			}
-			tf := testFile{
-				RuleFiles:          []string{alertsPath},
-				EvaluationInterval: "1m",
-				Tests: []testGroup{{
-					Interval:    "1m",
-					InputSeries: series,
-					PromqlExprTests: []promqlTestCase{{
-						Expr:       `group by (alertname) (ALERTS{alertstate="firing",alertname!="RoCEHealthCheckFailed"})`,
-						EvalTime:   "80m",
-						ExpSamples: samples,
-					}},
-				}},
+			out = append(out, add...)
+		}
+		for _, s := range out {
+			s.Metric["instance"] = model.LabelValue(instance)
+		}
+		return out
+	}
+	at1500 := func(v model.Vector) model.Vector { return v }
+	// At 4200 the port still carries 4096-byte RoCE packets: only the node's
+	// MTUs differ (mtu_consistent), and roce_mtu_4096_possible passes.
+	at4200 := func(v model.Vector) model.Vector {
+		var out model.Vector
+		for _, s := range v {
+			m := s.Metric
+			switch {
+			case !isMTUSeries(m):
+			case m[model.MetricNameLabel] == "roce_interface_mtu_bytes":
+				s.Value = 4200
+			case m[model.MetricNameLabel] == "roce_port_active_mtu_bytes":
+				s.Value = 4096
+			case m["check"] == "roce_mtu_4096_possible" && m[model.MetricNameLabel] == "roce_health_check_info":
+				continue
+			case m["check"] == "roce_mtu_4096_possible":
+				s.Value = 1
 			}
-			data, err := yaml.Marshal(tf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(t.TempDir(), fixture+".yml")
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			runPromtool(t, bin, "test", "rules", path)
+			out = append(out, s)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		fault func(model.Vector) model.Vector
+		plan  bool
+		want  string
+	}{
+		{"1500 with a plan", at1500, true, `{alertname="RoCEHealthCheckFailed",check="mtu_matches_plan",interface="ens4f0np0",severity="critical"}`},
+		{"1500 without a plan", at1500, false, `{alertname="RoCEHealthCheckFailed",check="roce_mtu_4096_possible",interface="ens4f0np0",severity="warning"}`},
+		{"4200 without a plan", at4200, false, `{alertname="RoCEMTUMismatch",interface="ens4f0np0",severity="warning"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			samples := append(node("node1:14791", tc.fault, tc.plan), node("node2:14791", nil, tc.plan)...)
+			firingAlertsTest(t, "mtu", samples, "alertname, check, interface, severity", []string{tc.want})
 		})
 	}
 }

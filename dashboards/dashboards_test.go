@@ -534,6 +534,37 @@ func TestQueries(t *testing.T) {
 	}
 }
 
+// The e2e test picks one value per variable, as a user does in Grafana: the
+// template must name each query variable's choices and accept single values.
+func TestParseTemplateSingleValues(t *testing.T) {
+	tmpl, err := ParseTemplate(committed(t)["roce-node-detail.json"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, v := range tmpl.Variables {
+		names = append(names, v.Name+"="+v.Label)
+	}
+	if want := []string{"datasource=", "instance=instance", "device=device"}; !slices.Equal(names, want) {
+		t.Fatalf("variables %v, want %v", names, want)
+	}
+	if q := tmpl.Variables[2].Query; q != `count by (device) (roce_port_info{instance=~"$instance"})` {
+		t.Errorf("device variable query %q", q)
+	}
+	qs, err := tmpl.Queries(map[string]string{"datasource": "", "instance": SingleValue("node02"), "device": SingleValue("mlx5_1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(qs, `rate(roce_port_rcv_data_bytes_total{instance=~"node02", device=~"mlx5_1"}[1m])`) {
+		t.Errorf("no single-value throughput query in %q", qs)
+	}
+	for in, want := range map[string]string{"node02": "node02", "10.0.0.1:14791": `10\\.0\\.0\\.1:14791`, "a|b": `a\\|b`} {
+		if got := SingleValue(in); got != want {
+			t.Errorf("SingleValue(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestSubstitute(t *testing.T) {
 	vars := map[string]string{"instance": ".+", "device": ".*"}
 	for _, tc := range []struct{ in, want, err string }{

@@ -47,6 +47,40 @@ func Queries() (map[string][]string, error) {
 // QueriesFromJSON is Queries for one dashboard JSON document (e.g. a
 // committed file).
 func QueriesFromJSON(raw []byte) ([]string, error) {
+	tmpl, err := ParseTemplate(raw)
+	if err != nil {
+		return nil, err
+	}
+	all := map[string]string{}
+	for _, v := range tmpl.Variables {
+		all[v.Name] = v.All
+	}
+	return tmpl.Queries(all)
+}
+
+// Template is a dashboard's PromQL before Grafana fills in its variables.
+type Template struct {
+	// Exprs are the panel targets, then every query variable's Query, in
+	// dashboard order, with the variable references left in.
+	Exprs []string
+	// Variables are the template variables in dashboard order.
+	Variables []Variable
+}
+
+// Variable is one template variable of a dashboard.
+type Variable struct {
+	Name string
+	// All is the regular expression its "All" option stands for (its
+	// allValue, ".*" when it has none).
+	All string
+	// Query is the PromQL equivalent of its label_values() query, whose
+	// result series carry the choices in label Label; both are empty when
+	// the variable is not a query variable or has no PromQL equivalent.
+	Query, Label string
+}
+
+// ParseTemplate reads a dashboard JSON document.
+func ParseTemplate(raw []byte) (*Template, error) {
 	var d struct {
 		Panels     []jsonPanel `json:"panels"`
 		Templating struct {
@@ -61,54 +95,58 @@ func QueriesFromJSON(raw []byte) ([]string, error) {
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, err
 	}
-	vars := map[string]string{}
+	tmpl := &Template{}
 	var varQueries []string
 	for _, v := range d.Templating.List {
-		all := ".*"
+		tv := Variable{Name: v.Name, All: ".*"}
 		if v.AllValue != nil && *v.AllValue != "" {
-			all = *v.AllValue
+			tv.All = *v.AllValue
 		}
-		vars[v.Name] = all
-		if v.Type != "query" {
-			continue
-		}
-		var s string
-		if err := json.Unmarshal(v.Query, &s); err != nil {
-			var m struct {
-				Query string `json:"query"`
+		if v.Type == "query" {
+			var s string
+			if err := json.Unmarshal(v.Query, &s); err != nil {
+				var m struct {
+					Query string `json:"query"`
+				}
+				if err := json.Unmarshal(v.Query, &m); err != nil {
+					return nil, fmt.Errorf("variable %s: query is neither a string nor an object: %w", v.Name, err)
+				}
+				s = m.Query
 			}
-			if err := json.Unmarshal(v.Query, &m); err != nil {
-				return nil, fmt.Errorf("variable %s: query is neither a string nor an object: %w", v.Name, err)
+			pq, err := LabelValuesToPromQL(s)
+			if err != nil {
+				return nil, fmt.Errorf("variable %s: %w", v.Name, err)
 			}
-			s = m.Query
+			if pq != "" {
+				varQueries = append(varQueries, pq)
+				tv.Query, tv.Label = pq, labelValuesRE.FindStringSubmatch(strings.TrimSpace(s))[2]
+			}
 		}
-		pq, err := LabelValuesToPromQL(s)
-		if err != nil {
-			return nil, fmt.Errorf("variable %s: %w", v.Name, err)
-		}
-		if pq != "" {
-			varQueries = append(varQueries, pq)
-		}
+		tmpl.Variables = append(tmpl.Variables, tv)
 	}
-	var exprs []string
 	var walk func(ps []jsonPanel)
 	walk = func(ps []jsonPanel) {
 		for _, p := range ps {
 			for _, t := range p.Targets {
 				if t.Expr != "" {
-					exprs = append(exprs, t.Expr)
+					tmpl.Exprs = append(tmpl.Exprs, t.Expr)
 				}
 			}
 			walk(p.Panels)
 		}
 	}
 	walk(d.Panels)
-	exprs = append(exprs, varQueries...)
+	tmpl.Exprs = append(tmpl.Exprs, varQueries...)
+	return tmpl, nil
+}
 
+// Queries substitutes values (variable name to the text Grafana puts in its
+// place) and the macros into every expression; each result is listed once.
+func (t *Template) Queries(values map[string]string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
-	for _, e := range exprs {
-		s, err := Substitute(e, vars)
+	for _, e := range t.Exprs {
+		s, err := Substitute(e, values)
 		if err != nil {
 			return nil, err
 		}
@@ -118,6 +156,14 @@ func QueriesFromJSON(raw []byte) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// SingleValue is the text Grafana's Prometheus data source puts in place of
+// a multi-value variable when the user picks the one value v: v with the
+// regular expression's special characters escaped, each backslash doubled
+// for the PromQL string literal it lands in.
+func SingleValue(v string) string {
+	return strings.ReplaceAll(regexp.QuoteMeta(v), `\`, `\\`)
 }
 
 type jsonPanel struct {

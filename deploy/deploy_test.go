@@ -329,14 +329,92 @@ func TestAlertmanagerConfig(t *testing.T) {
 	if !slices.Equal(am.Route.GroupBy, []string{"alertname", "instance"}) {
 		t.Errorf("group_by %v, want [alertname instance]", am.Route.GroupBy)
 	}
-	found := false
-	for _, r := range am.InhibitRules {
-		if slices.Contains(r.SourceMatchers, `severity = "critical"`) && slices.Contains(r.TargetMatchers, `severity = "warning"`) &&
-			slices.Equal(r.Equal, []string{"instance", "device", "interface"}) {
-			found = true
+	// Inhibition mutes only warnings about the port of the critical alert.
+	// Alertmanager's equal: treats two missing labels as equal, so a rule
+	// must require the source to name a port, and compare instance, device
+	// and interface: [alertname, instance] muted a warning on one port for a
+	// critical on another, and a critical without device or interface muted
+	// every warning that lacked them too. The pipeline test (e2e) shows the
+	// behaviour with a real Alertmanager.
+	if len(am.InhibitRules) == 0 {
+		t.Fatal("no inhibit rules: a critical alert should mute the warnings about its port")
+	}
+	portMatchers := map[string]bool{}
+	for i, r := range am.InhibitRules {
+		if !slices.Contains(r.SourceMatchers, `severity = "critical"`) || !slices.Contains(r.TargetMatchers, `severity = "warning"`) {
+			t.Errorf("inhibit rule %d: want critical sources and warning targets, got %v -> %v", i, r.SourceMatchers, r.TargetMatchers)
+		}
+		if !slices.Contains(r.TargetMatchers, `alertname =~ "RoCE.*"`) {
+			t.Errorf("inhibit rule %d: targets %v are not limited to RoCE alerts: other exporters' warnings carry device labels of their own", i, r.TargetMatchers)
+		}
+		for _, l := range []string{"instance", "device", "interface"} {
+			if !slices.Contains(r.Equal, l) {
+				t.Errorf("inhibit rule %d: equal %v lacks %s, so it mutes warnings about other ports", i, r.Equal, l)
+			}
+		}
+		named := false
+		for _, m := range r.SourceMatchers {
+			if m == `device != ""` || m == `interface != ""` {
+				named, portMatchers[m] = true, true
+			}
+		}
+		if !named {
+			t.Errorf("inhibit rule %d: source %v need not name a port (device != \"\" or interface != \"\"), so a node-wide critical mutes node-wide warnings", i, r.SourceMatchers)
 		}
 	}
-	if !found {
-		t.Error("no inhibit rule muting warnings while a critical alert fires for the same instance, device and interface")
+	if len(portMatchers) != 2 {
+		t.Errorf("want a rule for sources that name the device and one for sources that name only the interface, got %v", portMatchers)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Kubernetes node selection (typed checks: kubernetes/validate)
+
+// rdmaNodeLabel must select the same nodes in both DaemonSets and the chart,
+// and deploy/README.md must say where the label comes from and how to
+// change it: on a CPU-only node the exporter's health checks fail and page.
+func TestRDMANodeSelectorIsConsistentAndDocumented(t *testing.T) {
+	const rdmaNodeLabel = "feature.node.kubernetes.io/pci-15b3.present"
+	for _, f := range []string{"kubernetes/daemonset.yaml", "kubernetes/probes/daemonset.yaml"} {
+		var ds struct {
+			Spec struct {
+				Template struct {
+					Spec struct {
+						NodeSelector map[string]string `yaml:"nodeSelector"`
+					} `yaml:"spec"`
+				} `yaml:"template"`
+			} `yaml:"spec"`
+		}
+		decodeYAML(t, f, &ds)
+		if got := ds.Spec.Template.Spec.NodeSelector[rdmaNodeLabel]; got != "true" {
+			t.Errorf("%s: nodeSelector %v lacks %s: \"true\"", f, ds.Spec.Template.Spec.NodeSelector, rdmaNodeLabel)
+		}
+	}
+	var values struct {
+		RDMANodeSelector struct{ Key, Value string } `yaml:"rdmaNodeSelector"`
+	}
+	decodeYAML(t, "helm/roce-exporter/values.yaml", &values)
+	if values.RDMANodeSelector.Key != rdmaNodeLabel || values.RDMANodeSelector.Value != "true" {
+		t.Errorf("helm values rdmaNodeSelector = %+v, want key %s value true", values.RDMANodeSelector, rdmaNodeLabel)
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{rdmaNodeLabel, "nvidia-nics-rules", "rdmaNodeSelector.key", "kubectl label node"} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README.md does not mention %q", want)
+		}
+	}
+}
+
+func decodeYAML(t *testing.T, path string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(raw, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 }

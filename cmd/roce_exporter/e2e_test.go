@@ -51,22 +51,21 @@ type exporterProcess struct {
 }
 
 // runExporter starts cmd, an exporter listening on addr (perhaps behind a
-// wrapper such as setpriv or ip netns exec), with its output collected, and
-// stops it when the test ends.
+// wrapper such as setpriv or ip netns exec, which exec into it), with its
+// output collected, and stops it and every process it started (probe
+// children run in process groups of their own) when the test ends.
 func runExporter(t testing.TB, addr string, cmd *exec.Cmd) *exporterProcess {
 	t.Helper()
 	p := &exporterProcess{cmd: cmd, addr: addr, logs: &testenv.SyncBuffer{}}
 	cmd.Stdout, cmd.Stderr = p.logs, p.logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
 		if t.Failed() {
 			t.Logf("exporter log:\n%s", p.logs)
 		}
 	})
+	if err := testenv.StartSession(t, cmd); err != nil {
+		t.Fatal(err)
+	}
 	return p
 }
 

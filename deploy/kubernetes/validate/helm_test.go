@@ -105,22 +105,34 @@ func TestHelmChart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	linuxRDMA := map[string]string{"kubernetes.io/os": "linux", rdmaNodeLabel: "true"}
 	for _, tc := range []struct {
 		name      string
 		overrides map[string]any
 		probes    bool
 		plan      bool
 		kinds     map[string]int
+		// nodeSelector is the one wanted; nil means linuxRDMA, the default.
+		nodeSelector map[string]string
 	}{
 		{"defaults", nil, false, false,
-			map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "Service": 1, "ServiceMonitor": 1}},
+			map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "Service": 1, "ServiceMonitor": 1}, nil},
+		{"own RDMA label", map[string]any{"rdmaNodeSelector": map[string]any{"key": "example.com/rdma", "value": "yes"}}, false, false,
+			map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "Service": 1, "ServiceMonitor": 1},
+			map[string]string{"kubernetes.io/os": "linux", "example.com/rdma": "yes"}},
+		{"every linux node", map[string]any{"rdmaNodeSelector": map[string]any{"key": ""}}, false, false,
+			map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "Service": 1, "ServiceMonitor": 1},
+			map[string]string{"kubernetes.io/os": "linux"}},
+		{"extra nodeSelector", map[string]any{"nodeSelector": map[string]any{"pool": "gpu"}}, false, false,
+			map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "Service": 1, "ServiceMonitor": 1},
+			map[string]string{"kubernetes.io/os": "linux", "pool": "gpu", rdmaNodeLabel: "true"}},
 		{"with plan", map[string]any{"clusterPlan": string(example)}, false, true,
-			map[string]int{"ServiceAccount": 1, "ConfigMap": 1, "DaemonSet": 1, "Service": 1, "ServiceMonitor": 1}},
+			map[string]int{"ServiceAccount": 1, "ConfigMap": 1, "DaemonSet": 1, "Service": 1, "ServiceMonitor": 1}, nil},
 		{"probes", map[string]any{"clusterPlan": string(example), "probes": map[string]any{
 			"enabled": true, "rdmaResources": map[string]any{"rdma/hca_shared_devices_a": "1"}}}, true, true,
-			map[string]int{"ServiceAccount": 1, "ConfigMap": 1, "DaemonSet": 1, "Service": 1, "ServiceMonitor": 1}},
+			map[string]int{"ServiceAccount": 1, "ConfigMap": 1, "DaemonSet": 1, "Service": 1, "ServiceMonitor": 1}, nil},
 		{"no monitor", map[string]any{"prometheus": map[string]any{"monitor": map[string]any{"enabled": false}}}, false, false,
-			map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "Service": 1}},
+			map[string]int{"ServiceAccount": 1, "DaemonSet": 1, "Service": 1}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := decodeChart(t, renderChart(t, tc.overrides))
@@ -133,6 +145,11 @@ func TestHelmChart(t *testing.T) {
 			}
 			ds := one[*appsv1.DaemonSet](t, objs)
 			checkDaemonSet(t, "chart:daemonset.yaml", ds, tc.probes, tc.plan)
+			wantSelector := tc.nodeSelector
+			if wantSelector == nil {
+				wantSelector = linuxRDMA
+			}
+			checkNodeSelector(t, "chart:daemonset.yaml", ds, wantSelector)
 			sa := one[*corev1.ServiceAccount](t, objs)
 			if ds.Spec.Template.Spec.ServiceAccountName != sa.Name {
 				t.Errorf("DaemonSet uses service account %q, chart renders %q", ds.Spec.Template.Spec.ServiceAccountName, sa.Name)

@@ -209,6 +209,7 @@ func TestDaemonSets(t *testing.T) {
 			t.Errorf("%s: name %q: both variants must be named roce-exporter so one replaces the other", file, ds.Name)
 		}
 		checkDaemonSet(t, file, ds, strings.Contains(file, "probes"), true)
+		checkNodeSelector(t, file, ds, map[string]string{"kubernetes.io/os": "linux", rdmaNodeLabel: "true"})
 		spec := ds.Spec.Template.Spec
 		if sa, ok := sas[filepath.Join(manifestDir, "serviceaccount.yaml")]; !ok || spec.ServiceAccountName != sa.Name {
 			t.Errorf("%s: serviceAccountName %q has no ServiceAccount manifest", file, spec.ServiceAccountName)
@@ -218,6 +219,26 @@ func TestDaemonSets(t *testing.T) {
 		} else if cm, ok := cms[filepath.Join(manifestDir, "configmap.yaml")]; !ok || cm.Name != v.ConfigMap.Name {
 			t.Errorf("%s: ConfigMap %q has no manifest", file, v.ConfigMap.Name)
 		}
+	}
+}
+
+// rdmaNodeLabel is the label NVIDIA Network Operator's NodeFeatureRule
+// "nvidia-nics-rules" makes Node Feature Discovery put on nodes with an
+// NVIDIA/Mellanox NIC (PCI vendor 15b3, class 0200 Ethernet or 0207
+// InfiniBand); stock NFD publishes no label for network devices.
+const rdmaNodeLabel = "feature.node.kubernetes.io/pci-15b3.present"
+
+// checkNodeSelector asserts that the DaemonSet runs exactly on the nodes
+// want selects: by default only RDMA nodes, because on a CPU-only node the
+// exporter has nothing to watch and its health checks would fail.
+func checkNodeSelector(t *testing.T, file string, ds *appsv1.DaemonSet, want map[string]string) {
+	t.Helper()
+	spec := ds.Spec.Template.Spec
+	if !reflect.DeepEqual(spec.NodeSelector, want) {
+		t.Errorf("%s: nodeSelector %v, want %v", file, spec.NodeSelector, want)
+	}
+	if spec.Affinity != nil && spec.Affinity.NodeAffinity != nil {
+		t.Errorf("%s: a node affinity would widen or narrow the nodeSelector; keep one place", file)
 	}
 }
 

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"log/slog"
+	"strconv"
 	"strings"
 
 	"github.com/roce-exporter/roce_exporter/health"
@@ -14,11 +15,11 @@ func init() {
 
 var (
 	healthOKDesc = newGaugeDesc(namespace+"_health_check_ok",
-		"1 if the doctor check passed for the subject, 0 if it warned or failed; skipped checks are absent.",
-		"check", "subject")
+		"1 if the doctor check passed for the subject, 0 if it warned or failed; skipped checks are absent. device and interface name the port the subject is (empty for the node), so alerts and inhibition can tell ports apart.",
+		"check", "subject", "device", "interface")
 	healthInfoDesc = newGaugeDesc(namespace+"_health_check_info",
 		"A doctor check that is not ok, with its severity (critical = fail, warning = warn) and the fix; value is always 1.",
-		"check", "subject", "severity", "hint")
+		"check", "subject", "device", "interface", "severity", "hint")
 )
 
 // healthCollector exports the doctor's findings on the collection's
@@ -28,20 +29,54 @@ type healthCollector struct{ opts *Options }
 func newHealthCollector(o *Options, _ *slog.Logger) Collector { return &healthCollector{opts: o} }
 
 func (c *healthCollector) Update(snap *node.Snapshot, out *Sink) error {
+	ports := subjectPorts(snap)
 	for _, f := range health.Run(snap, c.opts.Plan, c.opts.NodeName) {
+		p := ports[f.Subject]
 		switch f.Status {
 		case health.StatusOK:
-			out.emit(healthOKDesc, 1, f.ID, f.Subject)
+			out.emit(healthOKDesc, 1, f.ID, f.Subject, p.device, p.iface)
 		case health.StatusWarn, health.StatusFail:
-			out.emit(healthOKDesc, 0, f.ID, f.Subject)
+			out.emit(healthOKDesc, 0, f.ID, f.Subject, p.device, p.iface)
 			severity := "warning"
 			if f.Status == health.StatusFail {
 				severity = "critical"
 			}
-			out.emit(healthInfoDesc, 1, f.ID, f.Subject, severity, hintLabel(f.Fix))
+			out.emit(healthInfoDesc, 1, f.ID, f.Subject, p.device, p.iface, severity, hintLabel(f.Fix))
 		}
 	}
 	return nil
+}
+
+// portLabels are the device and interface labels of a finding's subject.
+type portLabels struct{ device, iface string }
+
+// subjectPorts maps every name a finding may have as subject to its port:
+// an interface to itself and its RDMA device, a device ("mlx5_0") or a port
+// of a multi-port device ("mlx5_0/2") to itself and its netdev when it has
+// exactly one. "node" and unknown names map to nothing.
+func subjectPorts(snap *node.Snapshot) map[string]portLabels {
+	m := make(map[string]portLabels, 2*len(snap.Devices)+len(snap.Interfaces))
+	for _, i := range snap.Interfaces {
+		m[i.Name] = portLabels{device: i.RDMADevice, iface: i.Name}
+	}
+	for _, d := range snap.Devices {
+		netdevs := map[string]bool{}
+		for _, p := range d.Ports {
+			if p.Interface != "" {
+				netdevs[p.Interface] = true
+				m[p.Interface] = portLabels{device: d.Name, iface: p.Interface}
+			}
+			m[d.Name+"/"+strconv.Itoa(p.Number)] = portLabels{device: d.Name, iface: p.Interface}
+		}
+		l := portLabels{device: d.Name}
+		if len(netdevs) == 1 {
+			for n := range netdevs {
+				l.iface = n
+			}
+		}
+		m[d.Name] = l
+	}
+	return m
 }
 
 // hintLabel keeps a fix text usable as a label: one line, bounded. Fix

@@ -404,6 +404,9 @@ func (b *board) states(title, desc string, w, h uint32, mappings []dashboard.Val
 const (
 	inst = `instance=~"$instance"`
 	dev  = `device=~"$device"`
+	// devOrNode selects the device's series and those about the node as a
+	// whole (device=""), such as the health findings on the node.
+	devOrNode = `device=~"$device|"`
 	// rateInterval is the only range the dashboards use.
 	rateInterval = "[$__rate_interval]"
 )

@@ -27,7 +27,7 @@ func ClusterOverview() *dashboard.DashboardBuilder {
 		qi(countOrZero(sel("roce_port_up", dev)+` == 0`), "down")))
 	b.add(b.stat("Failing health checks", "Checks of the nodes (local and against the cluster plan) that fail or warn now (roce_health_check_ok == 0).", "short", 4, 4,
 		okRedAbove(1),
-		qi(countOrZero(sel("roce_health_check_ok")+` == 0`), "failing")))
+		qi(countOrZero(sel("roce_health_check_ok", devOrNode)+` == 0`), "failing")))
 	b.add(b.stat("Failing probe links", "Probe links (probe, node, peer, device) whose last run failed.", "short", 4, 4,
 		okRedAbove(1),
 		qi(countOrZero(sel("roce_probe_success")+` == 0`), "failing")))
@@ -40,7 +40,7 @@ func ClusterOverview() *dashboard.DashboardBuilder {
 		"Every check of a node that is not ok, with its severity (critical = failed, warning = warned) and how to fix it. "+
 			"`roce_exporter doctor` on the node prints the same findings.",
 		"short", 24, 8, []string{"instance", "severity", "check", "subject", "hint", "Value"},
-		qt(sel("roce_health_check_info"))).
+		qt(sel("roce_health_check_info", devOrNode))).
 		OverrideByName("Value", []dashboard.DynamicConfigValue{{Id: "custom.hidden", Value: true}}))
 
 	b.row("Probe bandwidth (node × peer)")

@@ -334,7 +334,9 @@ func lintExpr(expr string, counters, deviceMetrics map[string]bool, hasDeviceVar
 		if !s.has("instance", "=~", "$instance") {
 			problems = append(problems, fmt.Sprintf(`%s: no instance=~"$instance"`, s.metric))
 		}
-		if hasDeviceVar && deviceMetrics[s.metric] && !s.has("device", "=~", "$device") {
+		// "$device|" also keeps the series with an empty device: findings about
+		// the node as a whole.
+		if hasDeviceVar && deviceMetrics[s.metric] && !s.has("device", "=~", "$device") && !s.has("device", "=~", "$device|") {
 			problems = append(problems, fmt.Sprintf(`%s: no device=~"$device"`, s.metric))
 		}
 	}

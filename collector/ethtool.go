@@ -65,7 +65,7 @@ var familyMetrics = [node.NumFamilies]familyMetric{
 		"Frames received with a bad FCS.", 1),
 	node.FamilyPHYUncorrectedSymbolErrors: newFamilyMetric("roce_phy_uncorrected_symbol_errors_total",
 		"PCS symbol errors that FEC could not correct.", 1),
-	node.FamilyPHYCorrectedBits: newFamilyMetric("roce_phy_corrected_bits_total",
+	node.FamilyPHYCorrectedBits: newFamilyMetric("roce_phy_fec_corrected_bit_errors_total",
 		"Bits corrected by FEC.", 1),
 	node.FamilyPHYLinkDownEvents: newFamilyMetric("roce_phy_link_down_events_total",
 		"Times the physical link went down.", 1),

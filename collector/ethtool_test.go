@@ -29,7 +29,7 @@ func TestEthtoolHealthyReplay(t *testing.T) {
 	if v := value(t, mustSeries(t, out, "roce_pfc_pause_duration_seconds_total", `interface="ens1f0np0"`, `direction="rx"`)); v != "0.005933" {
 		t.Errorf("pause duration = %s s, want 0.005933", v)
 	}
-	if v := value(t, mustSeries(t, out, "roce_phy_corrected_bits_total", `interface="ens1f0np0"`)); v != "10771" {
+	if v := value(t, mustSeries(t, out, "roce_phy_fec_corrected_bit_errors_total", `interface="ens1f0np0"`)); v != "10771" {
 		t.Errorf("corrected bits = %s", v)
 	}
 	mustSeries(t, out, "roce_priority_bytes_total", `interface="ens1f0np0"`, `direction="tx"`, `priority="3"`)
@@ -134,7 +134,7 @@ func TestEthtoolVendorNamesThroughCollector(t *testing.T) {
 			if v := value(t, mustSeries(t, out, "roce_pfc_pause_frames_total", `direction="rx"`, `priority="3"`)); v != "5521" {
 				t.Errorf("bnxt rx prio3 pause = %s", v)
 			}
-			mustSeries(t, out, "roce_phy_corrected_bits_total")
+			mustSeries(t, out, "roce_phy_fec_corrected_bit_errors_total")
 		}},
 		{"ice-ethtool-S.txt", func(t *testing.T, out string) {
 			mustSeries(t, out, "roce_pfc_pause_frames_total", `direction="tx"`, `priority="3"`)

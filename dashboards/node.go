@@ -101,10 +101,10 @@ func NodeDetail() *dashboard.DashboardBuilder {
 	b.row("Physical layer")
 	b.add(b.timeseries("Pre-FEC bit error ratio", "Bits corrected by FEC per bit on the wire. Healthy optics stay well below 1e-6; "+
 		"a rising ratio predicts uncorrectable errors.", "sci", 8, 8,
-		q(byDevice(rate("roce_phy_corrected_bits_total"))+` / on(instance, interface) group_left() (`+sel("roce_interface_speed_bytes_per_second")+` * 8)`,
+		q(byDevice(rate("roce_phy_fec_corrected_bit_errors_total"))+` / on(instance, interface) group_left() (`+sel("roce_interface_speed_bytes_per_second")+` * 8)`,
 			"{{instance}} {{device}}")))
 	b.add(b.timeseries("FEC corrected bits", "Bits corrected by forward error correction per second.", "cps", 8, 8,
-		q(byDevice(rate("roce_phy_corrected_bits_total")), "{{instance}} {{device}}")))
+		q(byDevice(rate("roce_phy_fec_corrected_bit_errors_total")), "{{instance}} {{device}}")))
 	b.add(b.timeseries("Uncorrected errors", "Symbol errors FEC could not correct, CRC errors and IB symbol errors. "+
 		"Any of them costs retransmissions: reseat or replace the cable or transceiver.", "cps", 8, 8,
 		q(byDevice(rate("roce_phy_uncorrected_symbol_errors_total")), "{{instance}} {{device}} uncorrected symbols"),

@@ -186,7 +186,7 @@ func promtoolCheck(t *testing.T, body string) {
 // rx_corrected_bits_phy counts bit errors FEC corrected, not a data volume,
 // so converting it to bytes would be meaningless; the name follows the
 // design and the ecosystem (rdma_phy_rx_corrected_bits_total).
-const acceptedLint = `roce_phy_corrected_bits_total use base unit "bytes" instead of "bits"`
+const acceptedLint = `roce_phy_fec_corrected_bit_errors_total use base unit "bytes" instead of "bits"`
 
 func diffLines(want, got string) string {
 	w := map[string]bool{}

@@ -210,7 +210,6 @@ func grepLines(body, substr string) string {
 // invalid label value.
 func TestInterfaceNameThatIsNotUTF8(t *testing.T) {
 	requireRoot(t)
-	promtool := testenv.LookPath(t, "prometheus", "promtool")
 	ns := newNetns(t)
 	ipCmd(t, "-n", ns, "link", "add", "v\xff\xfe", "type", "veth", "peer", "name", "p0")
 	ipCmd(t, "-n", ns, "link", "set", "v\xff\xfe", "up")
@@ -238,15 +237,5 @@ func TestInterfaceNameThatIsNotUTF8(t *testing.T) {
 	if _, ok := metricValue(body, "roce_interface_up", `interface="v\\xff\\xfe"`); !ok {
 		t.Errorf("the interface is not reported under its escaped name:\n%s", grepLines(body, "interface="))
 	}
-	cmd := exec.Command(promtool, "check", "metrics")
-	cmd.Stdin = strings.NewReader(body)
-	out, err := cmd.CombinedOutput()
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if line != "" && line != acceptedLint {
-			t.Errorf("promtool check metrics: %s", line)
-		}
-	}
-	if err != nil && t.Failed() {
-		t.Logf("promtool: %v", err)
-	}
+	promtoolCheck(t, body)
 }

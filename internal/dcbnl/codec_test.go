@@ -404,3 +404,101 @@ func FuzzDecodeIEEE(f *testing.F) {
 		}
 	})
 }
+
+// The behaviours below are where mdlayher/netlink's AttributeDecoder could
+// differ from the kernel's nla_ok/nla_parse; each pins the choice made.
+
+// A length field of 0 is shorter than the attribute's own header: nla_ok
+// stops there, so it is malformed wherever it appears, although the
+// library's decoder hands it out as an empty attribute.
+func TestDecodeIEEEZeroLengthAttribute(t *testing.T) {
+	zero := func(typ uint16) []byte { return []byte{0, 0, byte(typ), byte(typ >> 8)} }
+	for name, in := range map[string][]byte{
+		"top level":        dcbmsg(CmdIEEEGet, ifname("eth0"), nla(AttrIEEE, nil), zero(99)),
+		"as the IEEE nest": dcbmsg(CmdIEEEGet, ifname("eth0"), zero(AttrIEEE)),
+		"in the IEEE nest": dcbmsg(CmdIEEEGet, nla(AttrIEEE, cat(zero(50), appTable()))),
+		"in the APP table": dcbmsg(CmdIEEEGet, nla(AttrIEEE, nla(IEEEAttrAppTable, cat(nla(AppAttrIEEE, appBytes(SelDSCP, 3, 26)), zero(7))))),
+		"zero padding":     append(mlx5Reply(0x08), 0, 0, 0, 0),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got, err := DecodeIEEE(in); !errors.Is(err, ErrMalformed) {
+				t.Errorf("got %+v, %v; want ErrMalformed", got, err)
+			}
+		})
+	}
+}
+
+// The padding of the last attribute, top level or nested, may be cut by the
+// sender (nla_ok only needs nla_len bytes); nothing else may be.
+func TestDecodeIEEETruncatedLastPadding(t *testing.T) {
+	padded := mlx5Reply(0x08)
+	want, err := DecodeIEEE(padded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// DCB_ATTR_DCBX is last: 5 bytes, then 3 bytes of padding.
+	for cut := 1; cut <= 3; cut++ {
+		got, err := DecodeIEEE(padded[:len(padded)-cut])
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("padding cut by %d: %+v, %v", cut, got, err)
+		}
+	}
+	if _, err := DecodeIEEE(padded[:len(padded)-4]); !errors.Is(err, ErrMalformed) {
+		t.Errorf("DCBX value cut: %v, want ErrMalformed", err)
+	}
+
+	// A trust table whose last u8 entry has no padding, inside a nest whose
+	// length ends with it.
+	entries := cat(nla(AppAttrIEEE, []byte{SelDSCP}), nla(AppAttrDCB, []byte{SelPCP})[:5])
+	nest := cat([]byte{byte(4 + len(entries)), 0, IEEEAttrAppTrustTable, 0x80}, entries)
+	got, err := DecodeIEEE(dcbmsg(CmdIEEEGet, nla(AttrIEEE, nest)))
+	if err != nil || !reflect.DeepEqual(got.AppTrust, []uint8{SelDSCP, SelPCP}) {
+		t.Errorf("unpadded last entry: %+v, %v", got, err)
+	}
+}
+
+// NLA_F_NESTED and NLA_F_NET_BYTEORDER are masked off the type, as the
+// kernel's nla_type does. dcbnl never sets NLA_F_NET_BYTEORDER, and its
+// structs are host order by definition, so the flag changes nothing.
+func TestDecodeIEEETypeFlags(t *testing.T) {
+	const nested, netByteOrder = 0x8000, 0x4000
+	var req, ind [8]uint64
+	req[3] = 311
+	build := func(flags uint16) []byte {
+		return dcbmsg(CmdIEEEGet,
+			nla(AttrIfname|flags, []byte("eth0\x00")),
+			nla(AttrIEEE|flags, cat(
+				nla(IEEEAttrPFC|flags, pfcBytes(8, 0x08, 0, 7, req, ind)),
+				nla(IEEEAttrAppTable|flags, nla(AppAttrIEEE|flags, appBytes(SelDSCP, 3, 26))),
+			)),
+			nla(AttrDCBX|flags, []byte{DCBXHost}),
+		)
+	}
+	want, err := DecodeIEEE(build(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, flags := range []uint16{nested, netByteOrder, nested | netByteOrder} {
+		got, err := DecodeIEEE(build(flags))
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("flags %#x: %+v, %v\nwant %+v", flags, got, err, want)
+		}
+	}
+}
+
+// The kernel writes DCB_ATTR_DCBX and the trust table's selectors with
+// nla_put_u8, so a u8 attribute of any other length is not one (as under
+// the kernel's strict validation); the decoder used to take its first byte.
+func TestDecodeIEEEU8Length(t *testing.T) {
+	for name, in := range map[string][]byte{
+		"DCBX of 2 bytes":  dcbmsg(CmdIEEEGet, nla(AttrIEEE, nil), nla(AttrDCBX, []byte{DCBXHost, 0})),
+		"DCBX of 4 bytes":  dcbmsg(CmdIEEEGet, nla(AttrIEEE, nil), nla(AttrDCBX, []byte{DCBXHost, 0, 0, 0})),
+		"trust of 2 bytes": dcbmsg(CmdIEEEGet, nla(AttrIEEE, nla(IEEEAttrAppTrustTable, nla(AppAttrIEEE, []byte{SelDSCP, 0})))),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got, err := DecodeIEEE(in); !errors.Is(err, ErrMalformed) {
+				t.Errorf("got %+v, %v; want ErrMalformed", got, err)
+			}
+		})
+	}
+}

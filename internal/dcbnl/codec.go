@@ -14,10 +14,6 @@ import (
 // byte order.
 var native = binary.NativeEndian
 
-const nlaHeaderLen = 4
-
-func nlaAlign(n int) int { return (n + 3) &^ 3 }
-
 // getCommands are the commands EncodeGetRequest accepts. It is an allow
 // list, not a deny list, because dcb_doit dispatches on the command alone:
 // a SET command sent as RTM_GETDCB by root would be executed.
@@ -37,14 +33,15 @@ func EncodeGetRequest(cmd uint8, ifname string) ([]byte, error) {
 	if err := validIfname(ifname); err != nil {
 		return nil, err
 	}
-	attrLen := nlaHeaderLen + len(ifname) + 1
-	b := make([]byte, sizeofDcbmsg+nlaAlign(attrLen))
-	b[0] = 0 // AF_UNSPEC
-	b[1] = cmd
-	native.PutUint16(b[4:], uint16(attrLen))
-	native.PutUint16(b[6:], AttrIfname)
-	copy(b[8:], ifname) // the NUL and the padding are already zero
-	return b, nil
+	ae := netlink.NewAttributeEncoder()
+	ae.ByteOrder = native
+	ae.String(AttrIfname, ifname)
+	attrs, err := ae.Encode()
+	if err != nil {
+		return nil, fmt.Errorf("dcbnl: encoding request for %q: %w", ifname, err)
+	}
+	const afUnspec = 0
+	return append([]byte{afUnspec, cmd, 0, 0}, attrs...), nil
 }
 
 // validIfname mirrors the kernel's dev_valid_name, so a bad name fails here

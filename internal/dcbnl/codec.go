@@ -14,19 +14,19 @@ import (
 // byte order.
 var native = binary.NativeEndian
 
-// getCommands are the commands EncodeGetRequest accepts. It is an allow
+// getCommands are the commands encodeGetRequest accepts. It is an allow
 // list, not a deny list, because dcb_doit dispatches on the command alone:
 // a SET command sent as RTM_GETDCB by root would be executed.
 var getCommands = map[uint8]bool{
-	CmdGState: true, CmdPFCGCfg: true, CmdGPermHWAddr: true, CmdGCap: true,
-	CmdGNumTCs: true, CmdPFCGState: true, CmdBCNGCfg: true, CmdGApp: true,
-	CmdIEEEGet: true, CmdGDCBX: true, CmdGFeatCfg: true, CmdCEEGet: true,
+	cmdGState: true, cmdPFCGCfg: true, cmdGPermHWAddr: true, cmdGCap: true,
+	cmdGNumTCs: true, cmdPFCGState: true, cmdBCNGCfg: true, cmdGApp: true,
+	cmdIEEEGet: true, cmdGDCBX: true, cmdGFeatCfg: true, cmdCEEGet: true,
 }
 
-// EncodeGetRequest builds the body of an RTM_GETDCB request (everything after
+// encodeGetRequest builds the body of an RTM_GETDCB request (everything after
 // the netlink header): struct dcbmsg {AF_UNSPEC, cmd, pad} followed by
 // DCB_ATTR_IFNAME as a NUL-terminated string, padded to 4 bytes.
-func EncodeGetRequest(cmd uint8, ifname string) ([]byte, error) {
+func encodeGetRequest(cmd uint8, ifname string) ([]byte, error) {
 	if !getCommands[cmd] {
 		return nil, fmt.Errorf("dcbnl: command %d is not a GET command", cmd)
 	}
@@ -35,7 +35,7 @@ func EncodeGetRequest(cmd uint8, ifname string) ([]byte, error) {
 	}
 	ae := netlink.NewAttributeEncoder()
 	ae.ByteOrder = native
-	ae.String(AttrIfname, ifname)
+	ae.String(attrIfname, ifname)
 	attrs, err := ae.Encode()
 	if err != nil {
 		return nil, fmt.Errorf("dcbnl: encoding request for %q: %w", ifname, err)
@@ -116,7 +116,7 @@ func dcbmsgAttrs(payload []byte, cmd uint8) (*netlink.AttributeDecoder, error) {
 	return ad, nil
 }
 
-// DecodeIEEE decodes the body of the kernel's reply to DCB_CMD_IEEE_GET
+// decodeIEEE decodes the body of the kernel's reply to DCB_CMD_IEEE_GET
 // (struct dcbmsg + attributes), laid out by dcbnl_ieee_fill:
 //
 //	DCB_ATTR_IFNAME  "ens1f0np0\0"
@@ -131,18 +131,18 @@ func dcbmsgAttrs(payload []byte, cmd uint8) (*netlink.AttributeDecoder, error) {
 //
 // Attributes it does not use are skipped; attributes it uses must be at
 // least as long as their struct (exactly one byte for a u8), or the result
-// is an ErrMalformed error.
-func DecodeIEEE(payload []byte) (*IEEE, error) {
-	out, err := decodeIEEE(payload)
+// is an errMalformed error.
+func decodeIEEE(payload []byte) (*IEEE, error) {
+	out, err := parseIEEE(payload)
 	if err != nil {
-		// Every decoding error, the library's included, is ErrMalformed.
-		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+		// Every decoding error, the library's included, is errMalformed.
+		return nil, fmt.Errorf("%w: %w", errMalformed, err)
 	}
 	return out, nil
 }
 
-func decodeIEEE(payload []byte) (*IEEE, error) {
-	ad, err := dcbmsgAttrs(payload, CmdIEEEGet)
+func parseIEEE(payload []byte) (*IEEE, error) {
+	ad, err := dcbmsgAttrs(payload, cmdIEEEGet)
 	if err != nil {
 		return nil, err
 	}
@@ -150,12 +150,12 @@ func decodeIEEE(payload []byte) (*IEEE, error) {
 	sawIEEE := false
 	err = walkAttrs(ad, "RTM_GETDCB", func(ad *netlink.AttributeDecoder) {
 		switch ad.Type() {
-		case AttrIfname:
+		case attrIfname:
 			out.Ifname = cString(ad.Bytes())
-		case AttrDCBX:
+		case attrDCBX:
 			v := ad.Uint8()
 			out.DCBX = &v
-		case AttrIEEE:
+		case attrIEEE:
 			sawIEEE = true
 			nested(ad, "DCB_ATTR_IEEE", func(ad *netlink.AttributeDecoder) { decodeIEEEAttr(ad, out) })
 		}
@@ -171,15 +171,15 @@ func decodeIEEE(payload []byte) (*IEEE, error) {
 
 func decodeIEEEAttr(ad *netlink.AttributeDecoder, out *IEEE) {
 	switch ad.Type() {
-	case IEEEAttrPFC:
+	case ieeeAttrPFC:
 		ad.Do(func(b []byte) (err error) { out.PFC, err = decodePFC(b); return err })
-	case IEEEAttrPeerPFC:
+	case ieeeAttrPeerPFC:
 		ad.Do(func(b []byte) (err error) { out.PeerPFC, err = decodePFC(b); return err })
-	case IEEEAttrETS:
+	case ieeeAttrETS:
 		ad.Do(func(b []byte) (err error) { out.ETS, err = decodeETS(b); return err })
-	case IEEEAttrDCBBuffer:
+	case ieeeAttrDCBBuffer:
 		ad.Do(func(b []byte) (err error) { out.Buffer, err = decodeBuffer(b); return err })
-	case IEEEAttrAppTable:
+	case ieeeAttrAppTable:
 		out.Apps = []App{}
 		nested(ad, "DCB_ATTR_IEEE_APP_TABLE", func(ad *netlink.AttributeDecoder) {
 			if isAppEntry(ad) {
@@ -190,7 +190,7 @@ func decodeIEEEAttr(ad *netlink.AttributeDecoder, out *IEEE) {
 				})
 			}
 		})
-	case IEEEAttrAppTrustTable:
+	case ieeeAttrAppTrustTable:
 		out.AppTrust = []uint8{}
 		nested(ad, "DCB_ATTR_DCB_APP_TRUST_TABLE", func(ad *netlink.AttributeDecoder) {
 			// dcbnl_ieee_fill puts each selector with nla_put_u8.
@@ -205,7 +205,7 @@ func decodeIEEEAttr(ad *netlink.AttributeDecoder, out *IEEE) {
 // other types are skipped so that a future entry type is not an error.
 func isAppEntry(ad *netlink.AttributeDecoder) bool {
 	t := ad.Type()
-	return t == AppAttrIEEE || t == AppAttrDCB
+	return t == appAttrIEEE || t == appAttrDCB
 }
 
 // decodePFC reads struct ieee_pfc; offsets include the compiler's padding

@@ -13,10 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// DefaultTimeout bounds one request when Config.Timeout is zero. A dcbnl GET
+// defaultTimeout bounds one request when Config.Timeout is zero. A dcbnl GET
 // is answered synchronously under RTNL; the only way to wait long is a stuck
 // RTNL or firmware command, and a scrape must not wait on that forever.
-const DefaultTimeout = 2 * time.Second
+const defaultTimeout = 2 * time.Second
 
 // Config tunes a Client.
 type Config struct {
@@ -24,7 +24,7 @@ type Config struct {
 	// of /run/netns/NAME) to query instead of the caller's. The Client does
 	// not take ownership of it.
 	NetNS int
-	// Timeout bounds each request; zero means DefaultTimeout.
+	// Timeout bounds each request; zero means 2 s (defaultTimeout).
 	Timeout time.Duration
 }
 
@@ -41,16 +41,13 @@ type Client struct {
 	stale bool
 }
 
-// ErrClosed is returned by requests on a closed Client.
-var ErrClosed = errors.New("dcbnl: client closed")
-
-// Dial opens a Client in the caller's network namespace.
-func Dial() (*Client, error) { return DialConfig(Config{}) }
+// errClosed is returned by requests on a closed Client.
+var errClosed = errors.New("dcbnl: client closed")
 
 // DialConfig opens a Client with the given options.
 func DialConfig(cfg Config) (*Client, error) {
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
+		cfg.Timeout = defaultTimeout
 	}
 	conn, err := dial(cfg)
 	if err != nil {
@@ -67,7 +64,7 @@ func dial(cfg Config) (*netlink.Conn, error) {
 	return conn, nil
 }
 
-// Close releases the socket. Further requests return ErrClosed.
+// Close releases the socket. Further requests fail.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -81,16 +78,16 @@ func (c *Client) Close() error {
 
 // IEEE returns the IEEE 802.1Qaz state (PFC, ETS, APP table, DCBX) of ifname.
 func (c *Client) IEEE(ifname string) (*IEEE, error) {
-	return c.IEEEContext(context.Background(), ifname)
+	return c.ieeeContext(context.Background(), ifname)
 }
 
-// IEEEContext is IEEE bounded by ctx as well as by the client's timeout.
-func (c *Client) IEEEContext(ctx context.Context, ifname string) (*IEEE, error) {
-	body, err := c.get(ctx, CmdIEEEGet, ifname)
+// ieeeContext is IEEE bounded by ctx as well as by the client's timeout.
+func (c *Client) ieeeContext(ctx context.Context, ifname string) (*IEEE, error) {
+	body, err := c.get(ctx, cmdIEEEGet, ifname)
 	if err != nil {
 		return nil, err
 	}
-	ieee, err := DecodeIEEE(body)
+	ieee, err := decodeIEEE(body)
 	if err != nil {
 		return nil, fmt.Errorf("dcbnl: IEEE_GET %s: %w", ifname, err)
 	}
@@ -99,7 +96,7 @@ func (c *Client) IEEEContext(ctx context.Context, ifname string) (*IEEE, error) 
 
 // get sends one GET request and returns the reply body.
 func (c *Client) get(ctx context.Context, cmd uint8, ifname string) ([]byte, error) {
-	body, err := EncodeGetRequest(cmd, ifname)
+	body, err := encodeGetRequest(cmd, ifname)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +107,7 @@ func (c *Client) get(ctx context.Context, cmd uint8, ifname string) ([]byte, err
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.conn == nil {
-		return nil, ErrClosed
+		return nil, errClosed
 	}
 	if c.stale {
 		conn, err := dial(c.cfg)
@@ -135,18 +132,18 @@ func (c *Client) get(ctx context.Context, cmd uint8, ifname string) ([]byte, err
 	defer stop()
 
 	msgs, err := conn.Execute(netlink.Message{
-		Header: netlink.Header{Type: RTMGetDCB, Flags: netlink.Request},
+		Header: netlink.Header{Type: rtmGetDCB, Flags: netlink.Request},
 		Data:   body,
 	})
 	if err != nil {
 		return nil, c.requestError(ctx, cmd, ifname, err)
 	}
 	for _, m := range msgs {
-		if m.Header.Type == RTMGetDCB {
+		if m.Header.Type == rtmGetDCB {
 			return m.Data, nil
 		}
 	}
-	return nil, fmt.Errorf("dcbnl: cmd %d %s: %w: no RTM_GETDCB message in %d replies", cmd, ifname, ErrMalformed, len(msgs))
+	return nil, fmt.Errorf("dcbnl: cmd %d %s: %w: no RTM_GETDCB message in %d replies", cmd, ifname, errMalformed, len(msgs))
 }
 
 // requestError translates a failed Execute. An errno carried in a netlink

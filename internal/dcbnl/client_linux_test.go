@@ -19,7 +19,7 @@ import (
 // RTM_GETDCB needs no privilege, and lo never has dcbnl_ops, so these run
 // anywhere with a Linux kernel.
 func TestClientLoopback(t *testing.T) {
-	c, err := Dial()
+	c, err := DialConfig(Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,12 +50,12 @@ func TestClientContextAndStaleSocket(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := c.IEEEContext(ctx, "lo"); !errors.Is(err, context.Canceled) {
+	if _, err := c.ieeeContext(ctx, "lo"); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: %v", err)
 	}
 	ctx, cancel = context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()
-	if _, err := c.IEEEContext(ctx, "lo"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := c.ieeeContext(ctx, "lo"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("expired context: %v", err)
 	}
 
@@ -77,7 +77,7 @@ func TestClientContextAndStaleSocket(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if _, err := c.IEEE("lo"); !errors.Is(err, ErrClosed) {
+	if _, err := c.IEEE("lo"); !errors.Is(err, errClosed) {
 		t.Errorf("after Close: %v", err)
 	}
 }

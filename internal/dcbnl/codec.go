@@ -3,48 +3,45 @@ package dcbnl
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mdlayher/netlink"
 )
 
 // The kernel lays out dcbnl structs and netlink attribute headers in host
 // byte order.
 var native = binary.NativeEndian
 
-const (
-	nlaHeaderLen = 4
-	nlaTypeMask  = 0x3fff // strips NLA_F_NESTED and NLA_F_NET_BYTEORDER
-)
-
-func nlaAlign(n int) int { return (n + 3) &^ 3 }
-
-// getCommands are the commands EncodeGetRequest accepts. It is an allow
+// getCommands are the commands encodeGetRequest accepts. It is an allow
 // list, not a deny list, because dcb_doit dispatches on the command alone:
 // a SET command sent as RTM_GETDCB by root would be executed.
 var getCommands = map[uint8]bool{
-	CmdGState: true, CmdPFCGCfg: true, CmdGPermHWAddr: true, CmdGCap: true,
-	CmdGNumTCs: true, CmdPFCGState: true, CmdBCNGCfg: true, CmdGApp: true,
-	CmdIEEEGet: true, CmdGDCBX: true, CmdGFeatCfg: true, CmdCEEGet: true,
+	cmdGState: true, cmdPFCGCfg: true, cmdGPermHWAddr: true, cmdGCap: true,
+	cmdGNumTCs: true, cmdPFCGState: true, cmdBCNGCfg: true, cmdGApp: true,
+	cmdIEEEGet: true, cmdGDCBX: true, cmdGFeatCfg: true, cmdCEEGet: true,
 }
 
-// EncodeGetRequest builds the body of an RTM_GETDCB request (everything after
+// encodeGetRequest builds the body of an RTM_GETDCB request (everything after
 // the netlink header): struct dcbmsg {AF_UNSPEC, cmd, pad} followed by
 // DCB_ATTR_IFNAME as a NUL-terminated string, padded to 4 bytes.
-func EncodeGetRequest(cmd uint8, ifname string) ([]byte, error) {
+func encodeGetRequest(cmd uint8, ifname string) ([]byte, error) {
 	if !getCommands[cmd] {
 		return nil, fmt.Errorf("dcbnl: command %d is not a GET command", cmd)
 	}
 	if err := validIfname(ifname); err != nil {
 		return nil, err
 	}
-	attrLen := nlaHeaderLen + len(ifname) + 1
-	b := make([]byte, sizeofDcbmsg+nlaAlign(attrLen))
-	b[0] = 0 // AF_UNSPEC
-	b[1] = cmd
-	native.PutUint16(b[4:], uint16(attrLen))
-	native.PutUint16(b[6:], AttrIfname)
-	copy(b[8:], ifname) // the NUL and the padding are already zero
-	return b, nil
+	ae := netlink.NewAttributeEncoder()
+	ae.ByteOrder = native
+	ae.String(attrIfname, ifname)
+	attrs, err := ae.Encode()
+	if err != nil {
+		return nil, fmt.Errorf("dcbnl: encoding request for %q: %w", ifname, err)
+	}
+	const afUnspec = 0
+	return append([]byte{afUnspec, cmd, 0, 0}, attrs...), nil
 }
 
 // validIfname mirrors the kernel's dev_valid_name, so a bad name fails here
@@ -61,50 +58,65 @@ func validIfname(name string) error {
 	return nil
 }
 
-type attr struct {
-	typ  uint16
-	data []byte
-}
+// attrFunc handles the attribute an AttributeDecoder points at. It reports a
+// bad payload through the decoder (Do, Uint8, Nested), which ends the walk.
+type attrFunc func(ad *netlink.AttributeDecoder)
 
-// parseAttrs splits a buffer of netlink attributes. The returned data slices
-// alias b. Any length inconsistency is an error: a truncated attribute must
-// not be mistaken for a short but valid one.
-func parseAttrs(b []byte) ([]attr, error) {
-	var out []attr
-	for len(b) > 0 {
-		if len(b) < nlaHeaderLen {
-			return nil, fmt.Errorf("%w: %d trailing bytes, less than an attribute header", ErrMalformed, len(b))
+// walkAttrs calls fn on every attribute of ad, in order. in names the
+// container for error messages; an attribute's error is reported as
+// "in[type]: ...", so a nested error reads like a path.
+//
+// The decoder already refuses a header that claims less than itself
+// (lengths 1 to 3), one that overruns the buffer and fewer than 4 trailing
+// bytes; like the kernel's nla_ok, it accepts a last attribute whose padding
+// the sender cut. It does hand out an attribute whose length field is 0 as
+// an empty one, which the kernel's nla_ok would stop at: such an attribute
+// is not counted by Len, so a count that differs from Len finds it.
+func walkAttrs(ad *netlink.AttributeDecoder, in string, fn attrFunc) error {
+	n := 0
+	for ad.Next() {
+		n++
+		fn(ad)
+		if err := ad.Err(); err != nil {
+			return fmt.Errorf("%s[%d]: %w", in, ad.Type(), err)
 		}
-		l := int(native.Uint16(b[0:2]))
-		typ := native.Uint16(b[2:4]) & nlaTypeMask
-		if l < nlaHeaderLen || l > len(b) {
-			return nil, fmt.Errorf("%w: attribute type %d claims length %d with %d bytes left", ErrMalformed, typ, l, len(b))
-		}
-		out = append(out, attr{typ: typ, data: b[nlaHeaderLen:l]})
-		next := nlaAlign(l)
-		if next > len(b) {
-			// The last attribute's padding may be cut by the sender.
-			next = len(b)
-		}
-		b = b[next:]
 	}
-	return out, nil
+	if err := ad.Err(); err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	if n != ad.Len() {
+		return fmt.Errorf("%s: attribute with length 0, shorter than its own header", in)
+	}
+	return nil
 }
 
-func splitDcbmsg(payload []byte, cmd uint8) ([]attr, error) {
+// nested walks the nest ad points at; the nested decoder inherits ad's byte
+// order.
+func nested(ad *netlink.AttributeDecoder, in string, fn attrFunc) {
+	ad.Nested(func(nad *netlink.AttributeDecoder) error { return walkAttrs(nad, in, fn) })
+}
+
+// dcbmsgAttrs checks the struct dcbmsg at the start of payload and returns a
+// decoder over the attributes after it.
+func dcbmsgAttrs(payload []byte, cmd uint8) (*netlink.AttributeDecoder, error) {
 	if len(payload) < sizeofDcbmsg {
-		return nil, fmt.Errorf("%w: %d bytes, shorter than struct dcbmsg", ErrMalformed, len(payload))
+		return nil, fmt.Errorf("%d bytes, shorter than struct dcbmsg", len(payload))
 	}
 	if payload[0] != 0 {
-		return nil, fmt.Errorf("%w: dcb_family %d, want AF_UNSPEC", ErrMalformed, payload[0])
+		return nil, fmt.Errorf("dcb_family %d, want AF_UNSPEC", payload[0])
 	}
 	if payload[1] != cmd {
-		return nil, fmt.Errorf("%w: reply to command %d, want %d", ErrMalformed, payload[1], cmd)
+		return nil, fmt.Errorf("reply to command %d, want %d", payload[1], cmd)
 	}
-	return parseAttrs(payload[sizeofDcbmsg:])
+	ad, err := netlink.NewAttributeDecoder(payload[sizeofDcbmsg:])
+	if err != nil {
+		return nil, err
+	}
+	ad.ByteOrder = native
+	return ad, nil
 }
 
-// DecodeIEEE decodes the body of the kernel's reply to DCB_CMD_IEEE_GET
+// decodeIEEE decodes the body of the kernel's reply to DCB_CMD_IEEE_GET
 // (struct dcbmsg + attributes), laid out by dcbnl_ieee_fill:
 //
 //	DCB_ATTR_IFNAME  "ens1f0np0\0"
@@ -118,98 +130,82 @@ func splitDcbmsg(payload []byte, cmd uint8) ([]attr, error) {
 //	DCB_ATTR_DCBX    u8                               (if getdcbx)
 //
 // Attributes it does not use are skipped; attributes it uses must be at
-// least as long as their struct, or the result is an ErrMalformed error.
-func DecodeIEEE(payload []byte) (*IEEE, error) {
-	top, err := splitDcbmsg(payload, CmdIEEEGet)
+// least as long as their struct (exactly one byte for a u8), or the result
+// is an errMalformed error.
+func decodeIEEE(payload []byte) (*IEEE, error) {
+	out, err := parseIEEE(payload)
+	if err != nil {
+		// Every decoding error, the library's included, is errMalformed.
+		return nil, fmt.Errorf("%w: %w", errMalformed, err)
+	}
+	return out, nil
+}
+
+func parseIEEE(payload []byte) (*IEEE, error) {
+	ad, err := dcbmsgAttrs(payload, cmdIEEEGet)
 	if err != nil {
 		return nil, err
 	}
 	out := &IEEE{}
 	sawIEEE := false
-	for _, a := range top {
-		switch a.typ {
-		case AttrIfname:
-			out.Ifname = cString(a.data)
-		case AttrDCBX:
-			if len(a.data) < 1 {
-				return nil, fmt.Errorf("%w: empty DCB_ATTR_DCBX", ErrMalformed)
-			}
-			v := a.data[0]
+	err = walkAttrs(ad, "RTM_GETDCB", func(ad *netlink.AttributeDecoder) {
+		switch ad.Type() {
+		case attrIfname:
+			out.Ifname = cString(ad.Bytes())
+		case attrDCBX:
+			v := ad.Uint8()
 			out.DCBX = &v
-		case AttrIEEE:
+		case attrIEEE:
 			sawIEEE = true
-			if err := decodeIEEENest(a.data, out); err != nil {
-				return nil, err
-			}
+			nested(ad, "DCB_ATTR_IEEE", func(ad *netlink.AttributeDecoder) { decodeIEEEAttr(ad, out) })
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	if !sawIEEE {
-		return nil, fmt.Errorf("%w: reply has no DCB_ATTR_IEEE", ErrMalformed)
+		return nil, errors.New("reply has no DCB_ATTR_IEEE")
 	}
 	return out, nil
 }
 
-func decodeIEEENest(b []byte, out *IEEE) error {
-	attrs, err := parseAttrs(b)
-	if err != nil {
-		return fmt.Errorf("DCB_ATTR_IEEE: %w", err)
+func decodeIEEEAttr(ad *netlink.AttributeDecoder, out *IEEE) {
+	switch ad.Type() {
+	case ieeeAttrPFC:
+		ad.Do(func(b []byte) (err error) { out.PFC, err = decodePFC(b); return err })
+	case ieeeAttrPeerPFC:
+		ad.Do(func(b []byte) (err error) { out.PeerPFC, err = decodePFC(b); return err })
+	case ieeeAttrETS:
+		ad.Do(func(b []byte) (err error) { out.ETS, err = decodeETS(b); return err })
+	case ieeeAttrDCBBuffer:
+		ad.Do(func(b []byte) (err error) { out.Buffer, err = decodeBuffer(b); return err })
+	case ieeeAttrAppTable:
+		out.Apps = []App{}
+		nested(ad, "DCB_ATTR_IEEE_APP_TABLE", func(ad *netlink.AttributeDecoder) {
+			if isAppEntry(ad) {
+				ad.Do(func(b []byte) error {
+					a, err := decodeApp(b)
+					out.Apps = append(out.Apps, a)
+					return err
+				})
+			}
+		})
+	case ieeeAttrAppTrustTable:
+		out.AppTrust = []uint8{}
+		nested(ad, "DCB_ATTR_DCB_APP_TRUST_TABLE", func(ad *netlink.AttributeDecoder) {
+			// dcbnl_ieee_fill puts each selector with nla_put_u8.
+			if isAppEntry(ad) {
+				out.AppTrust = append(out.AppTrust, ad.Uint8())
+			}
+		})
 	}
-	for _, a := range attrs {
-		switch a.typ {
-		case IEEEAttrPFC, IEEEAttrPeerPFC:
-			p, err := decodePFC(a.data)
-			if err != nil {
-				return err
-			}
-			if a.typ == IEEEAttrPFC {
-				out.PFC = p
-			} else {
-				out.PeerPFC = p
-			}
-		case IEEEAttrETS:
-			if len(a.data) < sizeofETS {
-				return fmt.Errorf("%w: DCB_ATTR_IEEE_ETS is %d bytes, want %d", ErrMalformed, len(a.data), sizeofETS)
-			}
-			d := a.data
-			e := &ETS{Willing: d[0], Cap: d[1], CBS: d[2]}
-			for i, dst := range []*[numPriorities]uint8{&e.TCTxBW, &e.TCRxBW, &e.TSA, &e.PrioTC, &e.RecoTCBW, &e.RecoTSA, &e.RecoPrioTC} {
-				copy(dst[:], d[3+8*i:])
-			}
-			out.ETS = e
-		case IEEEAttrDCBBuffer:
-			if len(a.data) < sizeofBuffer {
-				return fmt.Errorf("%w: DCB_ATTR_DCB_BUFFER is %d bytes, want %d", ErrMalformed, len(a.data), sizeofBuffer)
-			}
-			buf := &Buffer{TotalSize: native.Uint32(a.data[40:])}
-			copy(buf.Prio2Buffer[:], a.data)
-			for i := range buf.Size {
-				buf.Size[i] = native.Uint32(a.data[8+4*i:])
-			}
-			out.Buffer = buf
-		case IEEEAttrAppTable:
-			apps, err := decodeAppTable(a.data)
-			if err != nil {
-				return err
-			}
-			out.Apps = apps
-		case IEEEAttrAppTrustTable:
-			entries, err := parseAttrs(a.data)
-			if err != nil {
-				return fmt.Errorf("DCB_ATTR_DCB_APP_TRUST_TABLE: %w", err)
-			}
-			out.AppTrust = []uint8{}
-			for _, e := range entries {
-				if e.typ != AppAttrIEEE && e.typ != AppAttrDCB {
-					continue
-				}
-				if len(e.data) < 1 {
-					return fmt.Errorf("%w: empty trust table entry", ErrMalformed)
-				}
-				out.AppTrust = append(out.AppTrust, e.data[0])
-			}
-		}
-	}
-	return nil
+}
+
+// isAppEntry reports whether ad points at an entry of an APP-style table;
+// other types are skipped so that a future entry type is not an error.
+func isAppEntry(ad *netlink.AttributeDecoder) bool {
+	t := ad.Type()
+	return t == appAttrIEEE || t == appAttrDCB
 }
 
 // decodePFC reads struct ieee_pfc; offsets include the compiler's padding
@@ -217,7 +213,7 @@ func decodeIEEENest(b []byte, out *IEEE) error {
 // reads pfc_en and delay at the same offsets.
 func decodePFC(d []byte) (*PFC, error) {
 	if len(d) < sizeofPFC {
-		return nil, fmt.Errorf("%w: struct ieee_pfc is %d bytes, want %d", ErrMalformed, len(d), sizeofPFC)
+		return nil, fmt.Errorf("struct ieee_pfc is %d bytes, want %d", len(d), sizeofPFC)
 	}
 	p := &PFC{Cap: d[0], MBC: d[2], Delay: native.Uint16(d[4:])}
 	for i := 0; i < numPriorities; i++ {
@@ -228,22 +224,34 @@ func decodePFC(d []byte) (*PFC, error) {
 	return p, nil
 }
 
-func decodeAppTable(b []byte) ([]App, error) {
-	entries, err := parseAttrs(b)
-	if err != nil {
-		return nil, fmt.Errorf("DCB_ATTR_IEEE_APP_TABLE: %w", err)
+func decodeETS(d []byte) (*ETS, error) {
+	if len(d) < sizeofETS {
+		return nil, fmt.Errorf("struct ieee_ets is %d bytes, want %d", len(d), sizeofETS)
 	}
-	apps := make([]App, 0, len(entries))
-	for _, e := range entries {
-		if e.typ != AppAttrIEEE && e.typ != AppAttrDCB {
-			continue
-		}
-		if len(e.data) < sizeofApp {
-			return nil, fmt.Errorf("%w: struct dcb_app is %d bytes, want %d", ErrMalformed, len(e.data), sizeofApp)
-		}
-		apps = append(apps, App{Selector: e.data[0], Priority: e.data[1], Protocol: native.Uint16(e.data[2:])})
+	e := &ETS{Willing: d[0], Cap: d[1], CBS: d[2]}
+	for i, dst := range []*[numPriorities]uint8{&e.TCTxBW, &e.TCRxBW, &e.TSA, &e.PrioTC, &e.RecoTCBW, &e.RecoTSA, &e.RecoPrioTC} {
+		copy(dst[:], d[3+8*i:])
 	}
-	return apps, nil
+	return e, nil
+}
+
+func decodeBuffer(d []byte) (*Buffer, error) {
+	if len(d) < sizeofBuffer {
+		return nil, fmt.Errorf("struct dcbnl_buffer is %d bytes, want %d", len(d), sizeofBuffer)
+	}
+	buf := &Buffer{TotalSize: native.Uint32(d[40:])}
+	copy(buf.Prio2Buffer[:], d)
+	for i := range buf.Size {
+		buf.Size[i] = native.Uint32(d[8+4*i:])
+	}
+	return buf, nil
+}
+
+func decodeApp(d []byte) (App, error) {
+	if len(d) < sizeofApp {
+		return App{}, fmt.Errorf("struct dcb_app is %d bytes, want %d", len(d), sizeofApp)
+	}
+	return App{Selector: d[0], Priority: d[1], Protocol: native.Uint16(d[2:])}, nil
 }
 
 func cString(b []byte) string {

@@ -65,12 +65,12 @@ func appBytes(sel, prio uint8, proto uint16) []byte {
 func appTable(apps ...[]byte) []byte {
 	var entries [][]byte
 	for _, a := range apps {
-		entries = append(entries, nla(AppAttrIEEE, a))
+		entries = append(entries, nla(appAttrIEEE, a))
 	}
-	return nla(IEEEAttrAppTable, cat(entries...))
+	return nla(ieeeAttrAppTable, cat(entries...))
 }
 
-func ifname(s string) []byte { return nla(AttrIfname, append([]byte(s), 0)) }
+func ifname(s string) []byte { return nla(attrIfname, append([]byte(s), 0)) }
 
 // mlx5Reply is what an mlx5 PF with PFC on priority 3 returns: ETS, PFC
 // (cable length 7 m in delay, pause counters in requests/indications), an
@@ -79,14 +79,14 @@ func mlx5Reply(en uint8, apps ...[]byte) []byte {
 	var req, ind [8]uint64
 	req[3], ind[3] = 311, 1204
 	ets := make([]byte, sizeofETS)
-	return dcbmsg(CmdIEEEGet,
+	return dcbmsg(cmdIEEEGet,
 		ifname("ens1f0np0"),
-		nla(AttrIEEE, cat(
-			nla(IEEEAttrETS, ets),
-			nla(IEEEAttrPFC, pfcBytes(8, en, 0, 7, req, ind)),
+		nla(attrIEEE, cat(
+			nla(ieeeAttrETS, ets),
+			nla(ieeeAttrPFC, pfcBytes(8, en, 0, 7, req, ind)),
 			appTable(apps...),
 		)),
-		nla(AttrDCBX, []byte{DCBXHost | DCBXVerIEEE}),
+		nla(attrDCBX, []byte{dcbxHost | dcbxVerIEEE}),
 	)
 }
 
@@ -101,7 +101,7 @@ func enabledList(p *PFC) []int {
 }
 
 func TestDecodeIEEEPFCPriority3(t *testing.T) {
-	got, err := DecodeIEEE(mlx5Reply(0x08))
+	got, err := decodeIEEE(mlx5Reply(0x08))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestDecodeIEEEPFCPriority3(t *testing.T) {
 	if p.Requests[3] != 311 || p.Indications[3] != 1204 || p.Requests[2] != 0 {
 		t.Errorf("requests %v indications %v", p.Requests, p.Indications)
 	}
-	if got.DCBX == nil || *got.DCBX != DCBXHost|DCBXVerIEEE {
+	if got.DCBX == nil || *got.DCBX != dcbxHost|dcbxVerIEEE {
 		t.Errorf("DCBX = %v", got.DCBX)
 	}
 	if got.ETS == nil || got.Trust() != "pcp" || len(got.Apps) != 0 {
@@ -130,7 +130,7 @@ func TestDecodeIEEEPFCPriority3(t *testing.T) {
 }
 
 func TestDecodeIEEEPFCPriorities3And4(t *testing.T) {
-	got, err := DecodeIEEE(mlx5Reply(0x18))
+	got, err := decodeIEEE(mlx5Reply(0x18))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestDecodeIEEEPFCPriorities3And4(t *testing.T) {
 
 func TestDecodeIEEENoPFC(t *testing.T) {
 	// A driver without ieee_getpfc: the nest holds only the APP table.
-	got, err := DecodeIEEE(dcbmsg(CmdIEEEGet, ifname("eth0"), nla(AttrIEEE, appTable())))
+	got, err := decodeIEEE(dcbmsg(cmdIEEEGet, ifname("eth0"), nla(attrIEEE, appTable())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,9 +155,9 @@ func TestDecodeIEEEDSCPTrust(t *testing.T) {
 	// firmware default mlnx_qos restores).
 	var apps [][]byte
 	for d := 0; d < 64; d++ {
-		apps = append(apps, appBytes(SelDSCP, uint8(d>>3), uint16(d)))
+		apps = append(apps, appBytes(selDSCP, uint8(d>>3), uint16(d)))
 	}
-	got, err := DecodeIEEE(mlx5Reply(0x08, apps...))
+	got, err := decodeIEEE(mlx5Reply(0x08, apps...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestDecodeIEEEDSCPTrust(t *testing.T) {
 		t.Fatalf("%d apps, want 64", len(got.Apps))
 	}
 	for d, a := range got.Apps {
-		if a.Selector != SelDSCP || int(a.Protocol) != d || int(a.Priority) != d>>3 {
+		if a.Selector != selDSCP || int(a.Protocol) != d || int(a.Priority) != d>>3 {
 			t.Fatalf("app %d = %+v", d, a)
 		}
 	}
@@ -178,15 +178,15 @@ func TestDecodeIEEEDSCPTrust(t *testing.T) {
 }
 
 func TestDecodeIEEEEthertypeOnlyIsPCP(t *testing.T) {
-	got, err := DecodeIEEE(mlx5Reply(0x08,
-		appBytes(SelEthertype, 3, 0x8915), // RoCE v1 EtherType
-		appBytes(SelEthertype, 0, 0),      // default priority
-		appBytes(SelDgram, 3, 4791),       // RoCE v2 UDP port
+	got, err := decodeIEEE(mlx5Reply(0x08,
+		appBytes(selEthertype, 3, 0x8915), // RoCE v1 EtherType
+		appBytes(selEthertype, 0, 0),      // default priority
+		appBytes(selDgram, 3, 4791),       // RoCE v2 UDP port
 	))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Apps) != 3 || got.Apps[0] != (App{SelEthertype, 3, 0x8915}) || got.Apps[2] != (App{SelDgram, 3, 4791}) {
+	if len(got.Apps) != 3 || got.Apps[0] != (App{selEthertype, 3, 0x8915}) || got.Apps[2] != (App{selDgram, 3, 4791}) {
 		t.Errorf("apps = %+v", got.Apps)
 	}
 	if got.Trust() != "pcp" {
@@ -203,7 +203,7 @@ func TestDecodeIEEEOtherObjects(t *testing.T) {
 	ets[0], ets[1] = 1, 8
 	for tc := 0; tc < 8; tc++ {
 		ets[3+tc] = []byte{50, 50, 0, 0, 0, 0, 0, 0}[tc] // tc_tx_bw
-		ets[19+tc] = TSAETS                              // tc_tsa
+		ets[19+tc] = tsaETS                              // tc_tsa
 		ets[27+tc] = uint8(tc / 4)                       // prio_tc
 	}
 	buf := make([]byte, sizeofBuffer)
@@ -213,20 +213,20 @@ func TestDecodeIEEEOtherObjects(t *testing.T) {
 	native.PutUint32(buf[40:], 176112)
 	var peerReq [8]uint64
 	peerReq[3] = 9
-	trust := cat(nla(AppAttrIEEE, []byte{SelDSCP}), nla(AppAttrDCB, []byte{SelPCP}))
+	trust := cat(nla(appAttrIEEE, []byte{selDSCP}), nla(appAttrDCB, []byte{selPCP}))
 
-	got, err := DecodeIEEE(dcbmsg(CmdIEEEGet, ifname("swp1"), nla(AttrIEEE, cat(
-		nla(IEEEAttrETS, ets),
-		nla(IEEEAttrDCBBuffer, buf),
-		nla(IEEEAttrPeerPFC, pfcBytes(8, 0x08, 0, 0, peerReq, [8]uint64{})),
-		nla(IEEEAttrAppTable, cat(nla(AppAttrDCB, appBytes(SelPCP, 2, 3)))),
-		nla(IEEEAttrAppTrustTable|0x8000, trust), // NLA_F_NESTED as nla_nest_start sets it
+	got, err := decodeIEEE(dcbmsg(cmdIEEEGet, ifname("swp1"), nla(attrIEEE, cat(
+		nla(ieeeAttrETS, ets),
+		nla(ieeeAttrDCBBuffer, buf),
+		nla(ieeeAttrPeerPFC, pfcBytes(8, 0x08, 0, 0, peerReq, [8]uint64{})),
+		nla(ieeeAttrAppTable, cat(nla(appAttrDCB, appBytes(selPCP, 2, 3)))),
+		nla(ieeeAttrAppTrustTable|0x8000, trust), // NLA_F_NESTED as nla_nest_start sets it
 	))))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := got.ETS
-	if e == nil || e.Willing != 1 || e.Cap != 8 || e.TCTxBW[0] != 50 || e.TCTxBW[1] != 50 || e.TSA[7] != TSAETS || e.PrioTC[3] != 0 || e.PrioTC[4] != 1 {
+	if e == nil || e.Willing != 1 || e.Cap != 8 || e.TCTxBW[0] != 50 || e.TCTxBW[1] != 50 || e.TSA[7] != tsaETS || e.PrioTC[3] != 0 || e.PrioTC[4] != 1 {
 		t.Errorf("ETS = %+v", e)
 	}
 	b := got.Buffer
@@ -236,40 +236,40 @@ func TestDecodeIEEEOtherObjects(t *testing.T) {
 	if got.PeerPFC == nil || got.PeerPFC.Mask() != 0x08 || got.PeerPFC.Requests[3] != 9 || got.PFC != nil {
 		t.Errorf("PeerPFC = %+v, PFC = %+v", got.PeerPFC, got.PFC)
 	}
-	if !reflect.DeepEqual(got.Apps, []App{{SelPCP, 2, 3}}) {
+	if !reflect.DeepEqual(got.Apps, []App{{selPCP, 2, 3}}) {
 		t.Errorf("apps = %+v", got.Apps)
 	}
-	if !reflect.DeepEqual(got.AppTrust, []uint8{SelDSCP, SelPCP}) {
+	if !reflect.DeepEqual(got.AppTrust, []uint8{selDSCP, selPCP}) {
 		t.Errorf("AppTrust = %v", got.AppTrust)
 	}
 }
 
 func TestDecodeIEEEIgnoresUnknownAttributes(t *testing.T) {
 	var req, ind [8]uint64
-	withUnknown := dcbmsg(CmdIEEEGet,
+	withUnknown := dcbmsg(cmdIEEEGet,
 		nla(99, []byte("future top-level attribute")),
 		ifname("eth0"),
-		nla(AttrIEEE, cat(
-			nla(IEEEAttrMaxRate, make([]byte, 64)), // known to the kernel, unused here
+		nla(attrIEEE, cat(
+			nla(ieeeAttrMaxRate, make([]byte, 64)), // known to the kernel, unused here
 			nla(50, []byte{1, 2, 3}),
-			nla(IEEEAttrPFC, pfcBytes(8, 0x08, 0, 7, req, ind)),
-			nla(IEEEAttrAppTable, cat(nla(7, []byte{9}), nla(AppAttrIEEE, appBytes(SelDSCP, 3, 26)))),
+			nla(ieeeAttrPFC, pfcBytes(8, 0x08, 0, 7, req, ind)),
+			nla(ieeeAttrAppTable, cat(nla(7, []byte{9}), nla(appAttrIEEE, appBytes(selDSCP, 3, 26)))),
 		)),
-		nla(AttrDCBX, []byte{DCBXHost}),
+		nla(attrDCBX, []byte{dcbxHost}),
 	)
-	plain := dcbmsg(CmdIEEEGet,
+	plain := dcbmsg(cmdIEEEGet,
 		ifname("eth0"),
-		nla(AttrIEEE, cat(
-			nla(IEEEAttrPFC, pfcBytes(8, 0x08, 0, 7, req, ind)),
-			appTable(appBytes(SelDSCP, 3, 26)),
+		nla(attrIEEE, cat(
+			nla(ieeeAttrPFC, pfcBytes(8, 0x08, 0, 7, req, ind)),
+			appTable(appBytes(selDSCP, 3, 26)),
 		)),
-		nla(AttrDCBX, []byte{DCBXHost}),
+		nla(attrDCBX, []byte{dcbxHost}),
 	)
-	a, err := DecodeIEEE(withUnknown)
+	a, err := decodeIEEE(withUnknown)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := DecodeIEEE(plain)
+	b, err := decodeIEEE(plain)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,35 +280,35 @@ func TestDecodeIEEEIgnoresUnknownAttributes(t *testing.T) {
 
 func TestDecodeIEEEMalformed(t *testing.T) {
 	var zero [8]uint64
-	good := mlx5Reply(0x08, appBytes(SelDSCP, 3, 26))
+	good := mlx5Reply(0x08, appBytes(selDSCP, 3, 26))
 	cases := map[string][]byte{
 		"empty":           nil,
-		"short dcbmsg":    {0, CmdIEEEGet},
-		"wrong family":    {2, CmdIEEEGet, 0, 0},
-		"wrong command":   dcbmsg(CmdGDCBX, nla(AttrIEEE, nil)),
-		"no IEEE nest":    dcbmsg(CmdIEEEGet, ifname("eth0")),
-		"short PFC":       dcbmsg(CmdIEEEGet, nla(AttrIEEE, nla(IEEEAttrPFC, pfcBytes(8, 8, 0, 7, zero, zero)[:100]))),
-		"short peer PFC":  dcbmsg(CmdIEEEGet, nla(AttrIEEE, nla(IEEEAttrPeerPFC, make([]byte, 8)))),
-		"short ETS":       dcbmsg(CmdIEEEGet, nla(AttrIEEE, nla(IEEEAttrETS, make([]byte, 30)))),
-		"short buffer":    dcbmsg(CmdIEEEGet, nla(AttrIEEE, nla(IEEEAttrDCBBuffer, make([]byte, 40)))),
-		"short app":       dcbmsg(CmdIEEEGet, nla(AttrIEEE, nla(IEEEAttrAppTable, nla(AppAttrIEEE, []byte{5, 3})))),
-		"empty trust":     dcbmsg(CmdIEEEGet, nla(AttrIEEE, nla(IEEEAttrAppTrustTable, nla(AppAttrIEEE, nil)))),
-		"empty DCBX":      dcbmsg(CmdIEEEGet, nla(AttrIEEE, nil), nla(AttrDCBX, nil)),
-		"attr len < hdr":  dcbmsg(CmdIEEEGet, []byte{2, 0, 13, 0}),
-		"attr overruns":   dcbmsg(CmdIEEEGet, []byte{200, 0, 13, 0, 1, 2, 3, 4}),
-		"trailing 2 byte": append(dcbmsg(CmdIEEEGet, nla(AttrIEEE, nil)), 1, 2),
-		"nested overruns": dcbmsg(CmdIEEEGet, nla(AttrIEEE, []byte{40, 0, 2, 0, 0, 0, 0, 0})),
-		"app table junk":  dcbmsg(CmdIEEEGet, nla(AttrIEEE, nla(IEEEAttrAppTable, []byte{1, 0}))),
+		"short dcbmsg":    {0, cmdIEEEGet},
+		"wrong family":    {2, cmdIEEEGet, 0, 0},
+		"wrong command":   dcbmsg(cmdGDCBX, nla(attrIEEE, nil)),
+		"no IEEE nest":    dcbmsg(cmdIEEEGet, ifname("eth0")),
+		"short PFC":       dcbmsg(cmdIEEEGet, nla(attrIEEE, nla(ieeeAttrPFC, pfcBytes(8, 8, 0, 7, zero, zero)[:100]))),
+		"short peer PFC":  dcbmsg(cmdIEEEGet, nla(attrIEEE, nla(ieeeAttrPeerPFC, make([]byte, 8)))),
+		"short ETS":       dcbmsg(cmdIEEEGet, nla(attrIEEE, nla(ieeeAttrETS, make([]byte, 30)))),
+		"short buffer":    dcbmsg(cmdIEEEGet, nla(attrIEEE, nla(ieeeAttrDCBBuffer, make([]byte, 40)))),
+		"short app":       dcbmsg(cmdIEEEGet, nla(attrIEEE, nla(ieeeAttrAppTable, nla(appAttrIEEE, []byte{5, 3})))),
+		"empty trust":     dcbmsg(cmdIEEEGet, nla(attrIEEE, nla(ieeeAttrAppTrustTable, nla(appAttrIEEE, nil)))),
+		"empty DCBX":      dcbmsg(cmdIEEEGet, nla(attrIEEE, nil), nla(attrDCBX, nil)),
+		"attr len < hdr":  dcbmsg(cmdIEEEGet, []byte{2, 0, 13, 0}),
+		"attr overruns":   dcbmsg(cmdIEEEGet, []byte{200, 0, 13, 0, 1, 2, 3, 4}),
+		"trailing 2 byte": append(dcbmsg(cmdIEEEGet, nla(attrIEEE, nil)), 1, 2),
+		"nested overruns": dcbmsg(cmdIEEEGet, nla(attrIEEE, []byte{40, 0, 2, 0, 0, 0, 0, 0})),
+		"app table junk":  dcbmsg(cmdIEEEGet, nla(attrIEEE, nla(ieeeAttrAppTable, []byte{1, 0}))),
 		"truncated good":  good[:len(good)-10],
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := DecodeIEEE(in)
+			got, err := decodeIEEE(in)
 			if err == nil {
 				t.Fatalf("no error, got %+v", got)
 			}
-			if !errors.Is(err, ErrMalformed) {
-				t.Errorf("error %v is not ErrMalformed", err)
+			if !errors.Is(err, errMalformed) {
+				t.Errorf("error %v is not errMalformed", err)
 			}
 		})
 	}
@@ -318,11 +318,11 @@ func TestDecodeIEEEMalformed(t *testing.T) {
 // cuts into the IEEE nest must fail, because the nest's length then points
 // past the end.
 func TestDecodeIEEEEveryTruncation(t *testing.T) {
-	good := mlx5Reply(0x08, appBytes(SelDSCP, 3, 26))
+	good := mlx5Reply(0x08, appBytes(selDSCP, 3, 26))
 	ieeeStart := sizeofDcbmsg + len(ifname("ens1f0np0"))
 	dcbxStart := len(good) - 8
 	for n := 0; n < len(good); n++ {
-		_, err := DecodeIEEE(good[:n])
+		_, err := decodeIEEE(good[:n])
 		if n > ieeeStart && n < dcbxStart && err == nil {
 			t.Errorf("prefix of %d bytes (inside the IEEE nest) decoded without error", n)
 		}
@@ -330,17 +330,17 @@ func TestDecodeIEEEEveryTruncation(t *testing.T) {
 }
 
 func TestEncodeGetRequest(t *testing.T) {
-	got, err := EncodeGetRequest(CmdIEEEGet, "eth0")
+	got, err := encodeGetRequest(cmdIEEEGet, "eth0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// dcbmsg{AF_UNSPEC, 21, pad} + nlattr{len 9, type 1, "eth0\0", 3 pad bytes}
-	want := cat([]byte{0, 21, 0, 0}, nla(AttrIfname, []byte("eth0\x00")))
+	want := cat([]byte{0, 21, 0, 0}, nla(attrIfname, []byte("eth0\x00")))
 	if !bytes.Equal(got, want) || len(got) != 16 || native.Uint16(got[4:]) != 9 {
 		t.Errorf("got % x\nwant % x", got, want)
 	}
-	got, err = EncodeGetRequest(CmdGDCBX, "enp1s0f0np01234")
-	if err != nil || got[1] != CmdGDCBX || len(got) != 4+nlaAlign(4+16) {
+	got, err = encodeGetRequest(cmdGDCBX, "enp1s0f0np01234")
+	if err != nil || got[1] != cmdGDCBX || len(got) != 4+nlaAlign(4+16) {
 		t.Errorf("15-byte name: % x, %v", got, err)
 	}
 
@@ -354,15 +354,15 @@ func TestEncodeGetRequest(t *testing.T) {
 		{8, "eth0"},  // DCB_CMD_PFC_SCFG
 		{0, "eth0"},
 		{200, "eth0"},
-		{CmdIEEEGet, ""},
-		{CmdIEEEGet, "0123456789abcdef"},
-		{CmdIEEEGet, "a/b"},
-		{CmdIEEEGet, "a b"},
-		{CmdIEEEGet, "a\x00b"},
-		{CmdIEEEGet, ".."},
+		{cmdIEEEGet, ""},
+		{cmdIEEEGet, "0123456789abcdef"},
+		{cmdIEEEGet, "a/b"},
+		{cmdIEEEGet, "a b"},
+		{cmdIEEEGet, "a\x00b"},
+		{cmdIEEEGet, ".."},
 	} {
-		if b, err := EncodeGetRequest(tc.cmd, tc.name); err == nil {
-			t.Errorf("EncodeGetRequest(%d, %q) = % x, want error", tc.cmd, tc.name, b)
+		if b, err := encodeGetRequest(tc.cmd, tc.name); err == nil {
+			t.Errorf("encodeGetRequest(%d, %q) = % x, want error", tc.cmd, tc.name, b)
 		}
 	}
 }
@@ -370,20 +370,20 @@ func TestEncodeGetRequest(t *testing.T) {
 func FuzzDecodeIEEE(f *testing.F) {
 	var apps [][]byte
 	for d := 0; d < 64; d++ {
-		apps = append(apps, appBytes(SelDSCP, uint8(d>>3), uint16(d)))
+		apps = append(apps, appBytes(selDSCP, uint8(d>>3), uint16(d)))
 	}
 	f.Add(mlx5Reply(0x08))
 	f.Add(mlx5Reply(0x18, apps...))
-	f.Add(dcbmsg(CmdIEEEGet, ifname("eth0"), nla(AttrIEEE, appTable())))
-	f.Add(dcbmsg(CmdGDCBX, nla(AttrDCBX, []byte{1})))
+	f.Add(dcbmsg(cmdIEEEGet, ifname("eth0"), nla(attrIEEE, appTable())))
+	f.Add(dcbmsg(cmdGDCBX, nla(attrDCBX, []byte{1})))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		got, err := DecodeIEEE(in)
+		got, err := decodeIEEE(in)
 		if err != nil {
 			if got != nil {
 				t.Fatal("result and error together")
 			}
-			if !errors.Is(err, ErrMalformed) {
-				t.Fatalf("error %v is not ErrMalformed", err)
+			if !errors.Is(err, errMalformed) {
+				t.Fatalf("error %v is not errMalformed", err)
 			}
 			return
 		}
@@ -392,7 +392,7 @@ func FuzzDecodeIEEE(f *testing.F) {
 		}
 		// Decoding must not depend on anything but the bytes, and must not
 		// keep aliases into them.
-		again, err := DecodeIEEE(bytes.Clone(in))
+		again, err := decodeIEEE(bytes.Clone(in))
 		if err != nil || !reflect.DeepEqual(got, again) {
 			t.Fatalf("second decode differs: %v", err)
 		}
@@ -403,4 +403,102 @@ func FuzzDecodeIEEE(f *testing.F) {
 			t.Fatal("result aliases the input buffer")
 		}
 	})
+}
+
+// The behaviours below are where mdlayher/netlink's AttributeDecoder could
+// differ from the kernel's nla_ok/nla_parse; each pins the choice made.
+
+// A length field of 0 is shorter than the attribute's own header: nla_ok
+// stops there, so it is malformed wherever it appears, although the
+// library's decoder hands it out as an empty attribute.
+func TestDecodeIEEEZeroLengthAttribute(t *testing.T) {
+	zero := func(typ uint16) []byte { return []byte{0, 0, byte(typ), byte(typ >> 8)} }
+	for name, in := range map[string][]byte{
+		"top level":        dcbmsg(cmdIEEEGet, ifname("eth0"), nla(attrIEEE, nil), zero(99)),
+		"as the IEEE nest": dcbmsg(cmdIEEEGet, ifname("eth0"), zero(attrIEEE)),
+		"in the IEEE nest": dcbmsg(cmdIEEEGet, nla(attrIEEE, cat(zero(50), appTable()))),
+		"in the APP table": dcbmsg(cmdIEEEGet, nla(attrIEEE, nla(ieeeAttrAppTable, cat(nla(appAttrIEEE, appBytes(selDSCP, 3, 26)), zero(7))))),
+		"zero padding":     append(mlx5Reply(0x08), 0, 0, 0, 0),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got, err := decodeIEEE(in); !errors.Is(err, errMalformed) {
+				t.Errorf("got %+v, %v; want errMalformed", got, err)
+			}
+		})
+	}
+}
+
+// The padding of the last attribute, top level or nested, may be cut by the
+// sender (nla_ok only needs nla_len bytes); nothing else may be.
+func TestDecodeIEEETruncatedLastPadding(t *testing.T) {
+	padded := mlx5Reply(0x08)
+	want, err := decodeIEEE(padded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// DCB_ATTR_DCBX is last: 5 bytes, then 3 bytes of padding.
+	for cut := 1; cut <= 3; cut++ {
+		got, err := decodeIEEE(padded[:len(padded)-cut])
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("padding cut by %d: %+v, %v", cut, got, err)
+		}
+	}
+	if _, err := decodeIEEE(padded[:len(padded)-4]); !errors.Is(err, errMalformed) {
+		t.Errorf("DCBX value cut: %v, want errMalformed", err)
+	}
+
+	// A trust table whose last u8 entry has no padding, inside a nest whose
+	// length ends with it.
+	entries := cat(nla(appAttrIEEE, []byte{selDSCP}), nla(appAttrDCB, []byte{selPCP})[:5])
+	nest := cat([]byte{byte(4 + len(entries)), 0, ieeeAttrAppTrustTable, 0x80}, entries)
+	got, err := decodeIEEE(dcbmsg(cmdIEEEGet, nla(attrIEEE, nest)))
+	if err != nil || !reflect.DeepEqual(got.AppTrust, []uint8{selDSCP, selPCP}) {
+		t.Errorf("unpadded last entry: %+v, %v", got, err)
+	}
+}
+
+// NLA_F_NESTED and NLA_F_NET_BYTEORDER are masked off the type, as the
+// kernel's nla_type does. dcbnl never sets NLA_F_NET_BYTEORDER, and its
+// structs are host order by definition, so the flag changes nothing.
+func TestDecodeIEEETypeFlags(t *testing.T) {
+	const nested, netByteOrder = 0x8000, 0x4000
+	var req, ind [8]uint64
+	req[3] = 311
+	build := func(flags uint16) []byte {
+		return dcbmsg(cmdIEEEGet,
+			nla(attrIfname|flags, []byte("eth0\x00")),
+			nla(attrIEEE|flags, cat(
+				nla(ieeeAttrPFC|flags, pfcBytes(8, 0x08, 0, 7, req, ind)),
+				nla(ieeeAttrAppTable|flags, nla(appAttrIEEE|flags, appBytes(selDSCP, 3, 26))),
+			)),
+			nla(attrDCBX|flags, []byte{dcbxHost}),
+		)
+	}
+	want, err := decodeIEEE(build(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, flags := range []uint16{nested, netByteOrder, nested | netByteOrder} {
+		got, err := decodeIEEE(build(flags))
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("flags %#x: %+v, %v\nwant %+v", flags, got, err, want)
+		}
+	}
+}
+
+// The kernel writes DCB_ATTR_DCBX and the trust table's selectors with
+// nla_put_u8, so a u8 attribute of any other length is not one (as under
+// the kernel's strict validation); the decoder used to take its first byte.
+func TestDecodeIEEEU8Length(t *testing.T) {
+	for name, in := range map[string][]byte{
+		"DCBX of 2 bytes":  dcbmsg(cmdIEEEGet, nla(attrIEEE, nil), nla(attrDCBX, []byte{dcbxHost, 0})),
+		"DCBX of 4 bytes":  dcbmsg(cmdIEEEGet, nla(attrIEEE, nil), nla(attrDCBX, []byte{dcbxHost, 0, 0, 0})),
+		"trust of 2 bytes": dcbmsg(cmdIEEEGet, nla(attrIEEE, nla(ieeeAttrAppTrustTable, nla(appAttrIEEE, []byte{selDSCP, 0})))),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got, err := decodeIEEE(in); !errors.Is(err, errMalformed) {
+				t.Errorf("got %+v, %v; want errMalformed", got, err)
+			}
+		})
+	}
 }

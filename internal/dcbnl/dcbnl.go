@@ -5,7 +5,7 @@
 //
 // Encoding and decoding are pure functions over byte slices so they can be
 // tested and fuzzed without a DCB-capable NIC; Client is the thin I/O layer.
-// Everything here only ever reads: EncodeGetRequest refuses SET commands,
+// Everything here only ever reads: encodeGetRequest refuses SET commands,
 // because on mlx5 a PFC change renegotiates the link.
 //
 // Sources: include/uapi/linux/dcbnl.h and net/dcb/dcbnl.c (dcb_doit,
@@ -14,81 +14,82 @@ package dcbnl
 
 import "errors"
 
-// RTMGetDCB is the netlink message type of a DCB request (include/uapi/linux/rtnetlink.h).
-const RTMGetDCB = 78 // RTM_GETDCB
+// rtmGetDCB is the netlink message type of a DCB request (include/uapi/linux/rtnetlink.h).
+const rtmGetDCB = 78 // RTM_GETDCB
 
 // Commands (enum dcbnl_commands). Only the GET commands are listed; the
 // package never sends anything else.
 const (
-	CmdGState      = 1  // DCB_CMD_GSTATE
-	CmdPFCGCfg     = 7  // DCB_CMD_PFC_GCFG (CEE)
-	CmdGPermHWAddr = 10 // DCB_CMD_GPERM_HWADDR
-	CmdGCap        = 11 // DCB_CMD_GCAP
-	CmdGNumTCs     = 12 // DCB_CMD_GNUMTCS
-	CmdPFCGState   = 14 // DCB_CMD_PFC_GSTATE
-	CmdBCNGCfg     = 16 // DCB_CMD_BCN_GCFG
-	CmdGApp        = 18 // DCB_CMD_GAPP
-	CmdIEEEGet     = 21 // DCB_CMD_IEEE_GET
-	CmdGDCBX       = 22 // DCB_CMD_GDCBX
-	CmdGFeatCfg    = 24 // DCB_CMD_GFEATCFG
-	CmdCEEGet      = 26 // DCB_CMD_CEE_GET
+	cmdGState      = 1  // DCB_CMD_GSTATE
+	cmdPFCGCfg     = 7  // DCB_CMD_PFC_GCFG (CEE)
+	cmdGPermHWAddr = 10 // DCB_CMD_GPERM_HWADDR
+	cmdGCap        = 11 // DCB_CMD_GCAP
+	cmdGNumTCs     = 12 // DCB_CMD_GNUMTCS
+	cmdPFCGState   = 14 // DCB_CMD_PFC_GSTATE
+	cmdBCNGCfg     = 16 // DCB_CMD_BCN_GCFG
+	cmdGApp        = 18 // DCB_CMD_GAPP
+	cmdIEEEGet     = 21 // DCB_CMD_IEEE_GET
+	cmdGDCBX       = 22 // DCB_CMD_GDCBX
+	cmdGFeatCfg    = 24 // DCB_CMD_GFEATCFG
+	cmdCEEGet      = 26 // DCB_CMD_CEE_GET
 )
 
 // Top-level attributes (enum dcbnl_attrs).
 const (
-	AttrIfname = 1  // DCB_ATTR_IFNAME, NUL-terminated string
-	AttrIEEE   = 13 // DCB_ATTR_IEEE, nested (enum ieee_attrs)
-	AttrDCBX   = 14 // DCB_ATTR_DCBX, u8
+	attrIfname = 1  // DCB_ATTR_IFNAME, NUL-terminated string
+	attrIEEE   = 13 // DCB_ATTR_IEEE, nested (enum ieee_attrs)
+	attrDCBX   = 14 // DCB_ATTR_DCBX, u8
 )
 
-// Attributes nested in AttrIEEE (enum ieee_attrs).
+// Attributes nested in attrIEEE (enum ieee_attrs), listed in full so that
+// the ones the decoder skips are visible.
 const (
-	IEEEAttrETS           = 1  // DCB_ATTR_IEEE_ETS, struct ieee_ets
-	IEEEAttrPFC           = 2  // DCB_ATTR_IEEE_PFC, struct ieee_pfc
-	IEEEAttrAppTable      = 3  // DCB_ATTR_IEEE_APP_TABLE, nested
-	IEEEAttrPeerETS       = 4  // DCB_ATTR_IEEE_PEER_ETS
-	IEEEAttrPeerPFC       = 5  // DCB_ATTR_IEEE_PEER_PFC
-	IEEEAttrPeerApp       = 6  // DCB_ATTR_IEEE_PEER_APP
-	IEEEAttrMaxRate       = 7  // DCB_ATTR_IEEE_MAXRATE
-	IEEEAttrQCN           = 8  // DCB_ATTR_IEEE_QCN
-	IEEEAttrQCNStats      = 9  // DCB_ATTR_IEEE_QCN_STATS
-	IEEEAttrDCBBuffer     = 10 // DCB_ATTR_DCB_BUFFER, struct dcbnl_buffer
-	IEEEAttrAppTrustTable = 11 // DCB_ATTR_DCB_APP_TRUST_TABLE, nested u8 selectors
-	IEEEAttrRewrTable     = 12 // DCB_ATTR_DCB_REWR_TABLE
+	ieeeAttrETS           = 1  // DCB_ATTR_IEEE_ETS, struct ieee_ets
+	ieeeAttrPFC           = 2  // DCB_ATTR_IEEE_PFC, struct ieee_pfc
+	ieeeAttrAppTable      = 3  // DCB_ATTR_IEEE_APP_TABLE, nested
+	ieeeAttrPeerETS       = 4  // DCB_ATTR_IEEE_PEER_ETS
+	ieeeAttrPeerPFC       = 5  // DCB_ATTR_IEEE_PEER_PFC
+	ieeeAttrPeerApp       = 6  // DCB_ATTR_IEEE_PEER_APP
+	ieeeAttrMaxRate       = 7  // DCB_ATTR_IEEE_MAXRATE
+	ieeeAttrQCN           = 8  // DCB_ATTR_IEEE_QCN
+	ieeeAttrQCNStats      = 9  // DCB_ATTR_IEEE_QCN_STATS
+	ieeeAttrDCBBuffer     = 10 // DCB_ATTR_DCB_BUFFER, struct dcbnl_buffer
+	ieeeAttrAppTrustTable = 11 // DCB_ATTR_DCB_APP_TRUST_TABLE, nested u8 selectors
+	ieeeAttrRewrTable     = 12 // DCB_ATTR_DCB_REWR_TABLE
 )
 
 // Entries of the APP (and trust/rewrite) tables (enum ieee_attrs_app).
 // Kernels since 6.3 put non-standard selectors (PCP) in DCB_ATTR_DCB_APP.
 const (
-	AppAttrIEEE = 1 // DCB_ATTR_IEEE_APP, struct dcb_app
-	AppAttrDCB  = 2 // DCB_ATTR_DCB_APP, struct dcb_app
+	appAttrIEEE = 1 // DCB_ATTR_IEEE_APP, struct dcb_app
+	appAttrDCB  = 2 // DCB_ATTR_DCB_APP, struct dcb_app
 )
 
 // APP selectors (IEEE_8021QAZ_APP_SEL_*, DCB_APP_SEL_PCP).
 const (
-	SelEthertype = 1
-	SelStream    = 2 // TCP/SCTP port
-	SelDgram     = 3 // UDP/DCCP port
-	SelAny       = 4 // any L4 port
-	SelDSCP      = 5
-	SelPCP       = 255
+	selEthertype = 1
+	selStream    = 2 // TCP/SCTP port
+	selDgram     = 3 // UDP/DCCP port
+	selAny       = 4 // any L4 port
+	selDSCP      = 5
+	selPCP       = 255
 )
 
 // DCBX mode bits (DCB_CAP_DCBX_*).
 const (
-	DCBXHost       = 0x01
-	DCBXLLDManaged = 0x02
-	DCBXVerCEE     = 0x04
-	DCBXVerIEEE    = 0x08
-	DCBXStatic     = 0x10
+	dcbxHost       = 0x01
+	dcbxLLDManaged = 0x02
+	dcbxVerCEE     = 0x04
+	dcbxVerIEEE    = 0x08
+	dcbxStatic     = 0x10
 )
 
 // Transmission selection algorithms (IEEE_8021QAZ_TSA_*).
 const (
-	TSAStrict   = 0
-	TSACBShaper = 1
-	TSAETS      = 2
-	TSAVendor   = 255
+	tsaStrict   = 0
+	tsaCBShaper = 1
+	tsaETS      = 2
+	tsaVendor   = 255
 )
 
 // Wire sizes of the kernel structs (all fields naturally aligned).
@@ -111,9 +112,11 @@ var (
 	// ErrNoDevice: the kernel answered ENODEV, no such interface in the
 	// namespace the Client lives in.
 	ErrNoDevice = errors.New("dcbnl: no such device")
-	// ErrMalformed: a message or a recorded file could not be decoded.
-	ErrMalformed = errors.New("dcbnl: malformed input")
 )
+
+// errMalformed is wrapped by every error about a message or a recorded file
+// that could not be decoded; callers treat those like any other read error.
+var errMalformed = errors.New("dcbnl: malformed input")
 
 // PFC is struct ieee_pfc.
 type PFC struct {
@@ -130,17 +133,6 @@ type PFC struct {
 	// the driver fills them (mlx5: tx/rx per-priority pause counters).
 	Requests    [numPriorities]uint64
 	Indications [numPriorities]uint64
-}
-
-// Mask returns pfc_en as the kernel encodes it.
-func (p *PFC) Mask() uint8 {
-	var m uint8
-	for i, on := range p.Enabled {
-		if on {
-			m |= 1 << i
-		}
-	}
-	return m
 }
 
 // ETS is struct ieee_ets; the arrays are indexed by traffic class, except
@@ -205,22 +197,9 @@ func (i *IEEE) Trust() string {
 		return i.TrustHint
 	}
 	for _, a := range i.Apps {
-		if a.Selector == SelDSCP {
+		if a.Selector == selDSCP {
 			return "dscp"
 		}
 	}
 	return "pcp"
-}
-
-// PrioritiesForDSCP returns the priorities the APP table assigns to a DSCP
-// value, in table order. More than one is legal (802.1Q leaves it to the
-// device); none means the device default applies.
-func (i *IEEE) PrioritiesForDSCP(dscp uint8) []uint8 {
-	var out []uint8
-	for _, a := range i.Apps {
-		if a.Selector == SelDSCP && a.Protocol == uint16(dscp) {
-			out = append(out, a.Priority)
-		}
-	}
-	return out
 }

@@ -36,7 +36,7 @@ func ParseRecorded(r io.Reader) (*IEEE, error) {
 		return nil, fmt.Errorf("dcbnl: reading recorded state: %w", err)
 	}
 	if len(data) > maxRecorded {
-		return nil, fmt.Errorf("%w: recorded state larger than %d bytes", ErrMalformed, maxRecorded)
+		return nil, fmt.Errorf("%w: recorded state larger than %d bytes", errMalformed, maxRecorded)
 	}
 	var lines []numberedLine
 	for i, l := range strings.Split(string(data), "\n") {
@@ -47,7 +47,7 @@ func ParseRecorded(r io.Reader) (*IEEE, error) {
 		lines = append(lines, numberedLine{i + 1, t})
 	}
 	if len(lines) == 0 {
-		return nil, fmt.Errorf("%w: empty recorded state", ErrMalformed)
+		return nil, fmt.Errorf("%w: empty recorded state", errMalformed)
 	}
 	for _, l := range lines {
 		for _, marker := range []string{"PFC configuration:", "Priority trust state:", "DCBX mode:"} {
@@ -59,7 +59,7 @@ func ParseRecorded(r io.Reader) (*IEEE, error) {
 	if _, ok := dcbSections[strings.Fields(lines[0].text)[0]]; ok {
 		return parseDcbTool(lines)
 	}
-	return nil, fmt.Errorf("%w: line %d: neither `dcb` nor `mlnx_qos` output: %q", ErrMalformed, lines[0].n, clip(lines[0].text))
+	return nil, fmt.Errorf("%w: line %d: neither `dcb` nor `mlnx_qos` output: %q", errMalformed, lines[0].n, clip(lines[0].text))
 }
 
 type numberedLine struct {
@@ -68,7 +68,7 @@ type numberedLine struct {
 }
 
 func lineErr(l numberedLine, format string, args ...any) error {
-	return fmt.Errorf("%w: line %d: %s", ErrMalformed, l.n, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: line %d: %s", errMalformed, l.n, fmt.Sprintf(format, args...))
 }
 
 func clip(s string) string {
@@ -91,10 +91,10 @@ var dcbSections = map[string]bool{
 }
 
 var dcbxWords = map[string]uint8{
-	"host": DCBXHost, "lld-managed": DCBXLLDManaged, "cee": DCBXVerCEE, "ieee": DCBXVerIEEE, "static": DCBXStatic,
+	"host": dcbxHost, "lld-managed": dcbxLLDManaged, "cee": dcbxVerCEE, "ieee": dcbxVerIEEE, "static": dcbxStatic,
 }
 
-var tsaNames = map[string]uint8{"strict": TSAStrict, "cbs": TSACBShaper, "ets": TSAETS, "vendor": TSAVendor}
+var tsaNames = map[string]uint8{"strict": tsaStrict, "cbs": tsaCBShaper, "ets": tsaETS, "vendor": tsaVendor}
 
 func parseDcbTool(lines []numberedLine) (*IEEE, error) {
 	out := &IEEE{}
@@ -233,7 +233,7 @@ func parseDcbTool(lines []numberedLine) (*IEEE, error) {
 					break
 				}
 				// default-prio is the (ethertype, 0, prio) entry.
-				out.Apps = append(out.Apps, App{Selector: SelEthertype, Priority: prio})
+				out.Apps = append(out.Apps, App{Selector: selEthertype, Priority: prio})
 			}
 		case "ethtype-prio", "dscp-prio", "stream-port-prio", "dgram-port-prio", "port-prio", "pcp-prio":
 			err = eachMapping(args, func(k, v string) error {
@@ -266,7 +266,7 @@ func parseDcbTool(lines []numberedLine) (*IEEE, error) {
 	}
 	if pfc != nil {
 		if !sawPrioPFC {
-			return nil, fmt.Errorf("%w: `dcb pfc` lines without prio-pfc: which priorities have PFC is unknown", ErrMalformed)
+			return nil, fmt.Errorf("%w: `dcb pfc` lines without prio-pfc: which priorities have PFC is unknown", errMalformed)
 		}
 		out.PFC = pfc
 	}
@@ -354,34 +354,34 @@ func parseAppKey(kw, k string) (App, error) {
 		if err != nil || n < 0x600 {
 			return App{}, fmt.Errorf("EtherType %q is not hex 600..ffff", k)
 		}
-		return App{Selector: SelEthertype, Protocol: uint16(n)}, nil
+		return App{Selector: selEthertype, Protocol: uint16(n)}, nil
 	case "dscp-prio":
 		if n, err := strconv.ParseUint(k, 10, 8); err == nil {
 			if n > 63 {
 				return App{}, fmt.Errorf("DSCP %d > 63", n)
 			}
-			return App{Selector: SelDSCP, Protocol: uint16(n)}, nil
+			return App{Selector: selDSCP, Protocol: uint16(n)}, nil
 		}
 		if d, ok := dsfieldNames[strings.ToLower(k)]; ok {
-			return App{Selector: SelDSCP, Protocol: uint16(d)}, nil
+			return App{Selector: selDSCP, Protocol: uint16(d)}, nil
 		}
 		return App{}, fmt.Errorf("unknown DSCP name %q (expected 0..63 or an rt_dsfield name)", k)
 	case "pcp-prio":
 		// "3nd" = PCP 3 with DEI 0 (protocol 3), "3de" = DEI 1 (protocol 11);
 		// `dcb -N` prints the protocol number instead.
 		if n, err := strconv.ParseUint(k, 10, 8); err == nil && n <= 15 {
-			return App{Selector: SelPCP, Protocol: uint16(n)}, nil
+			return App{Selector: selPCP, Protocol: uint16(n)}, nil
 		}
 		if len(k) == 3 && k[0] >= '0' && k[0] <= '7' && (k[1:] == "nd" || k[1:] == "de") {
 			p := uint16(k[0] - '0')
 			if k[1:] == "de" {
 				p += 8
 			}
-			return App{Selector: SelPCP, Protocol: p}, nil
+			return App{Selector: selPCP, Protocol: p}, nil
 		}
 		return App{}, fmt.Errorf("PCP %q is not 0nd..7de", k)
 	}
-	sel := map[string]uint8{"stream-port-prio": SelStream, "dgram-port-prio": SelDgram, "port-prio": SelAny}[kw]
+	sel := map[string]uint8{"stream-port-prio": selStream, "dgram-port-prio": selDgram, "port-prio": selAny}[kw]
 	n, err := strconv.ParseUint(k, 10, 16)
 	if err != nil || n == 0 {
 		return App{}, fmt.Errorf("port %q is not 1..65535", k)
@@ -430,9 +430,9 @@ func parseMlnxQos(lines []numberedLine) (*IEEE, error) {
 			var v uint8
 			switch strings.TrimSpace(strings.TrimPrefix(t, "DCBX mode:")) {
 			case "OS controlled":
-				v = DCBXHost
+				v = dcbxHost
 			case "Firmware controlled":
-				v = DCBXLLDManaged
+				v = dcbxLLDManaged
 			default:
 				return nil, lineErr(l, "unknown DCBX mode %q", clip(t))
 			}
@@ -483,7 +483,7 @@ func parseMlnxQos(lines []numberedLine) (*IEEE, error) {
 		case section == "default" && strings.HasPrefix(t, "prio:"):
 			var prio uint8
 			if err = parseUint8(strings.TrimPrefix(t, "prio:"), 0, 7, &prio); err == nil {
-				out.Apps = append(out.Apps, App{Selector: SelEthertype, Priority: prio})
+				out.Apps = append(out.Apps, App{Selector: selEthertype, Priority: prio})
 			}
 		case section == "pfc":
 			f := strings.Fields(t)
@@ -580,7 +580,7 @@ func parseMlnxDSCP(t string, out *IEEE) error {
 		if err := parseUint8(d, 0, 63, &dscp); err != nil {
 			return err
 		}
-		out.Apps = append(out.Apps, App{Selector: SelDSCP, Priority: prio, Protocol: uint16(dscp)})
+		out.Apps = append(out.Apps, App{Selector: selDSCP, Priority: prio, Protocol: uint16(dscp)})
 		n++
 	}
 	if n == 0 {
@@ -607,7 +607,7 @@ func parseMlnxTC(t string, ets *ETS) (int, error) {
 	name = strings.TrimSpace(name)
 	switch name {
 	case "ets":
-		ets.TSA[tc] = TSAETS
+		ets.TSA[tc] = tsaETS
 		bw = strings.TrimSpace(bw)
 		if !hasBW || !strings.HasPrefix(bw, "bw:") || !strings.HasSuffix(bw, "%") {
 			return 0, fmt.Errorf("ets tc line %q has no \"bw: N%%\"", clip(t))
@@ -616,9 +616,9 @@ func parseMlnxTC(t string, ets *ETS) (int, error) {
 			return 0, err
 		}
 	case "strict":
-		ets.TSA[tc] = TSAStrict
+		ets.TSA[tc] = tsaStrict
 	case "vendor":
-		ets.TSA[tc] = TSAVendor
+		ets.TSA[tc] = tsaVendor
 	default:
 		return 0, fmt.Errorf("unknown tsa %q", name)
 	}

@@ -44,7 +44,7 @@ func TestRecordedDcbPFC(t *testing.T) {
 // `dcb` capture of it.
 func TestRecordedDcbMatchesNetlink(t *testing.T) {
 	rec := parseFile(t, "dcb-pfc-prio3.txt")
-	nl, err := DecodeIEEE(mlx5Reply(0x08))
+	nl, err := decodeIEEE(mlx5Reply(0x08))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestRecordedDcbAppDSCP(t *testing.T) {
 			t.Errorf("DSCP %d -> %v, want [%d]", d, p, d>>3)
 		}
 	}
-	if got.DCBX == nil || *got.DCBX != DCBXHost|DCBXVerIEEE {
+	if got.DCBX == nil || *got.DCBX != dcbxHost|dcbxVerIEEE {
 		t.Errorf("DCBX = %v", got.DCBX)
 	}
 	if got.PFC == nil || got.PFC.Mask() != 0x08 {
@@ -82,11 +82,11 @@ func TestRecordedDcbEthertypeAndETS(t *testing.T) {
 		t.Errorf("PFC on %v", enabledList(got.PFC))
 	}
 	want := []App{
-		{SelEthertype, 3, 0x8915},
-		{SelEthertype, 0, 0},
-		{SelDgram, 3, 4791},
-		{SelPCP, 3, 3},
-		{SelPCP, 3, 11},
+		{selEthertype, 3, 0x8915},
+		{selEthertype, 0, 0},
+		{selDgram, 3, 4791},
+		{selPCP, 3, 3},
+		{selPCP, 3, 11},
 	}
 	if !reflect.DeepEqual(got.Apps, want) {
 		t.Errorf("apps = %+v\nwant %+v", got.Apps, want)
@@ -96,14 +96,14 @@ func TestRecordedDcbEthertypeAndETS(t *testing.T) {
 	}
 	e := got.ETS
 	if e == nil || e.Cap != 8 || e.Willing != 0 || e.TCTxBW[0] != 50 || e.TCTxBW[1] != 50 ||
-		e.TSA[0] != TSAETS || e.TSA[2] != TSAStrict || e.PrioTC[3] != 1 || e.PrioTC[4] != 1 || e.PrioTC[5] != 0 {
+		e.TSA[0] != tsaETS || e.TSA[2] != tsaStrict || e.PrioTC[3] != 1 || e.PrioTC[4] != 1 || e.PrioTC[5] != 0 {
 		t.Errorf("ETS = %+v", e)
 	}
 }
 
 func TestRecordedMlnxQosNetarbiter(t *testing.T) {
 	got := parseFile(t, "mlnx_qos-dscp-netarbiter.txt")
-	if got.DCBX == nil || *got.DCBX != DCBXHost {
+	if got.DCBX == nil || *got.DCBX != dcbxHost {
 		t.Errorf("DCBX = %v, want host (\"OS controlled\")", got.DCBX)
 	}
 	if got.TrustHint != "dscp" || got.Trust() != "dscp" {
@@ -120,7 +120,7 @@ func TestRecordedMlnxQosNetarbiter(t *testing.T) {
 	if len(got.Apps) != 8 {
 		t.Errorf("%d apps", len(got.Apps))
 	}
-	if got.ETS == nil || got.ETS.TSA[3] != TSAVendor || got.ETS.PrioTC[3] != 3 {
+	if got.ETS == nil || got.ETS.TSA[3] != tsaVendor || got.ETS.PrioTC[3] != 3 {
 		t.Errorf("ETS = %+v", got.ETS)
 	}
 	if got.Buffer != nil {
@@ -130,10 +130,10 @@ func TestRecordedMlnxQosNetarbiter(t *testing.T) {
 
 func TestRecordedMlnxQosPCP(t *testing.T) {
 	got := parseFile(t, "mlnx_qos-pcp.txt")
-	if got.DCBX == nil || *got.DCBX != DCBXLLDManaged {
+	if got.DCBX == nil || *got.DCBX != dcbxLLDManaged {
 		t.Errorf("DCBX = %v", got.DCBX)
 	}
-	if got.Trust() != "pcp" || !reflect.DeepEqual(got.Apps, []App{{SelEthertype, 0, 0}}) {
+	if got.Trust() != "pcp" || !reflect.DeepEqual(got.Apps, []App{{selEthertype, 0, 0}}) {
 		t.Errorf("trust %q apps %+v", got.Trust(), got.Apps)
 	}
 	if got.PFC.Mask() != 0x08 || got.PFC.Delay != 7 {
@@ -144,7 +144,7 @@ func TestRecordedMlnxQosPCP(t *testing.T) {
 		t.Errorf("Buffer = %+v", b)
 	}
 	e := got.ETS
-	if e == nil || e.TSA[0] != TSAETS || e.TSA[3] != TSAETS || e.TCTxBW[0] != 50 || e.TCTxBW[3] != 50 ||
+	if e == nil || e.TSA[0] != tsaETS || e.TSA[3] != tsaETS || e.TCTxBW[0] != 50 || e.TCTxBW[3] != 50 ||
 		e.PrioTC[3] != 3 || e.PrioTC[7] != 0 {
 		t.Errorf("ETS = %+v", e)
 	}
@@ -169,7 +169,7 @@ func TestRecordedDSCPNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []App{{SelDSCP, 3, 24}, {SelDSCP, 4, 24}, {SelDSCP, 5, 46}, {SelDSCP, 1, 1}, {SelDSCP, 7, 63}, {SelDSCP, 0, 0}}
+	want := []App{{selDSCP, 3, 24}, {selDSCP, 4, 24}, {selDSCP, 5, 46}, {selDSCP, 1, 1}, {selDSCP, 7, 63}, {selDSCP, 0, 0}}
 	if !reflect.DeepEqual(got.Apps, want) {
 		t.Errorf("apps = %+v", got.Apps)
 	}
@@ -224,8 +224,8 @@ func TestRecordedErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("no error, got %+v", got)
 			}
-			if !errors.Is(err, ErrMalformed) {
-				t.Errorf("error %v is not ErrMalformed", err)
+			if !errors.Is(err, errMalformed) {
+				t.Errorf("error %v is not errMalformed", err)
 			}
 		})
 	}
@@ -247,7 +247,7 @@ func FuzzParseRecorded(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		got, err := ParseRecorded(bytes.NewReader(in))
 		if err != nil {
-			if got != nil || !errors.Is(err, ErrMalformed) {
+			if got != nil || !errors.Is(err, errMalformed) {
 				t.Fatalf("got %v with error %v", got, err)
 			}
 			return
@@ -256,7 +256,7 @@ func FuzzParseRecorded(f *testing.F) {
 			t.Fatalf("Trust() = %q", tr)
 		}
 		for _, a := range got.Apps {
-			if a.Priority > 7 || (a.Selector == SelDSCP && a.Protocol > 63) {
+			if a.Priority > 7 || (a.Selector == selDSCP && a.Protocol > 63) {
 				t.Fatalf("out-of-range app %+v", a)
 			}
 		}

@@ -128,6 +128,36 @@ func TestIdleTimeoutClosesKeepAliveConnections(t *testing.T) {
 	t.Logf("5 idle connections closed %s after their answers", time.Since(begin).Round(10*time.Millisecond))
 }
 
+// TestOnlyGetAndHeadAreServed: nothing the exporter serves changes state;
+// other methods get 405 with the methods that work.
+func TestOnlyGetAndHeadAreServed(t *testing.T) {
+	p := startExporter(t, scenarioArgs("mlx5-8x400g-healthy")...)
+	for _, path := range []string{"/metrics", "/"} {
+		for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodOptions, "PROPFIND"} {
+			req, _ := http.NewRequest(method, "http://"+p.addr+path, strings.NewReader(""))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatalf("%s %s: %v", method, path, err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			switch method {
+			case http.MethodGet, http.MethodHead:
+				if resp.StatusCode != http.StatusOK {
+					t.Errorf("%s %s: HTTP %d", method, path, resp.StatusCode)
+				}
+			default:
+				if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
+					t.Errorf("%s %s: HTTP %d, Allow %q; want 405 with Allow: GET, HEAD", method, path, resp.StatusCode, resp.Header.Get("Allow"))
+				}
+				if strings.Contains(string(body), "roce_port_up") {
+					t.Errorf("%s %s returned metrics", method, path)
+				}
+			}
+		}
+	}
+}
+
 func TestBadWebTimeoutsAreRefusedAtStart(t *testing.T) {
 	for _, flags := range [][]string{
 		{"--web.write-timeout=5s"}, // below --web.timeout's 10s

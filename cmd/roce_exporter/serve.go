@@ -196,14 +196,14 @@ func (s *serveCommand) handler(exporter *collector.Exporter, cfg *collector.Conf
 			return nil, err
 		}
 		// Rendered per request for the recent probe results.
-		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		mux.Handle("/", collector.ReadOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			page, err := web.NewLandingPage(landingConfig())
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusInternalServerError)
 				return
 			}
 			page.ServeHTTP(w, r)
-		})
+		})))
 	}
 	return mux, nil
 }

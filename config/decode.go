@@ -171,6 +171,9 @@ const (
 var nodeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 func (l *loader) decodeNode(f field) *Node {
+	if !l.mapping(f) {
+		return nil
+	}
 	node := &Node{}
 	isMapping := l.object(f, fieldHandlers{
 		"name": func(f field) {
@@ -220,6 +223,9 @@ func (l *loader) address(f field) (netip.Addr, bool) {
 }
 
 func (l *loader) decodeInterface(f field, rail int) *Interface {
+	if !l.mapping(f) {
+		return nil
+	}
 	iface := &Interface{Rail: rail}
 	isMapping := l.object(f, fieldHandlers{
 		"netdev":      func(f field) { iface.Netdev, _ = l.deviceName(f, maxNetdevName) },

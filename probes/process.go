@@ -173,3 +173,22 @@ func (n *notifyWriter) Write(p []byte) (int, error) {
 	n.fn(p)
 	return n.w.Write(p)
 }
+
+// restartBackoff spaces the restarts of a supervised child that keeps
+// ending without doing its job: 1 s, doubling up to a minute, and back to
+// 1 s after a run that went well.
+type restartBackoff struct{ next time.Duration }
+
+const (
+	minRestartDelay = time.Second
+	maxRestartDelay = time.Minute
+)
+
+// failed returns how long to wait before the next start.
+func (b *restartBackoff) failed() time.Duration {
+	d := max(b.next, minRestartDelay)
+	b.next = min(2*d, maxRestartDelay)
+	return d
+}
+
+func (b *restartBackoff) reset() { b.next = 0 }

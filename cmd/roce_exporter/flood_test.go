@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/roce-exporter/roce_exporter/internal/idleflood"
 	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
@@ -42,13 +40,7 @@ func TestIdleClientFloodDoesNotStopScrapes(t *testing.T) {
 			args := append(scenarioArgs("mlx5-8x400g-healthy"), "--log.level=warn")
 			opts := idleflood.Options{Clients: clients, Path: "/metrics", Scrapes: 20, Timeout: 15 * time.Second}
 			if tc.tls {
-				dir := t.TempDir()
-				certFile, keyFile, pool := selfSignedCert(t, dir)
-				hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
-				if err != nil {
-					t.Fatal(err)
-				}
-				webConfig := testenv.WriteFile(t, dir, "web.yml", fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\nbasic_auth_users:\n  prometheus: %s\n", certFile, keyFile, hash))
+				webConfig, pool := tlsBasicAuthConfig(t)
 				args = append(args, "--web.config.file="+webConfig)
 				opts.TLS = &tls.Config{RootCAs: pool}
 				opts.FloodAuth = idleflood.BasicAuth("prometheus", "wrong")

@@ -120,17 +120,20 @@ func TestConnectionsNeverSendingARequestAreEvictable(t *testing.T) {
 	get(t, addr)
 }
 
-func TestConnectionInAHandlerIsNotEvicted(t *testing.T) {
-	release := make(chan struct{})
+// serveSlowRequest serves max connections and holds one request to /slow in
+// its handler; release lets it finish and returns how the client fared.
+func serveSlowRequest(t *testing.T, max int) (addr string, release func() error) {
+	t.Helper()
+	proceed := make(chan struct{})
 	entered := make(chan struct{}, 1)
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
 			entered <- struct{}{}
-			<-release
+			<-proceed
 		}
 		io.WriteString(w, "ok\n")
 	})
-	addr, _ := serve(t, 2, handler)
+	addr, _ = serve(t, max, handler)
 	slow := make(chan error, 1)
 	go func() {
 		resp, err := newClient().Get("http://" + addr + "/slow")
@@ -141,14 +144,18 @@ func TestConnectionInAHandlerIsNotEvicted(t *testing.T) {
 		slow <- err
 	}()
 	<-entered
+	return addr, func() error { close(proceed); return <-slow }
+}
+
+func TestConnectionInAHandlerIsNotEvicted(t *testing.T) {
+	addr, release := serveSlowRequest(t, 2)
 	idle := keepAlive(t, addr, "/")
 	// At the cap with one connection in a handler: the idle one goes.
 	get(t, addr)
 	if !closedByServer(idle, 2*time.Second) {
 		t.Error("the idle connection was kept and the busy one evicted")
 	}
-	close(release)
-	if err := <-slow; err != nil {
+	if err := release(); err != nil {
 		t.Errorf("the request in a handler was cut: %v", err)
 	}
 }
@@ -156,26 +163,7 @@ func TestConnectionInAHandlerIsNotEvicted(t *testing.T) {
 // With every connection in a handler, a new one waits for a free slot, as
 // behind a listener limit, instead of cutting a request short.
 func TestAllBusyWaitsForAFreeSlot(t *testing.T) {
-	release := make(chan struct{})
-	entered := make(chan struct{}, 1)
-	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/slow" {
-			entered <- struct{}{}
-			<-release
-		}
-		io.WriteString(w, "ok\n")
-	})
-	addr, _ := serve(t, 1, handler)
-	slow := make(chan error, 1)
-	go func() {
-		resp, err := newClient().Get("http://" + addr + "/slow")
-		if err == nil {
-			_, err = io.ReadAll(resp.Body)
-			resp.Body.Close()
-		}
-		slow <- err
-	}()
-	<-entered
+	addr, release := serveSlowRequest(t, 1)
 	done := make(chan error, 1)
 	go func() {
 		_, err := fetch(addr)
@@ -186,8 +174,7 @@ func TestAllBusyWaitsForAFreeSlot(t *testing.T) {
 		t.Fatal("a connection beyond the cap was served while every slot was in a handler")
 	case <-time.After(300 * time.Millisecond):
 	}
-	close(release)
-	if err := <-slow; err != nil {
+	if err := release(); err != nil {
 		t.Errorf("the request in a handler was cut: %v", err)
 	}
 	if err := <-done; err != nil {

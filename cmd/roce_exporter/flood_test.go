@@ -83,7 +83,7 @@ func TestIdleClientFloodDoesNotStopScrapes(t *testing.T) {
 // floodSlack: an evicted connection's descriptor is released only when the
 // goroutine reading from it wakes up and drops its reference, so under a
 // flood on two busy cores a few dozen closed connections still hold a
-// socket for a moment (measured: up to 26 above the cap).
+// socket for a moment (measured: up to 24 above the cap).
 const floodSlack = 128
 
 // TestIdleTimeoutClosesKeepAliveConnections: a client that made a request

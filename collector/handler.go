@@ -39,13 +39,28 @@ type handler struct {
 	cur *output // of the latest collection served
 }
 
-// NewHandler serves the exporter in the Prometheus text format.
+// NewHandler serves the exporter in the Prometheus text format to GET and
+// HEAD requests.
 func NewHandler(e *Exporter, opts HandlerOpts) http.Handler {
 	h := &handler{e: e, opts: opts}
 	if opts.MaxRequests > 0 {
 		h.slots = make(chan struct{}, opts.MaxRequests)
 	}
-	return h
+	return ReadOnly(h)
+}
+
+// ReadOnly answers GET and HEAD with h and refuses every other method with
+// 405 and an Allow header: nothing the exporter serves changes state, so a
+// POST or DELETE that got metrics back would only hide a client's mistake.
+func ReadOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method "+r.Method+" not allowed: use GET", http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 const textContentType = "text/plain; version=0.0.4; charset=utf-8"

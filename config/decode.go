@@ -171,6 +171,9 @@ const (
 var nodeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 func (l *loader) decodeNode(f field) *Node {
+	if !l.mapping(f) {
+		return nil
+	}
 	node := &Node{}
 	isMapping := l.object(f, fieldHandlers{
 		"name": func(f field) {
@@ -220,6 +223,9 @@ func (l *loader) address(f field) (netip.Addr, bool) {
 }
 
 func (l *loader) decodeInterface(f field, rail int) *Interface {
+	if !l.mapping(f) {
+		return nil
+	}
 	iface := &Interface{Rail: rail}
 	isMapping := l.object(f, fieldHandlers{
 		"netdev":      func(f field) { iface.Netdev, _ = l.deviceName(f, maxNetdevName) },
@@ -389,6 +395,10 @@ func (l *loader) decodeNCCL(f field, n *NCCL) {
 					l.errorAt(f.node, f.path, "must be at least 1 (`nvidia-smi -L | wc -l` counts them)")
 					return
 				}
+				if count > maxGPUsPerNode {
+					l.errorAt(f.node, f.path, "%d is more than %d, the most GPUs the NVIDIA driver supports in one system; the probe would start that many MPI ranks on every node (`nvidia-smi -L | wc -l` counts them)", count, maxGPUsPerNode)
+					return
+				}
 				n.GPUsPerNode = count
 			}
 		},
@@ -409,6 +419,12 @@ func (l *loader) decodeNCCL(f field, n *NCCL) {
 	})
 	l.object(f, handlers)
 }
+
+// maxGPUsPerNode is NV_MAX_DEVICES, "the maximum number of GPUs supported in a single
+// system" in the NVIDIA driver (open-gpu-kernel-modules, src/common/sdk/nvidia/inc/
+// nvlimits.h). GPU servers ship with 4 to 16; the bound catches a typo like 100000, which
+// mpirun would turn into 100,000 ranks per node.
+const maxGPUsPerNode = 32
 
 func (l *loader) decodePing(f field, p *Ping) {
 	handlers := l.scheduleFields(&p.Schedule)

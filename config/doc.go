@@ -79,6 +79,13 @@
 // queue pairs cannot fill a 400G port, so a healthy link would look slow.
 //
 // Requirements that matter only for a probe that runs (port_range large enough for the
-// widest node, NCCL leader, command and gpus_per_node) apply when both probes.enabled
-// and the probe's own enabled are true, so a plan without probes never fails on them.
+// widest node, NCCL leader, command and gpus_per_node, IPv4 management addresses for
+// mpirun's -H) apply when both probes.enabled and the probe's own enabled are true, so a
+// plan without probes never fails on them.
+//
+// # Limits
+//
+// A plan is a regular file of at most MaxPlanBytes (4 MiB). YAML aliases may add at most
+// 250,000 values to those written out, which stops an alias bomb within a second. A
+// failed plan reports its first 100 errors in file order and counts the rest.
 package config

@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"math"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,18 +14,30 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/roce-exporter/roce_exporter/internal/safefile"
 )
 
 // Load reads, decodes and validates the plan at path and fills in its defaults. A file
-// that cannot be read gives the *fs.PathError from os.ReadFile; a plan with problems
-// gives ValidationErrors as Parse does.
+// that cannot be read gives an *fs.PathError, also one that is not a regular file (a FIFO
+// would block the start, /dev/zero never end) or is larger than MaxPlanBytes; a plan with
+// problems gives ValidationErrors as Parse does.
 func Load(path string) (*Plan, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadRegular(path, MaxPlanBytes)
 	if err != nil {
 		return nil, err
 	}
 	return Parse(path, data)
 }
+
+// MaxPlanBytes bounds the plan file. Written out in block style a RoCE node with 8 rails
+// takes about 720 bytes, so 4 MiB hold some 5,800 nodes (more in flow style, or on
+// InfiniBand with one interface list shared through an alias); BenchmarkParseLargePlan
+// loads 5,500 in about 1 s. The bound is on what the worst 4 MiB cost, a flat list of
+// two million one-character values: about 5 s and 1 GB allocated, most of it in
+// go.yaml.in/yaml/v3 (BenchmarkParseWorstCaseYAML); four times the size costs four times
+// that.
+const MaxPlanBytes = 4 << 20
 
 // Parse decodes and validates a plan and fills in its defaults. filename only labels
 // error messages. The error, when not nil, is a ValidationErrors holding every problem
@@ -44,19 +55,24 @@ func Parse(filename string, data []byte) (*Plan, error) {
 		nodePath:      map[*Node]string{},
 		interfacePath: map[*Interface]string{},
 	}
+	if len(data) > MaxPlanBytes {
+		l.errorf("", "the plan is %d bytes, more than the limit of %d (4 MiB, some 5,800 RoCE nodes of 8 rails written out); this is not a plan file, or split the cluster into several plans", len(data), MaxPlanBytes)
+		return nil, l.finishErrors()
+	}
 	root := l.document(data)
 	if root == nil {
-		return nil, l.errs
+		return nil, l.finishErrors()
 	}
+	l.walkBudget = countValues(root) + maxAliasExpansion
 	plan := l.decodePlan(root)
-	if plan == nil {
-		return nil, l.errs
+	if plan == nil || l.overBudget {
+		// A plan cut short by the budget would only add errors about what is missing.
+		return nil, l.finishErrors()
 	}
 	l.applyDefaults(plan)
 	l.validate(plan)
-	if len(l.errs) > 0 {
-		l.errs.sortByPosition()
-		return nil, l.errs
+	if l.errorCount > 0 {
+		return nil, l.finishErrors()
 	}
 	plan.Warnings = l.warnings
 	return plan, nil
@@ -73,8 +89,17 @@ type loader struct {
 	// written maps the path of every non-null value in the file to its position. A path
 	// that is absent here was left to its default.
 	written map[string]position
+	// errorCount counts every error; errs keeps only the first maxErrors in file order,
+	// and once it has been cut to them, lastKept is the position of the last one.
+	errorCount int
+	errsCut    bool
+	lastKept   position
 	// aliasesFollowed bounds the work a file full of YAML aliases can cause.
 	aliasesFollowed int
+	// walked counts the values decoded, each time an alias brings them in again; past
+	// walkBudget the walk stops and overBudget is set.
+	walked, walkBudget int
+	overBudget         bool
 	// Paths of decoded items, for checks that run after decoding. Items that failed to
 	// decode are left out of the plan, so a slice index is not a YAML index.
 	nodePath      map[*Node]string
@@ -85,6 +110,78 @@ type loader struct {
 // maxAliasesFollowed is far above what a hand-written plan uses; past it a file is
 // most likely an alias bomb, and walking it would take minutes.
 const maxAliasesFollowed = 10000
+
+// maxAliasExpansion is how many values aliases may add to those written in the file. It
+// allows the one alias use a plan has a reason for, an InfiniBand interface list (no IPs,
+// so the same on every node) shared by 10,000 nodes of 8 rails (240,000 values), and stops
+// the alias bomb of issue 12, 10,000 aliases of a 1,000-interface list (30 million values,
+// past 120 s and 1.1 GB before), in about 0.4 s and 100 MB (BenchmarkParseAliasBomb).
+const maxAliasExpansion = 250_000
+
+// maxErrors is how many errors a failed plan reports; the rest are counted. A mistake
+// repeated on every node of a large cluster is recognised from the first few, and
+// collecting millions of messages cost more than a gigabyte.
+const maxErrors = 100
+
+// countValues counts the values of a document as walked without following aliases: the
+// value of every mapping key and every list item.
+func countValues(n *yaml.Node) int {
+	total := 0
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 1; i < len(n.Content); i += 2 {
+			total += 1 + countValues(n.Content[i])
+		}
+	case yaml.SequenceNode:
+		for _, item := range n.Content {
+			total += 1 + countValues(item)
+		}
+	}
+	return total
+}
+
+// spend accounts for decoding one more value; false means the budget is spent and the
+// walk must stop.
+func (l *loader) spend(n *yaml.Node, path string) bool {
+	if l.overBudget {
+		return false
+	}
+	l.walked++
+	if l.walked > l.walkBudget {
+		l.overBudget = true
+		l.errorAt(n, path, "the plan's YAML aliases expand to more than %d values beyond those written in the file (an alias bomb?); write the values out instead", maxAliasExpansion)
+		return false
+	}
+	return true
+}
+
+// addError keeps the first maxErrors errors in file order and counts the rest. Sorting
+// and cutting each time the list doubles keeps the cost at O(n log maxErrors); once cut,
+// an error placed after the last one kept is only counted, without formatting it (a
+// plan of a million bad values would otherwise format a million messages).
+func (l *loader) addError(pos position, path, format string, args ...any) {
+	l.errorCount++
+	if l.errsCut && (pos.line > l.lastKept.line || pos.line == l.lastKept.line && pos.column > l.lastKept.column) {
+		return
+	}
+	l.errs = append(l.errs, l.newError(pos, path, format, args...))
+	if len(l.errs) >= 2*maxErrors {
+		l.errs.sortByPosition()
+		clear(l.errs[maxErrors:])
+		l.errs = l.errs[:maxErrors]
+		l.errsCut, l.lastKept = true, position{l.errs[maxErrors-1].Line, l.errs[maxErrors-1].Column}
+	}
+}
+
+// finishErrors returns the errors in file order, with a last line counting those left out.
+func (l *loader) finishErrors() ValidationErrors {
+	l.errs.sortByPosition()
+	if l.errorCount > maxErrors {
+		l.errs = append(l.errs[:maxErrors], &FieldError{File: l.file,
+			Msg: fmt.Sprintf("… and %d more errors; fix these and load the plan again", l.errorCount-maxErrors)})
+	}
+	return l.errs
+}
 
 // field is one value of the document and its path, e.g. nodes[1].interfaces[0].ip.
 type field struct {
@@ -128,12 +225,12 @@ func (l *loader) newError(pos position, path, format string, args ...any) *Field
 
 // errorAt reports a problem at a node the walker holds.
 func (l *loader) errorAt(n *yaml.Node, path, format string, args ...any) {
-	l.errs = append(l.errs, l.newError(position{n.Line, n.Column}, path, format, args...))
+	l.addError(position{n.Line, n.Column}, path, format, args...)
 }
 
 // errorf reports a problem found after decoding, at the value's recorded position.
 func (l *loader) errorf(path, format string, args ...any) {
-	l.errs = append(l.errs, l.newError(l.positionOf(path), path, format, args...))
+	l.addError(l.positionOf(path), path, format, args...)
 }
 
 func (l *loader) warnf(path, format string, args ...any) {
@@ -162,8 +259,7 @@ func (l *loader) document(data []byte) *yaml.Node {
 		l.syntaxError(err)
 		return nil
 	default:
-		l.errs = append(l.errs, l.newError(position{next.Line, next.Column}, "",
-			"a second YAML document starts here; a plan file holds exactly one"))
+		l.addError(position{next.Line, next.Column}, "", "a second YAML document starts here; a plan file holds exactly one")
 		return nil
 	}
 	return doc.Content[0]
@@ -177,7 +273,7 @@ func (l *loader) syntaxError(err error) {
 		msg = msg[len(m[0]):]
 	}
 	msg = strings.TrimPrefix(msg, "yaml: ")
-	l.errs = append(l.errs, &FieldError{File: l.file, Line: line, Msg: "YAML syntax: " + msg})
+	l.addError(position{line: line}, "", "YAML syntax: %s", msg)
 }
 
 func isNull(n *yaml.Node) bool {
@@ -207,8 +303,7 @@ type fieldHandlers map[string]func(field)
 // counts as left out, so its default applies; required keys must not be left out.
 // It reports whether f was a mapping at all.
 func (l *loader) object(f field, handlers fieldHandlers, required ...string) bool {
-	if f.node.Kind != yaml.MappingNode {
-		l.errorAt(f.node, f.path, "must be a mapping (key: value lines), not %s", describe(f.node))
+	if !l.mapping(f) {
 		return false
 	}
 	firstLine := map[string]int{}
@@ -229,6 +324,9 @@ func (l *loader) object(f field, handlers fieldHandlers, required ...string) boo
 			continue
 		}
 		firstLine[name] = keyNode.Line
+		if !l.spend(valueNode, path) {
+			return true
+		}
 		handle, known := handlers[name]
 		if !known {
 			l.errorAt(keyNode, path, "unknown field %s", suggestField(name, handlers))
@@ -245,6 +343,17 @@ func (l *loader) object(f field, handlers fieldHandlers, required ...string) boo
 		if path := childPath(f.path, name); !l.isWritten(path) {
 			l.errorAt(f.node, path, "is required")
 		}
+	}
+	return true
+}
+
+// mapping reports whether f is a mapping, and the error if not. Callers that decode many
+// items check it before building their handlers, which a list of a million scalars would
+// otherwise build a million times.
+func (l *loader) mapping(f field) bool {
+	if f.node.Kind != yaml.MappingNode {
+		l.errorAt(f.node, f.path, "must be a mapping (key: value lines), not %s", describe(f.node))
+		return false
 	}
 	return true
 }
@@ -296,6 +405,9 @@ func (l *loader) list(f field, each func(index int, item field)) {
 	}
 	for i, itemNode := range f.node.Content {
 		path := fmt.Sprintf("%s[%d]", f.path, i)
+		if !l.spend(itemNode, path) {
+			return
+		}
 		item := l.resolve(itemNode, path)
 		if item == nil {
 			continue

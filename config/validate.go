@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -68,16 +69,22 @@ func (l *loader) validateNodes(p *Plan) {
 	if !l.isWritten("nodes") {
 		l.errorf("nodes", "is required: list every node with its name, management_ip and compute interfaces")
 	}
-	nodeByName := map[string]string{}
+	// Keyed by the lower-case name: host names are case-insensitive (DNS, /etc/hosts,
+	// ssh), so node01 and NODE01 are one machine to everything but a string compare.
+	nodeByName := map[string]*Node{}
 	nodeByManagementIP := map[netip.Addr]string{}
 	interfaceByComputeIP := map[netip.Addr]string{}
 	for _, node := range p.Nodes {
 		path := l.nodePath[node]
 		if node.Name != "" {
-			if first, dup := nodeByName[node.Name]; dup {
-				l.errorf(path+".name", "%s is already the name of %s; node names must be unique", node.Name, l.describePath(first))
-			} else {
-				nodeByName[node.Name] = path
+			folded := strings.ToLower(node.Name)
+			switch first, dup := nodeByName[folded]; {
+			case !dup:
+				nodeByName[folded] = node
+			case first.Name == node.Name:
+				l.errorf(path+".name", "%s is already the name of %s; node names must be unique", node.Name, l.describePath(l.nodePath[first]))
+			default:
+				l.errorf(path+".name", "%s differs from %s, the name of %s, only in letter case; host names are case-insensitive, so both name one machine: node names must be unique", node.Name, first.Name, l.describePath(l.nodePath[first]))
 			}
 		}
 		if ip := node.ManagementIP; ip.IsValid() {
@@ -89,6 +96,8 @@ func (l *loader) validateNodes(p *Plan) {
 			}
 			if network := p.Networks.Management; network.IsValid() && !network.Contains(ip) {
 				l.errorf(ipPath, "%s is outside the management network %s", ip, network)
+			} else if what := notAHost(ip, network); what != "" {
+				l.errorf(ipPath, "%s is %s, not a host address", ip, what)
 			}
 		}
 		l.validateInterfaces(p, node, interfaceByComputeIP)
@@ -129,8 +138,42 @@ func (l *loader) validateInterfaces(p *Plan, node *Node, interfaceByComputeIP ma
 		}
 		if networks := p.Networks.Compute; len(networks) > 0 && !containsAny(networks, ip) {
 			l.errorf(ipPath, "%s is outside the compute %s", iface.Address, describeNetworks(networks))
+			continue
+		}
+		// The interface's own prefix is the one the kernel derives its broadcast from;
+		// the compute network catches an address written with a longer prefix.
+		for _, network := range append([]netip.Prefix{iface.Address.Masked()}, p.Networks.Compute...) {
+			if what := notAHost(ip, network); what != "" {
+				l.errorf(ipPath, "%s is %s, not a host address", iface.Address, what)
+				break
+			}
 		}
 	}
+}
+
+// notAHost says why ip cannot be a host's address in network, or "" when it can: the
+// all-zeros host is the network itself (on IPv6 the Subnet-Router anycast address,
+// RFC 4291 2.6.1), the all-ones host the IPv4 broadcast. Point-to-point prefixes
+// (/31, /32, IPv6 /127, /128) have no such addresses (RFC 3021, RFC 6164).
+func notAHost(ip netip.Addr, network netip.Prefix) string {
+	if !network.IsValid() || !network.Contains(ip) || ip.BitLen()-network.Bits() < 2 {
+		return ""
+	}
+	base := network.Masked().Addr()
+	if ip == base {
+		if ip.Is4() {
+			return "the network address of " + network.Masked().String()
+		}
+		return "the Subnet-Router anycast address of " + network.Masked().String()
+	}
+	if ip.Is4() {
+		b := base.As4()
+		binary.BigEndian.PutUint32(b[:], binary.BigEndian.Uint32(b[:])|(1<<(32-network.Bits())-1))
+		if ip == netip.AddrFrom4(b) {
+			return "the broadcast address of " + network.Masked().String()
+		}
+	}
+	return ""
 }
 
 func containsAny(networks []netip.Prefix, ip netip.Addr) bool {
@@ -189,6 +232,14 @@ func (l *loader) validateProbes(p *Plan) {
 		}
 	}
 	if runs(nccl.Schedule) {
+		// The runner passes `-H <management IP>:<gpus>,…`, and Open MPI (orte and PRRTE
+		// dash_host.c alike) splits each entry at its first ':', so fd00::11:8 would be
+		// host "fd00" with slots ":11:8"; a bracketed [fd00::11] is not understood either.
+		for _, node := range p.Nodes {
+			if ip := node.ManagementIP; ip.Is6() {
+				l.errorf(l.nodePath[node]+".management_ip", "%s is an IPv6 address, which the NCCL probe cannot hand to mpirun: Open MPI's -H host:slots splits at the first ':'. Give the nodes IPv4 management addresses, or turn the NCCL probe off (probes.nccl.enabled: false)", ip)
+			}
+		}
 		for _, required := range []struct{ key, hint string }{
 			{"leader", "the node that launches mpirun; it needs passwordless ssh to every other node"},
 			{"command", "the absolute path of all_reduce_perf from an MPI build of nccl-tests, e.g. /opt/nccl-tests/build/all_reduce_perf"},

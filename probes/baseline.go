@@ -11,6 +11,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/roce-exporter/roce_exporter/internal/safefile"
 )
 
 // baselineWindow is how many good runs a link's baseline is the median of:
@@ -44,9 +46,9 @@ type baselineDoc struct {
 }
 
 // LoadBaselines reads dir/baselines.json. A missing file is an empty
-// store; a corrupt or truncated one is renamed aside and logged, never
-// fatal: losing baselines costs a few runs, refusing to start costs the
-// whole exporter.
+// store; a corrupt or truncated one, or one that is not a regular file of
+// at most maxBaselineBytes (a FIFO, a directory, a symlink to a device), is
+// renamed aside and logged, never fatal.
 func LoadBaselines(dir string, logger *slog.Logger) (*Baselines, error) {
 	b := &Baselines{logger: logger, links: map[string][]float64{}}
 	if dir == "" {
@@ -61,26 +63,53 @@ func LoadBaselines(dir string, logger *slog.Logger) (*Baselines, error) {
 	for _, f := range stale {
 		os.Remove(f)
 	}
-	data, err := os.ReadFile(b.path)
-	if errors.Is(err, fs.ErrNotExist) {
+	data, err := safefile.ReadRegular(b.path, maxBaselineBytes)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return b, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", b.path, err)
+	case errors.Is(err, safefile.ErrNotRegular), errors.Is(err, safefile.ErrTooLarge):
+		// Moved, not ignored: the next save renames a new file over the
+		// path, which fails on a directory, and a FIFO or device left in
+		// place would be met again at every start.
+		b.setAside("is not a usable baseline file", err)
+		return b, nil
+	case err != nil:
+		// Unreadable (permissions, I/O error): left where it is for the
+		// operator to look at; the next good run replaces it.
+		b.logger.Error("cannot read the probe baseline file; starting with empty baselines", "file", b.path, "err", err)
+		return b, nil
 	}
 	var doc baselineDoc
 	if err := json.Unmarshal(data, &doc); err != nil || doc.Version != 1 || !validLinks(doc.Links) {
-		aside := fmt.Sprintf("%s.corrupt-%d", b.path, time.Now().Unix())
-		if rerr := os.Rename(b.path, aside); rerr != nil {
-			return nil, fmt.Errorf("%s is corrupt and cannot be moved aside: %w", b.path, rerr)
+		if err == nil {
+			err = errors.New("not a version 1 baseline document")
 		}
-		logger.Warn("probe baseline file was corrupt; moved aside, starting with empty baselines", "file", b.path, "moved_to", aside, "err", err)
+		b.setAside("was corrupt", err)
 		return b, nil
 	}
 	for k, v := range doc.Links {
 		b.links[k] = v
 	}
 	return b, nil
+}
+
+// maxBaselineBytes bounds the baseline file: a node keeps one entry of
+// about 210 bytes per peer and rail, so a 16,384-node cluster with 8 rails
+// writes 28 MB.
+const maxBaselineBytes = 64 << 20
+
+// setAside renames the file at b.path (a symlink itself, not its target)
+// out of the way so that the exporter starts with empty baselines. Losing
+// baselines costs a few runs; refusing to start costs the whole exporter,
+// so not even a failed rename is fatal.
+func (b *Baselines) setAside(why string, cause error) {
+	aside := fmt.Sprintf("%s.corrupt-%d", b.path, time.Now().Unix())
+	if err := os.Rename(b.path, aside); err != nil {
+		b.logger.Error("probe baseline file "+why+" and cannot be moved aside; starting with empty baselines, which will not be saved until it is removed",
+			"file", b.path, "err", cause, "rename_err", err)
+		return
+	}
+	b.logger.Warn("probe baseline file "+why+"; moved aside, starting with empty baselines", "file", b.path, "moved_to", aside, "err", cause)
 }
 
 func validLinks(links map[string][]float64) bool {

@@ -193,7 +193,7 @@ type responder struct {
 var connectedMarker = []byte("remote address")
 
 func (rs *responder) run(ctx context.Context) {
-	backoff := time.Second
+	var backoff restartBackoff
 	for ctx.Err() == nil {
 		gid, haveGID := rs.runner.gid(rs.link)
 		argv := rs.runner.args(rs.link, gid, haveGID, true)
@@ -210,11 +210,11 @@ func (rs *responder) run(ctx context.Context) {
 			}
 		})
 		if err != nil {
-			rs.logger.Warn("probe responder cannot start", "device", rs.link.Device, "err", err)
-			if !sleepCtx(ctx, backoff) {
+			delay := backoff.failed()
+			rs.logger.Warn("probe responder cannot start", "device", rs.link.Device, "err", err, "retry_in", delay)
+			if !sleepCtx(ctx, delay) {
 				return
 			}
-			backoff = min(backoff*2, 60*time.Second)
 			continue
 		}
 		idle := time.NewTimer(rs.runner.cfg.Timeout)
@@ -249,17 +249,19 @@ func (rs *responder) run(ctx context.Context) {
 			out.TimedOut = overran
 			rs.onServed(rs.link, out, connectedAt, !overran)
 		}
-		if out.ExitCode != 0 && p.endedBy == nil && time.Since(p.begin) < 2*time.Second {
-			// Failing at once (no device, port in use): back off instead
-			// of spinning.
-			rs.logger.Debug("probe responder exited early", "device", rs.link.Device, "exit", out.ExitCode, "stderr", lastLine(out.Stderr))
-			if !sleepCtx(ctx, backoff) {
+		if p.endedBy == nil && connectedAt.IsZero() {
+			// A perftest server waits for its client; one that ends on its
+			// own without one (no device, port in use, a wrapper that exits
+			// 0 at once) was restarted 1,511 times in 10 s.
+			delay := backoff.failed()
+			rs.logger.Warn("probe responder exited without serving a test; restarting after a delay", "device", rs.link.Device,
+				"exit", out.ExitCode, "ran", time.Since(p.begin).Round(time.Millisecond), "stderr", lastLine(out.Stderr), "retry_in", delay)
+			if !sleepCtx(ctx, delay) {
 				return
 			}
-			backoff = min(backoff*2, 60*time.Second)
 			continue
 		}
-		backoff = time.Second
+		backoff.reset()
 	}
 }
 

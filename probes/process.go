@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -106,7 +107,10 @@ func startCommand(ctx context.Context, argv []string, env []string, onStdout fun
 	ctx, stop := context.WithCancel(ctx)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: a child outlives a kill -9 of the exporter otherwise (the
+	// context that would kill its group dies with us), and a perftest
+	// server left over holds its port and device. See startOnSpawnThread.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// Grandchildren holding the pipes open must not keep Wait blocked.
 	cmd.WaitDelay = 2 * time.Second
@@ -118,7 +122,7 @@ func startCommand(ctx context.Context, argv []string, env []string, onStdout fun
 	}
 	cmd.Stderr = p.stderr
 	p.begin = time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := startOnSpawnThread(cmd); err != nil {
 		stop()
 		return nil, fmt.Errorf("%s: %w", argv[0], err)
 	}
@@ -131,6 +135,40 @@ func startCommand(ctx context.Context, argv []string, env []string, onStdout fun
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// The parent-death signal is sent when the *thread* that forked the child
+// ends, not the process (prctl(2), PR_SET_PDEATHSIG), and Go ends a thread
+// whenever a goroutine locked to it exits without unlocking (the netlink
+// and network-namespace code in this process do that). A child forked from
+// such a thread would be killed at a random moment. So every child is
+// forked by one goroutine that locks its thread and never exits: the
+// signal then comes only when the process dies. (The kernel also clears
+// the signal when the child execs a set-user-ID binary or one with file
+// capabilities; those rely on the process-group kill alone.)
+var spawnThread struct {
+	once     sync.Once
+	requests chan spawnRequest
+}
+
+type spawnRequest struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func startOnSpawnThread(cmd *exec.Cmd) error {
+	spawnThread.once.Do(func() {
+		spawnThread.requests = make(chan spawnRequest)
+		go func() {
+			runtime.LockOSThread() // never unlocked
+			for r := range spawnThread.requests {
+				r.done <- r.cmd.Start()
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	spawnThread.requests <- spawnRequest{cmd, done}
+	return <-done
 }
 
 // kill ends the whole process group.
@@ -173,3 +211,22 @@ func (n *notifyWriter) Write(p []byte) (int, error) {
 	n.fn(p)
 	return n.w.Write(p)
 }
+
+// restartBackoff spaces the restarts of a supervised child that keeps
+// ending without doing its job: 1 s, doubling up to a minute, and back to
+// 1 s after a run that went well.
+type restartBackoff struct{ next time.Duration }
+
+const (
+	minRestartDelay = time.Second
+	maxRestartDelay = time.Minute
+)
+
+// failed returns how long to wait before the next start.
+func (b *restartBackoff) failed() time.Duration {
+	d := max(b.next, minRestartDelay)
+	b.next = min(2*d, maxRestartDelay)
+	return d
+}
+
+func (b *restartBackoff) reset() { b.next = 0 }

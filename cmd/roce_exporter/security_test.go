@@ -54,17 +54,26 @@ func selfSignedCert(t *testing.T, dir string) (certFile, keyFile string, pool *x
 	return certFile, keyFile, pool
 }
 
-// TestTLSAndBasicAuth runs the exporter with an exporter-toolkit web
-// config: TLS with a real client, the right and a wrong password, and
-// plain HTTP on the TLS port.
-func TestTLSAndBasicAuth(t *testing.T) {
+// tlsBasicAuthConfig writes an exporter-toolkit web config with TLS (a
+// certificate for 127.0.0.1 that pool trusts) and the basic-auth user
+// prometheus, password s3cret.
+func tlsBasicAuthConfig(t *testing.T) (webConfig string, pool *x509.CertPool) {
+	t.Helper()
 	dir := t.TempDir()
 	certFile, keyFile, pool := selfSignedCert(t, dir)
 	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
 	}
-	webConfig := testenv.WriteFile(t, dir, "web.yml", fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\nbasic_auth_users:\n  prometheus: %s\n", certFile, keyFile, hash))
+	webConfig = testenv.WriteFile(t, dir, "web.yml", fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\nbasic_auth_users:\n  prometheus: %s\n", certFile, keyFile, hash))
+	return webConfig, pool
+}
+
+// TestTLSAndBasicAuth runs the exporter with an exporter-toolkit web
+// config: TLS with a real client, the right and a wrong password, and
+// plain HTTP on the TLS port.
+func TestTLSAndBasicAuth(t *testing.T) {
+	webConfig, pool := tlsBasicAuthConfig(t)
 	p := startExporter(t, append(scenarioArgs("mlx5-8x400g-healthy"), "--web.config.file="+webConfig)...)
 
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}

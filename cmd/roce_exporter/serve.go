@@ -23,6 +23,7 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/internal/connguard"
 	"github.com/roce-exporter/roce_exporter/probes"
 	"github.com/roce-exporter/roce_exporter/reader"
 )
@@ -35,6 +36,10 @@ type serveCommand struct {
 	telemetryPath  *string
 	maxRequests    *int
 	webTimeout     *time.Duration
+	readTimeout    *time.Duration
+	writeTimeout   *time.Duration
+	idleTimeout    *time.Duration
+	maxConns       *int
 	disableExpMetr *bool
 }
 
@@ -47,6 +52,10 @@ func newServeCommand(a *app) *serveCommand {
 	s.telemetryPath = a.kp.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 	s.maxRequests = a.kp.Flag("web.max-requests", "Maximum number of parallel scrape requests; more get 503. Concurrent scrapes share one collection, so a request costs little beyond writing the response. 0 disables the limit.").Default("100").Int()
 	s.webTimeout = a.kp.Flag("web.timeout", "Upper bound for answering a scrape; collectors that are still reading by then are reported as failed.").Default("10s").Duration()
+	s.readTimeout = a.kp.Flag("web.read-timeout", "Time a client has to send a request's headers (and to finish the TLS handshake); a slow or stalled client is disconnected after it.").Default("10s").Duration()
+	s.writeTimeout = a.kp.Flag("web.write-timeout", "Time to answer a request, from the end of its headers to the last byte of the response. Must be longer than --web.timeout, which bounds the collection alone.").Default("30s").Duration()
+	s.idleTimeout = a.kp.Flag("web.idle-timeout", "How long a keep-alive connection may wait for its next request before it is closed. The default outlasts a 60 s scrape interval, so Prometheus keeps one connection (and TLS session) from scrape to scrape.").Default("90s").Duration()
+	s.maxConns = a.kp.Flag("web.max-connections", "Maximum number of open HTTP connections. At the limit a new connection closes the one idle the longest (a connection in the middle of a request is never closed), so idle or unauthenticated clients cannot lock out a scrape or use up the file descriptors the collectors need. 0 disables the limit.").Default("256").Int()
 	s.disableExpMetr = a.kp.Flag("web.disable-exporter-metrics", "Exclude the Go runtime and process metrics of the exporter itself (go_*, process_*); roce_exporter_build_info stays.").Bool()
 	return s
 }
@@ -64,6 +73,10 @@ func (s *serveCommand) run() int {
 	opts, ropts, err := s.a.options(plan)
 	if err != nil {
 		logger.Error("bad collector flags", "err", err)
+		return 2
+	}
+	if err := s.checkTimeouts(); err != nil {
+		logger.Error("bad web flags", "err", err)
 		return 2
 	}
 	if *s.webTimeout <= ropts.Timeout {
@@ -115,7 +128,14 @@ func (s *serveCommand) run() int {
 		logger.Error("cannot build HTTP handler", "err", err)
 		return 2
 	}
-	server := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	server := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: *s.readTimeout,
+		ReadTimeout:       *s.readTimeout,
+		WriteTimeout:      *s.writeTimeout,
+		IdleTimeout:       *s.idleTimeout,
+	}
+	connguard.New(*s.maxConns, logger).Install(server)
 	errc := make(chan error, 1)
 	go func() { errc <- web.ListenAndServe(server, s.webFlags, logger) }()
 	select {
@@ -133,6 +153,26 @@ func (s *serveCommand) run() int {
 		}
 	}
 	return 0
+}
+
+// checkTimeouts refuses web timeouts that would cut every slow scrape off
+// or never close a connection.
+func (s *serveCommand) checkTimeouts() error {
+	for _, d := range []struct {
+		flag  string
+		value time.Duration
+	}{{"--web.read-timeout", *s.readTimeout}, {"--web.write-timeout", *s.writeTimeout}, {"--web.idle-timeout", *s.idleTimeout}} {
+		if d.value <= 0 {
+			return fmt.Errorf("%s must be above 0 (it was %s): without it a client can hold a connection forever", d.flag, d.value)
+		}
+	}
+	if *s.writeTimeout <= *s.webTimeout {
+		return fmt.Errorf("--web.write-timeout (%s) must be longer than --web.timeout (%s): a scrape that uses its whole --web.timeout would be cut off before its answer is written", *s.writeTimeout, *s.webTimeout)
+	}
+	if *s.maxConns < 0 {
+		return fmt.Errorf("--web.max-connections must be 0 (no limit) or more, not %d", *s.maxConns)
+	}
+	return nil
 }
 
 func (s *serveCommand) handler(exporter *collector.Exporter, sysPath string, store *probes.Store, logger *slog.Logger) (http.Handler, error) {
@@ -167,14 +207,14 @@ func (s *serveCommand) handler(exporter *collector.Exporter, sysPath string, sto
 			return nil, err
 		}
 		// Rendered per request for the recent probe results.
-		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		mux.Handle("/", collector.ReadOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			page, err := web.NewLandingPage(landingConfig())
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusInternalServerError)
 				return
 			}
 			page.ServeHTTP(w, r)
-		})
+		})))
 	}
 	return mux, nil
 }

@@ -5,6 +5,7 @@
 //
 //	go run ./internal/benchtool -ports 8 -scrapes 2000
 //	go run ./internal/benchtool -ports 32 -soak 10000
+//	go run ./internal/benchtool -ports 8 -all-collectors -idle-clients 1530 -nofile 2048 -node-exporter ''
 package main
 
 import (
@@ -29,6 +30,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/procfs"
 
+	"github.com/roce-exporter/roce_exporter/internal/idleflood"
 	"github.com/roce-exporter/roce_exporter/internal/loadtest"
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
 )
@@ -44,6 +46,9 @@ func main() {
 	nodeExp := flag.String("node-exporter", "/usr/bin/prometheus-node-exporter", "node_exporter binary ('' skips the comparison)")
 	allCollectors := flag.Bool("all-collectors", false, "run every default collector (with ethtool/DCB captures) instead of the node_exporter-equivalent rdma+netdev")
 	extra := flag.String("args", "", "extra flags for our exporter, space separated")
+	idleClients := flag.Int("idle-clients", 0, "if > 0: open this many idle keep-alive connections, then scrape during the attack (issue 12)")
+	idleScrapes := flag.Int("idle-scrapes", 50, "scrapes made during the -idle-clients attack")
+	nofile := flag.Int("nofile", 0, "if > 0: run our exporter under `prlimit --nofile=N:N` (util-linux)")
 	flag.Parse()
 
 	dir, err := os.MkdirTemp("", "roce-bench-")
@@ -61,8 +66,20 @@ func main() {
 		oursArgs = append(oursArgs, "--collector.disable-defaults", "--collector.rdma", "--collector.netdev")
 	}
 	oursArgs = append(oursArgs, strings.Fields(*extra)...)
-	a := start("roce_exporter", *ours, oursArgs)
+	bin := *ours
+	if *nofile > 0 {
+		// prlimit sets the limit and execs the exporter in the same process.
+		oursArgs = append([]string{fmt.Sprintf("--nofile=%d:%d", *nofile, *nofile), bin}, oursArgs...)
+		bin = "prlimit"
+	}
+	a := start("roce_exporter", bin, oursArgs)
 	defer a.stop()
+
+	if *idleClients > 0 {
+		r := idleflood.Run(idleflood.Options{Addr: a.addr, PID: a.cmd.Process.Pid, Clients: *idleClients, Path: "/metrics", Scrapes: *idleScrapes})
+		fmt.Println("idle clients:", r)
+		return
+	}
 
 	if *soak > 0 {
 		runSoak(a, *soak)

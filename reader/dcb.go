@@ -2,9 +2,8 @@ package reader
 
 import (
 	"errors"
-	"fmt"
+	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -170,10 +169,10 @@ type replayDCB struct {
 }
 
 func (r *replayDCB) ieee(iface string) (*dcbnl.IEEE, error) {
-	v, err := r.cache.load(filepath.Join(r.dir, iface+".dcb.txt"), func(f *os.File) (any, error) {
+	v, err := r.cache.load(filepath.Join(r.dir, iface+".dcb.txt"), func(f io.Reader) (any, error) {
 		ieee, err := dcbnl.ParseRecorded(f)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Name(), err)
+			return nil, err
 		}
 		return ieee, nil
 	})

@@ -1,14 +1,15 @@
 package reader
 
 import (
+	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 
 	"github.com/safchain/ethtool"
 
 	"github.com/roce-exporter/roce_exporter/internal/nicstats"
+	"github.com/roce-exporter/roce_exporter/internal/safefile"
 )
 
 // driverInfo is what `ethtool -i` reports.
@@ -31,14 +32,14 @@ func newDriverInfoSource(replayDir string) driverInfoSource {
 
 func (d *driverInfoSource) info(iface string) (driverInfo, error) {
 	if d.replayDir != "" {
-		f, err := os.Open(filepath.Join(d.replayDir, iface+".driver.txt"))
+		path := filepath.Join(d.replayDir, iface+".driver.txt")
+		data, err := safefile.ReadRegular(path, maxReplayBytes)
 		if err != nil {
 			return driverInfo{}, err
 		}
-		defer f.Close()
-		di, err := nicstats.ParseDriverInfo(f)
+		di, err := nicstats.ParseDriverInfo(bytes.NewReader(data))
 		if err != nil {
-			return driverInfo{}, fmt.Errorf("%s: %w", f.Name(), err)
+			return driverInfo{}, fmt.Errorf("%s: %w", path, err)
 		}
 		return driverInfo{Driver: di.Driver, Version: di.Version, FirmwareVersion: di.FirmwareVersion, BusInfo: di.BusInfo}, nil
 	}

@@ -2,9 +2,8 @@ package reader
 
 import (
 	"errors"
-	"fmt"
+	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -208,10 +207,10 @@ type replayEthtool struct {
 }
 
 func (r *replayEthtool) stats(iface string) (nicstats.Stats, error) {
-	v, err := r.cache.load(filepath.Join(r.dir, iface+".txt"), func(f *os.File) (any, error) {
+	v, err := r.cache.load(filepath.Join(r.dir, iface+".txt"), func(f io.Reader) (any, error) {
 		st, err := nicstats.ParseStatistics(f)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Name(), err)
+			return nil, err
 		}
 		return st, nil
 	})
@@ -222,10 +221,10 @@ func (r *replayEthtool) stats(iface string) (nicstats.Stats, error) {
 }
 
 func (r *replayEthtool) pause(iface string) (*node.GlobalPause, error) {
-	v, err := r.cache.load(filepath.Join(r.dir, iface+".pause.txt"), func(f *os.File) (any, error) {
+	v, err := r.cache.load(filepath.Join(r.dir, iface+".pause.txt"), func(f io.Reader) (any, error) {
 		p, err := nicstats.ParsePause(f)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Name(), err)
+			return nil, err
 		}
 		return &node.GlobalPause{Autoneg: p.Autoneg, RX: p.RX, TX: p.TX}, nil
 	})

@@ -3,9 +3,9 @@ package reader
 import (
 	"bufio"
 	"errors"
+	"io"
 	"net"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -151,7 +151,7 @@ func (c *netdevSource) readMeta(name, dir string, now time.Time) *netdevMeta {
 // (the host's own interfaces would be wrong).
 func (c *netdevSource) addresses(name string) ([]netip.Prefix, bool) {
 	if c.r.opts.ReplayDir != "" {
-		all, err := c.addrCapture.load(filepath.Join(c.r.opts.ReplayDir, "ip-addr.txt"), func(f *os.File) (any, error) {
+		all, err := c.addrCapture.load(filepath.Join(c.r.opts.ReplayDir, "ip-addr.txt"), func(f io.Reader) (any, error) {
 			return parseIPAddr(bufio.NewScanner(f))
 		})
 		if err != nil {

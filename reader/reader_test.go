@@ -3,6 +3,7 @@ package reader
 import (
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -133,5 +134,53 @@ func TestHungEthtoolCallHitsTheTimeout(t *testing.T) {
 			t.Fatal("source not read again after the call returned")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A replay capture that is a FIFO must not block a read, and one too big
+// to be a real capture must not be read into memory: both are skipped and
+// counted, and the other interfaces are read.
+func TestHostileReplayFilesAreSkipped(t *testing.T) {
+	src := filepath.Join(fixtures, "mlx5-8x400g-healthy")
+	dir := t.TempDir()
+	entries, err := os.ReadDir(filepath.Join(src, "replay"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, "replay", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644)
+	}
+	os.Remove(filepath.Join(dir, "ens1f0np0.txt"))
+	if err := syscall.Mkfifo(filepath.Join(dir, "ens1f0np0.txt"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "ens2f0np0.txt")
+	if err := os.Truncate(big, maxReplayBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	o := fixtureOptions("mlx5-8x400g-healthy", node.SourceEthtool)
+	o.ReplayDir = dir
+	r := newTestReader(t, o)
+	begin := time.Now()
+	res := r.Read()
+	if took := time.Since(begin); took > time.Second {
+		t.Errorf("read took %v", took)
+	}
+	if sr := res.Sources[0]; !sr.OK() {
+		t.Errorf("ethtool source: %+v", sr)
+	}
+	snap := res.Snapshot
+	if snap.Ethtool["ens1f0np0"] != nil || snap.Ethtool["ens2f0np0"] != nil {
+		t.Error("a FIFO or an oversized capture was read")
+	}
+	if snap.Ethtool["ens3f0np0"] == nil {
+		t.Error("the other interfaces were not read")
+	}
+	if n := r.ReadErrors(node.SourceEthtool); n != 2 {
+		t.Errorf("%d read errors, want the 2 hostile captures", n)
 	}
 }

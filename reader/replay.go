@@ -1,8 +1,13 @@
 package reader
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"sync"
+
+	"github.com/roce-exporter/roce_exporter/internal/safefile"
 )
 
 // replayCache remembers what a capture file parsed to, keyed by path and
@@ -20,9 +25,15 @@ type replayEntry struct {
 	err   error
 }
 
+// maxReplayBytes bounds a capture file: a ConnectX's `ethtool -S` is about
+// 100 KB, so 16 MiB is room for any real NIC while a 30-million-line file
+// (or a FIFO fed forever) no longer grows the exporter to gigabytes.
+const maxReplayBytes = 16 << 20
+
 // load returns the parsed content of path, calling parse only when the
-// file changed.
-func (c *replayCache) load(path string, parse func(*os.File) (any, error)) (any, error) {
+// file changed. Only a regular file of at most maxReplayBytes is read: a
+// FIFO or a device must not block or flood a scrape.
+func (c *replayCache) load(path string, parse func(io.Reader) (any, error)) (any, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		c.mu.Lock()
@@ -36,12 +47,14 @@ func (c *replayCache) load(path string, parse func(*os.File) (any, error)) (any,
 	if ok && os.SameFile(e.info, st) && e.info.Size() == st.Size() && e.info.ModTime().Equal(st.ModTime()) {
 		return e.value, e.err
 	}
-	f, err := os.Open(path)
+	data, err := safefile.ReadRegular(path, maxReplayBytes)
 	if err != nil {
 		return nil, err
 	}
-	v, perr := parse(f)
-	f.Close()
+	v, perr := parse(bytes.NewReader(data))
+	if perr != nil {
+		perr = fmt.Errorf("%s: %w", path, perr)
+	}
 	c.mu.Lock()
 	if c.entries == nil {
 		c.entries = map[string]replayEntry{}

@@ -28,10 +28,35 @@ type Options struct {
 	Probes *probes.Store
 }
 
+// flagGroup is a kingpin application or command: either can hold flags.
+type flagGroup interface {
+	Flag(name, help string) *kingpin.FlagClause
+}
+
+// PathFlags say where the node's files are and how long a read may take:
+// all a command needs that reads the node without exporting it.
+type PathFlags struct {
+	sysPath, devPath *string
+	timeout          *time.Duration
+}
+
+// RegisterPathFlags adds --path.sysfs, --path.dev and --collector.timeout.
+func RegisterPathFlags(g flagGroup) *PathFlags {
+	f := &PathFlags{}
+	f.sysPath = g.Flag("path.sysfs", "sysfs mountpoint (point it at a fixture tree to replay a captured node).").Default("/sys").String()
+	f.devPath = g.Flag("path.dev", "devfs mountpoint, used to find /dev/infiniband.").Default("/dev").String()
+	f.timeout = g.Flag("collector.timeout", "Per-scrape time limit for each collector; a collector that exceeds it reports roce_scrape_collector_success 0 and its stuck read is not retried until it returns.").Default("5s").Duration()
+	return f
+}
+
+// ReaderOptions are the reader's options for the given sources.
+func (f *PathFlags) ReaderOptions(sources ...string) reader.Options {
+	return reader.Options{SysPath: *f.sysPath, DevPath: *f.devPath, Timeout: *f.timeout, Sources: sources}
+}
+
 // Flags are the command-line settings of the reader and the collectors.
 type Flags struct {
-	sysPath, devPath  *string
-	timeout           *time.Duration
+	*PathFlags
 	disableDefaults   *bool
 	enable            map[string]*bool
 	explicit          map[string]bool
@@ -43,15 +68,22 @@ type Flags struct {
 	ethtoolRawInclude *string
 }
 
-// RegisterFlags adds the collector flags to app, in node_exporter's style.
-func RegisterFlags(app *kingpin.Application) *Flags {
-	f := &Flags{enable: map[string]*bool{}, explicit: map[string]bool{}}
-	f.sysPath = app.Flag("path.sysfs", "sysfs mountpoint (point it at a fixture tree to replay a captured node).").Default("/sys").String()
-	f.devPath = app.Flag("path.dev", "devfs mountpoint, used to find /dev/infiniband.").Default("/dev").String()
-	f.timeout = app.Flag("collector.timeout", "Per-scrape time limit for each collector; a collector that exceeds it reports roce_scrape_collector_success 0 and its stuck read is not retried until it returns.").Default("5s").Duration()
+// RegisterFlags adds the collector flags to a command, in node_exporter's
+// style.
+func RegisterFlags(app flagGroup) *Flags { return registerFlags(app, false) }
+
+// RegisterSourceFlags adds the flags of a command that reads the node but
+// exports nothing (the doctor): those of the source collectors only.
+func RegisterSourceFlags(app flagGroup) *Flags { return registerFlags(app, true) }
+
+func registerFlags(app flagGroup, sourcesOnly bool) *Flags {
+	f := &Flags{PathFlags: RegisterPathFlags(app), enable: map[string]*bool{}, explicit: map[string]bool{}}
 	f.disableDefaults = app.Flag("collector.disable-defaults", "Disable all collectors that are enabled by default; enable the ones you want with --collector.<name>.").Default("false").Bool()
 	for _, name := range Names() {
 		reg := registry[name]
+		if sourcesOnly && !reg.source {
+			continue
+		}
 		state := "disabled"
 		if reg.defaultEnabled {
 			state = "enabled"
@@ -74,12 +106,8 @@ func RegisterFlags(app *kingpin.Application) *Flags {
 // Collectors named explicitly on the command line survive
 // --collector.disable-defaults.
 func (f *Flags) Options() (Options, reader.Options, error) {
-	ro := reader.Options{
-		SysPath: *f.sysPath,
-		DevPath: *f.devPath,
-		Timeout: *f.timeout,
-		Refresh: *f.refresh,
-	}
+	ro := f.ReaderOptions()
+	ro.Refresh = *f.refresh
 	var err error
 	if ro.DeviceInclude, err = compileOptional("collector.rdma.device-include", *f.devInclude); err != nil {
 		return Options{}, ro, err
@@ -96,6 +124,9 @@ func (f *Flags) Options() (Options, reader.Options, error) {
 	}
 	var o Options
 	for _, name := range Names() {
+		if f.enable[name] == nil {
+			continue
+		}
 		on := *f.enable[name]
 		if *f.disableDefaults && !f.explicit[name] {
 			on = false

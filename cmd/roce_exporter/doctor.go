@@ -14,18 +14,20 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"golang.org/x/sys/unix"
 
+	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/health"
 	"github.com/roce-exporter/roce_exporter/reader"
 )
 
 type doctorCommand struct {
-	a        *app
-	cmd      *kingpin.CmdClause
-	output   *string
-	color    *string
-	interval *time.Duration
-	configfs *bool
-	verbose  *bool
+	a          *app
+	collectors *collector.Flags
+	cmd        *kingpin.CmdClause
+	output     *string
+	color      *string
+	interval   *time.Duration
+	configfs   *bool
+	verbose    *bool
 }
 
 func newDoctorCommand(a *app) *doctorCommand {
@@ -35,6 +37,7 @@ func newDoctorCommand(a *app) *doctorCommand {
 	d.color = d.cmd.Flag("color", "Colour the text output: auto (only on a terminal), always or never.").Default("auto").Enum("auto", "always", "never")
 	d.interval = d.cmd.Flag("interval", "Time between the two samples that rate checks (PFC storm, PHY errors, ECN inference) compare; 0 takes one sample and skips them.").Default("5s").Duration()
 	d.verbose = d.cmd.Flag("verbose", "Print every passing check with its message instead of one line per check.").Short('v').Bool()
+	d.collectors = collector.RegisterSourceFlags(d.cmd)
 	d.configfs = d.cmd.Flag("configfs", "As root on a live system, create the rdma_cm configfs directory of each device for a moment to read its default RoCE mode (it is removed again).").Default("true").Bool()
 	return d
 }
@@ -54,7 +57,7 @@ func (d *doctorCommand) run() int {
 		fmt.Fprintf(os.Stderr, "roce_exporter doctor: the cluster plan is not valid:\n%v\n", err)
 		return 2
 	}
-	opts, ropts, err := d.a.options(plan)
+	opts, ropts, err := d.a.options(d.collectors, plan)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter doctor: %v\n", err)
 		return 2

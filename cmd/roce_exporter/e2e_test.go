@@ -261,3 +261,47 @@ func TestBadFlagsExitWithUsageError(t *testing.T) {
 		t.Errorf("error does not name the flag:\n%s", out)
 	}
 }
+
+// Each command's help shows its own flags first, and the web server's
+// flags only under serve.
+func TestHelpShowsEachCommandsOwnFlagsFirst(t *testing.T) {
+	help := func(args ...string) string {
+		out, _ := exec.Command(binary, append(args, "--help")...).CombinedOutput()
+		return string(out)
+	}
+	for _, tc := range []struct {
+		args     []string
+		first    string
+		absent   []string
+		maxLines int
+	}{
+		{[]string{"doctor"}, "--output=", []string{"--web.", "--collector.health", "--collector.probe", "--probes.state-dir"}, 100},
+		{[]string{"probe", "parse"}, "--large-message-bytes", []string{"--web.", "--path.sysfs", "--collector."}, 40},
+		{[]string{"probe", "run"}, "--peer", []string{"--web.", "--collector.rdma"}, 60},
+		{[]string{"serve"}, "web.", nil, 0},
+	} {
+		out := help(tc.args...)
+		own := strings.Index(out, "Flags of "+strings.Join(tc.args, " ")+":")
+		every := strings.Index(out, "Flags of every command:")
+		if own < 0 || every < own {
+			t.Errorf("%v --help: no own-flags section before the shared one:\n%s", tc.args, out)
+			continue
+		}
+		section := out[own:every]
+		lines := strings.Split(strings.TrimSpace(section), "\n")
+		if len(lines) < 2 || !strings.Contains(lines[1], tc.first) {
+			t.Errorf("%v --help: first own flag is %q, want %s", tc.args, lines[1], tc.first)
+		}
+		for _, a := range tc.absent {
+			if strings.Contains(out, a) {
+				t.Errorf("%v --help lists %s, which does not apply to it", tc.args, a)
+			}
+		}
+		if n := strings.Count(out, "\n"); tc.maxLines > 0 && n > tc.maxLines {
+			t.Errorf("%v --help is %d lines", tc.args, n)
+		}
+	}
+	if !strings.Contains(help(), "serve --help") {
+		t.Error("the top-level help does not say where serve's flags are")
+	}
+}

@@ -24,7 +24,6 @@ const defaultListenAddress = ":14791"
 // app holds the flags shared by every subcommand.
 type app struct {
 	kp         *kingpin.Application
-	collectors *collector.Flags
 	configFile *string
 	nodeName   *string
 	logConfig  *promslog.Config
@@ -35,7 +34,7 @@ func newApp() *app {
 	a := &app{kp: kingpin.New("roce_exporter", "Prometheus exporter and health checker for RoCE v2 / InfiniBand GPU-cluster networks.")}
 	a.kp.Version(version.Print("roce_exporter"))
 	a.kp.HelpFlag.Short('h')
-	a.collectors = collector.RegisterFlags(a.kp)
+	a.kp.UsageTemplate(usageTemplate)
 	a.configFile = a.kp.Flag("config.file", "Cluster plan (YAML): IP plan, expectations and probe settings. Optional for serving counters; required for plan checks and probes.").PlaceHolder("FILE").String()
 	a.nodeName = a.kp.Flag("node.name", "Name of this node in the cluster plan (default: the short hostname).").String()
 	a.logConfig = &promslog.Config{}
@@ -51,10 +50,10 @@ func (a *app) loadPlan() (*config.Plan, error) {
 	return config.Load(*a.configFile)
 }
 
-// options turns the flags into the collectors' options (with the plan the
-// health checks compare against) and the reader's.
-func (a *app) options(plan *config.Plan) (collector.Options, reader.Options, error) {
-	o, ro, err := a.collectors.Options()
+// options turns a command's collector flags into the collectors' options
+// (with the plan the health checks compare against) and the reader's.
+func (a *app) options(flags *collector.Flags, plan *config.Plan) (collector.Options, reader.Options, error) {
+	o, ro, err := flags.Options()
 	if err != nil {
 		return o, ro, err
 	}
@@ -71,7 +70,6 @@ func run(args []string) int {
 	a := newApp()
 	serve := newServeCommand(a)
 	probe := newProbeCommand(a)
-	serve.probe = probe
 	doctor := newDoctorCommand(a)
 
 	cmd, err := a.kp.Parse(args)
@@ -91,3 +89,55 @@ func run(args []string) int {
 		return serve.run()
 	}
 }
+
+// usageTemplate is kingpin's default with a command's own flags first and
+// the flags every command shares after them, under their own heading:
+// `doctor --help` must not open with the web server's flags.
+const usageTemplate = `{{define "FormatCommand" -}}
+{{if .FlagSummary}} {{.FlagSummary}}{{end -}}
+{{range .Args}}{{if not .Hidden}} {{if not .Required}}[{{end}}{{if .PlaceHolder}}{{.PlaceHolder}}{{else}}<{{.Name}}>{{end}}{{if .Value|IsCumulative}}...{{end}}{{if not .Required}}]{{end}}{{end}}{{end -}}
+{{end -}}
+
+{{define "FormatCommands" -}}
+{{range .FlattenedCommands -}}
+{{if not .Hidden -}}
+  {{.FullCommand}}{{if .Default}}*{{end}}{{template "FormatCommand" .}}
+{{.Help|Wrap 4}}
+{{end -}}
+{{end -}}
+{{end -}}
+
+{{define "FormatUsage" -}}
+{{template "FormatCommand" .}}{{if .Commands}} <command> [<args> ...]{{end}}
+{{if .Help}}
+{{.Help|Wrap 0 -}}
+{{end -}}
+
+{{end -}}
+
+{{if .Context.SelectedCommand -}}
+usage: {{.App.Name}} {{.Context.SelectedCommand}}{{template "FormatUsage" .Context.SelectedCommand}}
+{{if .Context.SelectedCommand.Flags -}}
+Flags of {{.Context.SelectedCommand.FullCommand}}:
+{{.Context.SelectedCommand.Flags|FlagsToTwoColumns|FormatTwoColumns}}
+{{end -}}
+{{if .Context.Args -}}
+Args:
+{{.Context.Args|ArgsToTwoColumns|FormatTwoColumns}}
+{{end -}}
+Flags of every command:
+{{.App.Flags|FlagsToTwoColumns|FormatTwoColumns}}
+{{if len .Context.SelectedCommand.Commands -}}
+Subcommands:
+{{template "FormatCommands" .Context.SelectedCommand}}
+{{end -}}
+{{ else -}}
+usage: {{.App.Name}}{{template "FormatUsage" .App}}
+Without a command, serve runs: its flags (web, collectors) are in "roce_exporter serve --help".
+
+Flags of every command:
+{{.App.Flags|FlagsToTwoColumns|FormatTwoColumns}}
+Commands:
+{{template "FormatCommands" .App}}
+{{end -}}
+`

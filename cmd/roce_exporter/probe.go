@@ -15,6 +15,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/probes"
@@ -33,15 +34,17 @@ type probeCommand struct {
 	// which has no plan to read it from.
 	parseLargeMessage *string
 	stateDir          *string
+	paths             *collector.PathFlags
 }
 
 func newProbeCommand(a *app) *probeCommand {
 	p := &probeCommand{a: a}
-	p.stateDir = a.kp.Flag("probes.state-dir", "Directory for probe baselines (overrides the plan's probes.state_dir).").PlaceHolder("DIR").String()
 	cmd := a.kp.Command("probe", "Run a fabric probe now, or parse a saved probe output.")
 	p.runCmd = cmd.Command("run", "Run one probe now from this node and print the results as JSON (perftest probes need the peers' exporters serving their responders).")
 	p.runKind = p.runCmd.Arg("kind", "ib_write_bw, ib_write_lat, nccl or ping.").Required().Enum(probes.KindIBWriteBW, probes.KindIBWriteLat, probes.KindNCCL, probes.KindPing)
 	p.runPeer = p.runCmd.Flag("peer", "Only probe this peer node (default: every peer).").String()
+	p.stateDir = stateDirFlag(p.runCmd)
+	p.paths = collector.RegisterPathFlags(p.runCmd)
 	p.parseCmd = cmd.Command("parse", "Parse a saved ib_write_bw / ib_write_lat / nccl-tests output (text or JSON) and print JSON.")
 	p.parseKind = p.parseCmd.Arg("kind", "ib_write_bw, ib_write_lat or nccl.").Required().Enum(probes.KindIBWriteBW, probes.KindIBWriteLat, probes.KindNCCL)
 	p.parseFile = p.parseCmd.Arg("file", "The saved output; - for standard input.").Required().String()
@@ -50,10 +53,14 @@ func newProbeCommand(a *app) *probeCommand {
 	return p
 }
 
+func stateDirFlag(cmd *kingpin.CmdClause) *string {
+	return cmd.Flag("probes.state-dir", "Directory for probe baselines (overrides the plan's probes.state_dir).").PlaceHolder("DIR").String()
+}
+
 // stateDirFor picks the baseline directory: the flag, else the plan.
-func (p *probeCommand) stateDirFor(plan *config.Plan) string {
-	if *p.stateDir != "" {
-		return *p.stateDir
+func stateDirFor(flag string, plan *config.Plan) string {
+	if flag != "" {
+		return flag
 	}
 	return plan.Probes.StateDir
 }
@@ -68,13 +75,7 @@ func (p *probeCommand) runNow() int {
 		fmt.Fprintln(os.Stderr, "roce_exporter: probe run needs the cluster plan (--config.file)")
 		return 2
 	}
-	_, ropts, err := p.a.options(plan)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)
-		return 2
-	}
-	ropts.Sources = []string{node.SourceRDMA}
-	rd, err := reader.New(ropts, p.a.logger)
+	rd, err := reader.New(p.paths.ReaderOptions(node.SourceRDMA), p.a.logger)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)
 		return 2
@@ -82,7 +83,7 @@ func (p *probeCommand) runNow() int {
 	defer rd.Close()
 	sched, err := probes.New(probes.Options{
 		Plan: plan, Self: config.SelfName(*p.a.nodeName), Node: snapshotNode(rd),
-		StateDir: p.stateDirFor(plan), Logger: p.a.logger,
+		StateDir: stateDirFor(*p.stateDir, plan), Logger: p.a.logger,
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)

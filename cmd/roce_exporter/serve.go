@@ -22,15 +22,16 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/roce-exporter/roce_exporter/collector"
-	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/internal/connguard"
+	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/probes"
 	"github.com/roce-exporter/roce_exporter/reader"
 )
 
 type serveCommand struct {
 	a              *app
-	probe          *probeCommand
+	collectors     *collector.Flags
+	stateDir       *string
 	cmd            *kingpin.CmdClause
 	webFlags       *web.FlagConfig
 	telemetryPath  *string
@@ -46,17 +47,19 @@ type serveCommand struct {
 func newServeCommand(a *app) *serveCommand {
 	s := &serveCommand{a: a}
 	s.cmd = a.kp.Command("serve", "Serve metrics over HTTP (the default).").Default()
-	// Web flags live on the application so that the node_exporter-style
-	// invocation without a subcommand accepts them.
-	s.webFlags = kingpinflag.AddFlags(a.kp, defaultListenAddress)
-	s.telemetryPath = a.kp.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
-	s.maxRequests = a.kp.Flag("web.max-requests", "Maximum number of parallel scrape requests; more get 503. Concurrent scrapes share one collection, so a request costs little beyond writing the response. 0 disables the limit.").Default("100").Int()
-	s.webTimeout = a.kp.Flag("web.timeout", "Upper bound for answering a scrape; collectors that are still reading by then are reported as failed.").Default("10s").Duration()
-	s.readTimeout = a.kp.Flag("web.read-timeout", "Time a client has to send a request's headers (and to finish the TLS handshake); a slow or stalled client is disconnected after it.").Default("10s").Duration()
-	s.writeTimeout = a.kp.Flag("web.write-timeout", "Time to answer a request, from the end of its headers to the last byte of the response. Must be longer than --web.timeout, which bounds the collection alone.").Default("30s").Duration()
-	s.idleTimeout = a.kp.Flag("web.idle-timeout", "How long a keep-alive connection may wait for its next request before it is closed. The default outlasts a 60 s scrape interval, so Prometheus keeps one connection (and TLS session) from scrape to scrape.").Default("90s").Duration()
-	s.maxConns = a.kp.Flag("web.max-connections", "Maximum number of open HTTP connections. At the limit a new connection closes the one idle the longest (a connection in the middle of a request is never closed), so idle or unauthenticated clients cannot lock out a scrape or use up the file descriptors the collectors need. 0 disables the limit.").Default("256").Int()
-	s.disableExpMetr = a.kp.Flag("web.disable-exporter-metrics", "Exclude the Go runtime and process metrics of the exporter itself (go_*, process_*); roce_exporter_build_info stays.").Bool()
+	// serve is the default command, so the node_exporter-style invocation
+	// without a command accepts its flags.
+	s.webFlags = kingpinflag.AddFlags(s.cmd, defaultListenAddress)
+	s.telemetryPath = s.cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
+	s.maxRequests = s.cmd.Flag("web.max-requests", "Maximum number of parallel scrape requests; more get 503. Concurrent scrapes share one collection, so a request costs little beyond writing the response. 0 disables the limit.").Default("100").Int()
+	s.webTimeout = s.cmd.Flag("web.timeout", "Upper bound for answering a scrape; collectors that are still reading by then are reported as failed.").Default("10s").Duration()
+	s.readTimeout = s.cmd.Flag("web.read-timeout", "Time a client has to send a request's headers (and to finish the TLS handshake); a slow or stalled client is disconnected after it.").Default("10s").Duration()
+	s.writeTimeout = s.cmd.Flag("web.write-timeout", "Time to answer a request, from the end of its headers to the last byte of the response. Must be longer than --web.timeout, which bounds the collection alone.").Default("30s").Duration()
+	s.idleTimeout = s.cmd.Flag("web.idle-timeout", "How long a keep-alive connection may wait for its next request before it is closed. The default outlasts a 60 s scrape interval, so Prometheus keeps one connection (and TLS session) from scrape to scrape.").Default("90s").Duration()
+	s.maxConns = s.cmd.Flag("web.max-connections", "Maximum number of open HTTP connections. At the limit a new connection closes the one idle the longest (a connection in the middle of a request is never closed), so idle or unauthenticated clients cannot lock out a scrape or use up the file descriptors the collectors need. 0 disables the limit.").Default("256").Int()
+	s.disableExpMetr = s.cmd.Flag("web.disable-exporter-metrics", "Exclude the Go runtime and process metrics of the exporter itself (go_*, process_*); roce_exporter_build_info stays.").Bool()
+	s.collectors = collector.RegisterFlags(s.cmd)
+	s.stateDir = stateDirFlag(s.cmd)
 	return s
 }
 
@@ -70,7 +73,7 @@ func (s *serveCommand) run() int {
 		logger.Error("cannot load the cluster plan", "file", *s.a.configFile, "err", err)
 		return 2
 	}
-	opts, ropts, err := s.a.options(plan)
+	opts, ropts, err := s.a.options(s.collectors, plan)
 	if err != nil {
 		logger.Error("bad collector flags", "err", err)
 		return 2
@@ -101,7 +104,7 @@ func (s *serveCommand) run() int {
 		}
 		sched, err = probes.New(probes.Options{
 			Plan: plan, Self: opts.NodeName, Node: snapshotNode(rd),
-			StateDir: s.probe.stateDirFor(plan), Logger: logger.With("component", "probes"),
+			StateDir: stateDirFor(*s.stateDir, plan), Logger: logger.With("component", "probes"),
 		})
 		if err != nil {
 			logger.Error("cannot start probes", "err", err)

@@ -296,6 +296,14 @@ func TestQoSChecks(t *testing.T) {
 			s.DCB[nd].PFCEnabled = a
 		}
 	}
+	// pfcUnknown is what the reader makes of an interface where DCB netlink
+	// gave no PFC object and only the MLNX_OFED ECN files were read.
+	pfcUnknown := func(nd string) func(s *node.Snapshot) {
+		return func(s *node.Snapshot) {
+			d := s.DCB[nd]
+			d.PFCKnown, d.PFCCap, d.PFCEnabled, d.Trust = false, 0, [8]bool{}, ""
+		}
+	}
 	noECNFiles := func(s *node.Snapshot) {
 		for _, d := range s.DCB {
 			d.ECN = nil
@@ -314,6 +322,12 @@ func TestQoSChecks(t *testing.T) {
 		{name: "dcb collector off", snap: func(s *node.Snapshot) { s.DCB = nil; delete(s.Sources, "dcb") },
 			id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"--collector.dcb"}},
 		{name: "no plan", noPlan: true, id: "pfc_enabled_on_roce_priority", subject: "node", want: StatusSkipped, msg: []string{ReasonNoPlan}},
+		{name: "only ECN files read", snap: pfcUnknown("ens3f0np0"), id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped,
+			msg: []string{"PFC state of ens3f0np0 is unknown", "ECN files"}, notMsg: []string{"enabled on: none"}},
+		{name: "driver without PFC object", snap: func(s *node.Snapshot) { pfcUnknown("ens3f0np0")(s); s.DCB["ens3f0np0"].ECN = nil },
+			id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"reported no PFC configuration"}},
+		{name: "DCB partly read", snap: func(s *node.Snapshot) { delete(s.DCB, "ens3f0np0"); s.Sources["dcb"] = node.SourcePartial },
+			id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"could not read every interface"}},
 		{name: "infiniband", snap: makeIB, id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
 
 		{name: "only RoCE priority", id: "pfc_only_on_roce_priority", subject: "ens3f0np0", want: StatusOK},
@@ -321,6 +335,8 @@ func TestQoSChecks(t *testing.T) {
 			msg: []string{"priority 0, 4"}, fix: []string{"prio-pfc all:off 3:on"}},
 		{name: "lossy by design", plan: func(p *config.Plan) { p.Expectations.PFCPriority = nil },
 			id: "pfc_only_on_roce_priority", subject: "node", want: StatusSkipped},
+		{name: "PFC unknown", snap: pfcUnknown("ens3f0np0"), id: "pfc_only_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"unknown"}},
+		{name: "PFC unknown, trust still read", snap: func(s *node.Snapshot) { s.DCB["ens1f0np0"].PFCKnown = false }, id: "trust_mode_matches_plan", subject: "ens1f0np0", want: StatusOK},
 
 		{name: "off", id: "global_pause_off_with_pfc", subject: "ens2f0np0", want: StatusOK, msg: []string{"rx off, tx off"}},
 		{name: "on with PFC", snap: func(s *node.Snapshot) {

@@ -107,7 +107,7 @@ func buildSnap() *node.Snapshot {
 		}
 		var pfc [8]bool
 		pfc[3] = true
-		s.DCB[nd] = &node.DCBState{Interface: nd, PFCCap: 8, PFCEnabled: pfc, Trust: "dscp",
+		s.DCB[nd] = &node.DCBState{Interface: nd, PFCKnown: true, PFCCap: 8, PFCEnabled: pfc, Trust: "dscp",
 			ECN: map[string]*node.ECNSetting{"np": allPrio(true), "rp": allPrio(true)}}
 	}
 	return s

@@ -28,17 +28,22 @@ func checkCountersReadable(e *env, r *results) {
 			continue
 		}
 		p := t.port
-		var missing []string
+		dir := fmt.Sprintf("/sys/class/infiniband/%s/ports/%d", p.Device, p.Number)
+		var missing, lost, paths []string
 		if len(p.Counters) == 0 && pmaDrivers[t.dev.Driver] {
-			missing = append(missing, "counters/")
+			missing, paths = append(missing, "counters/"), append(paths, dir+"/counters")
+			lost = append(lost, "the link and traffic counters of counters/ (link_downed, symbol_error, port_rcv_errors, port_rcv_data…)")
 		}
 		if len(p.HWCounters) == 0 {
-			missing = append(missing, "hw_counters/")
+			missing, paths = append(missing, "hw_counters/"), append(paths, dir+"/hw_counters")
+			lost = append(lost, "the transport and congestion counters of hw_counters/ (out_of_sequence, local_ack_timeout_err, req_transport_retries_exceeded, rp_cnp_ignored…)")
 		}
-		dir := fmt.Sprintf("/sys/class/infiniband/%s/ports/%d", p.Device, p.Number)
 		if len(missing) > 0 {
-			r.warn(subj, fmt.Sprintf("%s of %s gave no values: its error counters (link_downed, symbol_error, retransmissions…) are missing from the metrics and from these checks", strings.Join(missing, " and "), dir),
-				fmt.Sprintf("`ls -l %s/counters %s/hw_counters` and the exporter log show which reads failed; reading needs access to sysfs (run as root or in a privileged container with the host's /sys); firmware-restricted functions refuse counter queries, so exclude them with --collector.rdma.device-exclude; `dmesg | grep -i mad` shows PMA query errors", dir, dir))
+			fix := fmt.Sprintf("`ls -l %s` and the exporter log show which reads failed; reading needs access to sysfs (run as root or in a privileged container with the host's /sys); firmware-restricted functions refuse counter queries, so exclude them with --collector.rdma.device-exclude", strings.Join(paths, " "))
+			if len(p.Counters) == 0 {
+				fix += "; `dmesg | grep -i mad` shows PMA query errors"
+			}
+			r.warn(subj, fmt.Sprintf("%s of %s gave no values: %s are missing from the metrics and from these checks", strings.Join(missing, " and "), dir, strings.Join(lost, " and ")), fix)
 			continue
 		}
 		if len(p.Counters) == 0 {

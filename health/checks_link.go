@@ -376,7 +376,11 @@ func checkRoCEv2GID(e *env, r *results) {
 				ip, _ := g.IPv4()
 				parts = append(parts, fmt.Sprintf("index %d carries %s", g.Index, ip))
 			}
-			r.ok(subj, fmt.Sprintf("RoCE v2 GID %s on %s", strings.Join(parts, ", "), t.netdev))
+			on := ""
+			if t.netdev != "" {
+				on = " on " + t.netdev
+			}
+			r.ok(subj, fmt.Sprintf("RoCE v2 GID %s%s", strings.Join(parts, ", "), on))
 			continue
 		}
 		what := "an IPv4 address"
@@ -384,7 +388,15 @@ func checkRoCEv2GID(e *env, r *results) {
 			what = want.String()
 		}
 		if t.down() {
-			r.skip(subj, fmt.Sprintf("no RoCE v2 GID carries %s on %s, which is down (see port_active): GIDs follow the addresses of an up interface", what, t.netdev))
+			r.skip(subj, fmt.Sprintf("no RoCE v2 GID carries %s on %s, which is down (see port_active): GIDs follow the addresses of an up interface", what, orPlaceholder(t.netdev, subj)))
+			continue
+		}
+		if t.netdev == "" {
+			// RoCE GIDs are made from a netdev's addresses: a port without one
+			// cannot have any, and "on <nothing>" would hide that.
+			p := t.port
+			r.fail(subj, fmt.Sprintf("%s port %d has no netdev, so no RoCE v2 GID can carry an IPv4 address (%d GIDs in the table): NCCL and perftest cannot reach this port over RoCE v2", p.Device, p.Number, len(p.GIDs)),
+				fmt.Sprintf("`rdma link show %[1]s/%[2]d` names the port's netdev: if it names one, the exporter cannot see it (run it in the host's network namespace, hostNetwork: true in Kubernetes, with the host's /sys); if it names none, the NIC's Ethernet driver created no interface for the port (`dmesg | grep -i %[3]s`, `devlink dev show`)", p.Device, p.Number, orPlaceholder(t.dev.Driver, "<driver>")))
 			continue
 		}
 		var others []string

@@ -106,10 +106,27 @@ func TestNodeChecks(t *testing.T) {
 		{name: "bound but no ibdev", snap: func(s *node.Snapshot) { unboundCX7(s); s.NICs[0].Driver = "mlx5_core" },
 			id: "rdma_nic_present", subject: "node", want: StatusOK, msg: []string{"driver mlx5_core", "see rdma_driver_loaded"}},
 		{name: "software only", snap: func(s *node.Snapshot) {
+			s.Devices = s.Devices[:2]
+			s.Devices[0].Name, s.Devices[0].Driver, s.Devices[0].PCIAddress = "rxe0", "", ""
+			// rxe's device link leads to the netdev's parent: its driver is the plain NIC's.
+			s.Devices[1].Name, s.Devices[1].Driver, s.Devices[1].PCIAddress = "siw_eth0", "virtio_net", ""
+		}, id: "rdma_nic_present", subject: "node", want: StatusFail, msg: []string{"only software RDMA devices (rxe0, siw_eth0"}},
+		{name: "software by driver", snap: func(s *node.Snapshot) {
+			s.Devices = s.Devices[:1]
+			s.Devices[0].Name, s.Devices[0].Driver = "roce_lab", "rdma_rxe"
+		}, id: "rdma_nic_present", subject: "node", want: StatusFail, msg: []string{"only software RDMA devices (roce_lab"}},
+		{name: "hardware without a device link", snap: func(s *node.Snapshot) {
 			for _, d := range s.Devices {
 				d.Driver, d.PCIAddress = "", ""
 			}
-		}, id: "rdma_nic_present", subject: "node", want: StatusFail, msg: []string{"only software RDMA devices"}},
+		}, id: "rdma_nic_present", subject: "node", want: StatusWarn,
+			msg: []string{"PCI parent could not be read: mlx5_0, mlx5_1, mlx5_2"}, notMsg: []string{"software"}, fix: []string{"ls -l /sys/class/infiniband/mlx5_0/device", "--path.sysfs"}},
+		{name: "one device without a device link", snap: func(s *node.Snapshot) { s.Devices[2].Driver, s.Devices[2].PCIAddress = "", "" },
+			id: "rdma_nic_present", subject: "node", want: StatusWarn, msg: []string{"2 RDMA device(s) with a NIC driver bound: mlx5_0, mlx5_1", "could not be read: mlx5_2"}},
+		{name: "software beside a NIC", snap: func(s *node.Snapshot) {
+			s.Devices[2].Name, s.Devices[2].Driver, s.Devices[2].PCIAddress = "rxe0", "", ""
+		},
+			id: "rdma_nic_present", subject: "node", want: StatusOK, msg: []string{"2 RDMA device(s) with a NIC driver bound: mlx5_0, mlx5_1"}},
 
 		{name: "loaded", id: "rdma_driver_loaded", subject: "node", want: StatusOK, msg: []string{"mlx5_core", "mlx5_ib", "ib_uverbs"}},
 		{name: "nothing loaded", snap: unboundCX7, id: "rdma_driver_loaded", subject: "node", want: StatusFail,
@@ -273,6 +290,18 @@ func TestLinkChecks(t *testing.T) {
 			id: "roce_v2_gid_present", subject: "ens3f0np0", want: StatusFail, msg: []string{"an IPv4 address"}},
 		{name: "down", snap: func(s *node.Snapshot) { down(s); port(s, 1).GIDs = port(s, 1).GIDs[:2] },
 			id: "roce_v2_gid_present", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"down"}},
+		{name: "port without netdev", noPlan: true, snap: func(s *node.Snapshot) {
+			port(s, 2).Interface, port(s, 2).GIDs = "", nil
+			delete(s.Interfaces, "ens3f0np0")
+		}, id: "roce_v2_gid_present", subject: "mlx5_2", want: StatusFail,
+			msg: []string{"mlx5_2 port 1 has no netdev", "(0 GIDs in the table)"}, notMsg: []string{" on  ", "on ("}, fix: []string{"rdma link show mlx5_2/1", "hostNetwork"}},
+		{name: "port without netdev, GIDs seen", noPlan: true, snap: func(s *node.Snapshot) {
+			port(s, 2).Interface = ""
+			for i := range port(s, 2).GIDs {
+				port(s, 2).GIDs[i].Interface = ""
+			}
+			delete(s.Interfaces, "ens3f0np0")
+		}, id: "roce_v2_gid_present", subject: "mlx5_2", want: StatusOK, msg: []string{"index 3 carries 192.168.102.11"}, notMsg: []string{" on "}},
 		{name: "infiniband", snap: makeIB, id: "roce_v2_gid_present", subject: "ens2f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
 
 		{name: "v2", id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusOK},
@@ -488,6 +517,12 @@ func TestCounterChecks(t *testing.T) {
 		{name: "both dirs", id: "port_counters_readable", subject: "mlx5_0", want: StatusOK, msg: []string{"2 counters/", "5 hw_counters/"}},
 		{name: "mlx5 counters unreadable", snap: func(s *node.Snapshot) { port(s, 0).Counters = nil },
 			id: "port_counters_readable", subject: "mlx5_0", want: StatusWarn, msg: []string{"counters/ of /sys/class/infiniband/mlx5_0/ports/1"}, fix: []string{"--collector.rdma.device-exclude"}},
+		{name: "only hw_counters/ missing", snap: func(s *node.Snapshot) { port(s, 0).HWCounters = nil },
+			id: "port_counters_readable", subject: "mlx5_0", want: StatusWarn,
+			msg: []string{"hw_counters/ of /sys/class/infiniband/mlx5_0/ports/1", "req_transport_retries_exceeded"}, notMsg: []string{"link_downed", "symbol_error", "counters/ and"},
+			fix: []string{"ls -l /sys/class/infiniband/mlx5_0/ports/1/hw_counters`"}},
+		{name: "both missing", snap: func(s *node.Snapshot) { port(s, 0).HWCounters, port(s, 0).Counters = nil, nil },
+			id: "port_counters_readable", subject: "mlx5_0", want: StatusWarn, msg: []string{"counters/ and hw_counters/", "link_downed", "out_of_sequence"}, fix: []string{"dmesg | grep -i mad"}},
 		{name: "bnxt has none by design", snap: func(s *node.Snapshot) { s.Devices[0].Driver = "bnxt_en"; port(s, 0).Counters = nil },
 			id: "port_counters_readable", subject: "mlx5_0", want: StatusOK, msg: []string{"by design"}},
 

@@ -234,6 +234,18 @@ func checkTrust(e *env, r *results) {
 	})
 }
 
+// rocePriorities are the priorities RoCE uses on the target: the plan's, else the
+// ones with PFC on; none when neither says.
+func (e *env) rocePriorities(t *target) []int {
+	if exp, ok := e.expectations(); ok && exp.PFCPriority != nil {
+		return []int{*exp.PFCPriority}
+	}
+	if d := e.snap.DCB[t.netdev]; d != nil {
+		return enabledPriorities(d)
+	}
+	return nil
+}
+
 func pfcPrioText(e *env) string {
 	if exp, ok := e.expectations(); ok && exp.PFCPriority != nil {
 		return strconv.Itoa(*exp.PFCPriority)
@@ -254,13 +266,7 @@ func checkECN(e *env, r *results) {
 	}
 	e.ethernetTargets(r, func(t *target) {
 		d := e.snap.DCB[t.netdev]
-		var prios []int
-		switch {
-		case hasPlan && exp.PFCPriority != nil:
-			prios = []int{*exp.PFCPriority}
-		case d != nil:
-			prios = enabledPriorities(d)
-		}
+		prios := e.rocePriorities(t)
 		if d != nil && d.ECN != nil && d.ECN[node.ECNRoleNP] != nil && d.ECN[node.ECNRoleRP] != nil && len(prios) > 0 {
 			ecnFromFiles(r, t, d, prios)
 			return

@@ -472,16 +472,20 @@ func TestPCIeAndFirmwareChecks(t *testing.T) {
 		{name: "correctable since boot", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["correctable"] = 1734 },
 			id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"1734 correctable"}, fix: []string{"dmesg | grep -i aer"}},
 		{name: "fatal since boot", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["fatal"] = 1 },
-			id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusFail, msg: []string{"1 fatal"}},
+			id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"1 fatal since boot", "a second sample"}},
 		{name: "old correctable, none new", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["correctable"] = 7 },
 			prev: func(prev, _ *node.Snapshot) { prev.PCI[pciAddr(2)].AER["correctable"] = 7 },
-			id:   "pcie_no_aer_errors", subject: "mlx5_2", want: StatusOK, msg: []string{"7 correctable since boot, none new"}},
+			id:   "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"7 correctable since boot, none new in the last 10s"}},
 		{name: "new correctable", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["correctable"] = 9 },
 			prev: func(prev, _ *node.Snapshot) { prev.PCI[pciAddr(2)].AER["correctable"] = 7 },
 			id:   "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"2 new correctable"}},
 		{name: "old fatal, none new", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["fatal"] = 1 },
 			prev: func(prev, _ *node.Snapshot) { prev.PCI[pciAddr(2)].AER["fatal"] = 1 },
-			id:   "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"1 fatal error(s) since boot, none new"}},
+			id:   "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"1 fatal since boot, none new"}},
+		{name: "new fatal beside old correctable", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["fatal"], s.PCI[pciAddr(2)].AER["correctable"] = 1, 1734 },
+			prev: func(prev, _ *node.Snapshot) { prev.PCI[pciAddr(2)].AER["correctable"] = 1734 },
+			id:   "pcie_no_aer_errors", subject: "mlx5_2", want: StatusFail, msg: []string{"1 new fatal error(s) in the last 10s", "1734 correctable since boot"}},
+		{name: "clean, two samples", prev: func(_, _ *node.Snapshot) {}, id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusOK, msg: []string{"since boot, none in the last 10s"}},
 		{name: "new nonfatal", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["nonfatal"] = 1 }, prev: func(_, _ *node.Snapshot) {},
 			id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusFail, msg: []string{"1 new nonfatal"}},
 		{name: "no counters", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER = nil }, id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusSkipped},
@@ -511,6 +515,22 @@ func TestCounterChecks(t *testing.T) {
 	addPause := func(dir string, us uint64) func(prev, cur *node.Snapshot) {
 		return func(prev, cur *node.Snapshot) {
 			setEth(rx(cur), node.FamilyPFCPauseDuration, dir, 3, "", ethVal(rx(prev), node.FamilyPFCPauseDuration, dir, 3, "")+us)
+		}
+	}
+	// roceDropsSince sets the drops of RoCE priority 3 on ens2f0np0 since boot.
+	roceDropsSince := func(drops uint64) func(s *node.Snapshot) {
+		return func(s *node.Snapshot) { setEth(rx(s), node.FamilyPriorityDiscards, "rx", 3, node.DiscardOther, drops) }
+	}
+	// roceDropsNow adds drops and received packets of priority 3 between the samples.
+	roceDropsNow := func(drops, packets uint64) func(prev, cur *node.Snapshot) {
+		return func(prev, cur *node.Snapshot) {
+			for _, f := range []struct {
+				family node.Family
+				label  string
+				add    uint64
+			}{{node.FamilyPriorityDiscards, node.DiscardOther, drops}, {node.FamilyPriorityPackets, "", packets}} {
+				setEth(rx(cur), f.family, "rx", 3, f.label, ethVal(rx(prev), f.family, "rx", 3, f.label)+f.add)
+			}
 		}
 	}
 	runCases(t, []checkCase{
@@ -543,6 +563,10 @@ func TestCounterChecks(t *testing.T) {
 			id: "no_pfc_storm", subject: "ens2f0np0", want: StatusWarn, msg: []string{"4 new storm warning"}},
 		{name: "storm errors since boot", snap: func(s *node.Snapshot) { setEth(rx(s), node.FamilyPFCPauseStormEvents, "", -1, node.StormError, 3) },
 			id: "no_pfc_storm", subject: "ens2f0np0", want: StatusWarn, msg: []string{"3 PFC storm error event(s) since boot"}},
+		{name: "storm errors since boot, calm now", prev: func(prev, cur *node.Snapshot) {
+			setEth(rx(prev), node.FamilyPFCPauseStormEvents, "", -1, node.StormError, 3)
+			setEth(rx(cur), node.FamilyPFCPauseStormEvents, "", -1, node.StormError, 3)
+		}, id: "no_pfc_storm", subject: "ens2f0np0", want: StatusWarn, msg: []string{"no storm in the last 10s", "3 PFC storm error event(s) since boot"}, fix: []string{"pfc-prevention-tout"}},
 		{name: "counter reset is not a storm", prev: func(prev, cur *node.Snapshot) { setEth(rx(cur), node.FamilyPFCPauseDuration, "rx", 3, "", 0) },
 			id: "no_pfc_storm", subject: "ens2f0np0", want: StatusOK},
 		{name: "no counters", snap: func(s *node.Snapshot) {
@@ -551,6 +575,56 @@ func TestCounterChecks(t *testing.T) {
 		},
 			id: "no_pfc_storm", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"no PFC pause-duration"}},
 		{name: "infiniband", snap: makeIB, id: "no_pfc_storm", subject: "ens2f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
+
+		{name: "none", id: "no_packet_discards", subject: "ens2f0np0", want: StatusOK, msg: []string{"no drops on RoCE priority 3 since boot"}},
+		{name: "many since boot", snap: roceDropsSince(1_203_344), id: "no_packet_discards", subject: "ens2f0np0", want: StatusWarn,
+			msg: []string{"1203344 received packet(s) of RoCE priority 3 dropped since boot (4e-4 of the 3000000000 packets received)", "a second sample"},
+			fix: []string{"PFC is on for priority 3", "mlnx_qos -i ens2f0np0"}},
+		{name: "many since boot, none new", snap: roceDropsSince(1_203_344), prev: func(prev, _ *node.Snapshot) { roceDropsSince(1_203_344)(prev) },
+			id: "no_packet_discards", subject: "ens2f0np0", want: StatusWarn, msg: []string{"dropped since boot", "none new in the last 10s"}},
+		{name: "a few among billions since boot", snap: roceDropsSince(12), id: "no_packet_discards", subject: "ens2f0np0", want: StatusOK,
+			msg: []string{"12 received packet(s)", "below 1 in 1000000"}},
+		{name: "dropping now", prev: roceDropsNow(50_000, 1_000_000_000), id: "no_packet_discards", subject: "ens2f0np0", want: StatusFail,
+			msg: []string{"dropped 50000 received packet(s) of RoCE priority 3 in the last 10s (5e-5 of the 1000000000 packets received), 5000/s", "must be lossless"},
+			fix: []string{"cable_len"}},
+		{name: "one drop at 30 Mpps is noise", prev: roceDropsNow(1, 300_000_000), id: "no_packet_discards", subject: "ens2f0np0", want: StatusOK},
+		{name: "a few drops on an idle port", prev: roceDropsNow(3, 1000), id: "no_packet_discards", subject: "ens2f0np0", want: StatusWarn,
+			msg: []string{"dropped 3 received packet(s)", "0.3/s"}},
+		{name: "measurable, below failing", prev: roceDropsNow(2000, 1_000_000_000), id: "no_packet_discards", subject: "ens2f0np0", want: StatusWarn,
+			msg: []string{"(2e-6 of the 1000000000 packets received)"}},
+		{name: "no packet counter to compare", prev: func(prev, cur *node.Snapshot) {
+			roceDropsNow(50_000, 0)(prev, cur)
+			dropEth(rx(prev), node.FamilyPriorityPackets)
+			dropEth(rx(cur), node.FamilyPriorityPackets)
+		}, id: "no_packet_discards", subject: "ens2f0np0", want: StatusWarn, msg: []string{"dropped 50000"}},
+		{name: "not split by priority", prev: func(prev, cur *node.Snapshot) {
+			roceDropsNow(0, 1_000_000_000)(prev, cur)
+			dropEth(rx(prev), node.FamilyPriorityDiscards)
+			dropEth(rx(cur), node.FamilyPriorityDiscards)
+			setEth(rx(cur), node.FamilyPHYDiscards, "rx", -1, "", 50_000)
+		}, id: "no_packet_discards", subject: "ens2f0np0", want: StatusWarn, msg: []string{"rx_discards_phy", "dropped 50000"}, fix: []string{"prio[0-7]_(packets|discards)"}},
+		{name: "no RoCE priority known", noPlan: true, snap: func(s *node.Snapshot) {
+			s.DCB["ens2f0np0"].PFCEnabled = [8]bool{}
+			setEth(rx(s), node.FamilyPHYDiscards, "rx", -1, "", 1_203_344)
+		}, id: "no_packet_discards", subject: "ens2f0np0", want: StatusWarn, msg: []string{"all priorities", "1203344"}},
+		{name: "drops on a lossy priority only", prev: func(prev, cur *node.Snapshot) {
+			setEth(rx(cur), node.FamilyPriorityDiscards, "rx", 0, node.DiscardOther, 50_000)
+			setEth(rx(cur), node.FamilyPHYDiscards, "rx", -1, "", 50_000)
+		}, id: "no_packet_discards", subject: "ens2f0np0", want: StatusOK},
+		{name: "every cause counts", prev: func(prev, cur *node.Snapshot) {
+			roceDropsNow(0, 1_000_000_000)(prev, cur)
+			setEth(rx(cur), node.FamilyPriorityDiscards, "rx", 3, node.DiscardBuffer, 30_000)
+			setEth(rx(cur), node.FamilyPriorityDiscards, "rx", 3, node.DiscardCongestion, 20_000)
+		}, id: "no_packet_discards", subject: "ens2f0np0", want: StatusFail, msg: []string{"dropped 50000"}},
+		{name: "counter reset", prev: func(prev, cur *node.Snapshot) {
+			roceDropsSince(1_000_000)(prev)
+			roceDropsSince(3)(cur)
+		}, id: "no_packet_discards", subject: "ens2f0np0", want: StatusOK},
+		{name: "no counters", snap: func(s *node.Snapshot) {
+			dropEth(rx(s), node.FamilyPriorityDiscards)
+			dropEth(rx(s), node.FamilyPHYDiscards)
+		}, id: "no_packet_discards", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"no receive-discard counters"}},
+		{name: "infiniband", snap: makeIB, id: "no_packet_discards", subject: "ens2f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
 
 		{name: "zero since boot", id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusOK, msg: []string{"since boot"}},
 		{name: "some since boot", snap: func(s *node.Snapshot) { setEth(rx(s), node.FamilyPHYUncorrectedSymbolErrors, "", -1, "", 37) },
@@ -562,7 +636,11 @@ func TestCounterChecks(t *testing.T) {
 		{name: "old, not rising", prev: func(prev, cur *node.Snapshot) {
 			setEth(rx(prev), node.FamilyPHYUncorrectedSymbolErrors, "", -1, "", 37)
 			setEth(rx(cur), node.FamilyPHYUncorrectedSymbolErrors, "", -1, "", 37)
-		}, id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusOK, msg: []string{"37 since boot"}},
+		}, id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusWarn, msg: []string{"37 uncorrected PHY symbol error(s) on ens2f0np0 since boot, none new in the last 10s"}, fix: []string{"--show-fec"}},
+		{name: "reset between samples", prev: func(prev, cur *node.Snapshot) {
+			setEth(rx(prev), node.FamilyPHYUncorrectedSymbolErrors, "", -1, "", 37)
+			setEth(rx(cur), node.FamilyPHYUncorrectedSymbolErrors, "", -1, "", 2)
+		}, id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusWarn, msg: []string{"2 uncorrected", "restarted"}},
 		{name: "no counter", snap: func(s *node.Snapshot) { dropEth(rx(s), node.FamilyPHYUncorrectedSymbolErrors) },
 			id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusSkipped},
 		{name: "ethtool off", snap: func(s *node.Snapshot) { s.Ethtool = nil; delete(s.Sources, "ethtool") },
@@ -573,7 +651,7 @@ func TestCounterChecks(t *testing.T) {
 		{name: "flapped", prev: func(_, cur *node.Snapshot) {
 			cur.Interfaces["ens2f0np0"].CarrierChanges += 2
 			setCounter(&port(cur, 1).Counters, "link_downed", 2)
-		}, id: "no_link_flaps", subject: "ens2f0np0", want: StatusWarn, msg: []string{"carrier_changes +2", "link_downed +1"}, fix: []string{"ethtool -m ens2f0np0"}},
+		}, id: "no_link_flaps", subject: "ens2f0np0", want: StatusFail, msg: []string{"carrier_changes +2", "link_downed +1"}, fix: []string{"ethtool -m ens2f0np0"}},
 
 		{name: "zero", id: "no_transport_retries_exceeded", subject: "mlx5_1", want: StatusOK},
 		{name: "since boot", snap: func(s *node.Snapshot) { setCounter(&port(s, 1).HWCounters, "req_transport_retries_exceeded", 5) },
@@ -582,6 +660,11 @@ func TestCounterChecks(t *testing.T) {
 			setCounter(&port(cur, 1).HWCounters, "req_transport_retries_exceeded", 5)
 		},
 			id: "no_transport_retries_exceeded", subject: "mlx5_1", want: StatusFail, msg: []string{"rose by 5"}},
+		{name: "since boot, not rising", prev: func(prev, cur *node.Snapshot) {
+			setCounter(&port(prev, 1).HWCounters, "req_transport_retries_exceeded", 5)
+			setCounter(&port(cur, 1).HWCounters, "req_transport_retries_exceeded", 5)
+		}, id: "no_transport_retries_exceeded", subject: "mlx5_1", want: StatusWarn, msg: []string{"is 5 since boot", "none new in the last 10s"}},
+		{name: "zero, two samples", prev: func(_, _ *node.Snapshot) {}, id: "no_transport_retries_exceeded", subject: "mlx5_1", want: StatusOK, msg: []string{"unchanged in the last 10s"}},
 		{name: "absent", snap: func(s *node.Snapshot) { dropCounter(&port(s, 1).HWCounters, "req_transport_retries_exceeded") },
 			id: "no_transport_retries_exceeded", subject: "mlx5_1", want: StatusSkipped},
 	})

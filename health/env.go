@@ -308,6 +308,52 @@ func delta(cur, prev uint64) (uint64, bool) {
 	return cur - prev, true
 }
 
+// History and now. An error counter counts since boot (or since the driver last
+// reset it), so its total is history: something went wrong at some time, which an
+// operator should know about but which may be long over, so it warns. Its increase
+// between the previous sample and this one is happening now, and fails where the
+// check says it must. A run with one sample sees only the history and judges it the
+// same way, so the doctor with and without --interval agrees on all both can see.
+
+// window is one counter compared between the previous sample and this one.
+type window struct {
+	inc uint64
+	dt  float64
+	// compared: both samples have the counter and it did not go backwards.
+	compared bool
+	// reset: it went backwards, the driver restarted it between the samples.
+	reset bool
+}
+
+func (e *env) window(cur, prev uint64, havePrev bool) window {
+	dt, okdt := e.interval()
+	if !havePrev || !okdt {
+		return window{}
+	}
+	d, ok := delta(cur, prev)
+	if !ok {
+		return window{dt: dt, reset: true}
+	}
+	return window{inc: d, dt: dt, compared: true}
+}
+
+// rising reports whether the counter increased between the samples.
+func (w window) rising() bool { return w.compared && w.inc > 0 }
+
+// last is " in the last 5s".
+func (w window) last() string { return " in the last " + secs(w.dt) }
+
+// historyNote ends the message about a total that is not known to be rising.
+func (w window) historyNote() string {
+	switch {
+	case w.compared:
+		return ", none new" + w.last()
+	case w.reset:
+		return "; the counter restarted between the two samples, so whether it still happens is unknown"
+	}
+	return "; a second sample tells whether it still happens"
+}
+
 // gbps formats bits/s as a short Gb/s number: 400, 252.1.
 func gbps(bitsPerSecond float64) string {
 	return num(bitsPerSecond / 1e9)

@@ -103,6 +103,11 @@ func buildSnap() *node.Snapshot {
 				{Family: node.FamilyPFCPauseStormEvents, Priority: -1, Label: node.StormError},
 				{Family: node.FamilyPHYUncorrectedSymbolErrors, Priority: -1},
 				{Family: node.FamilyPHYLinkDownEvents, Priority: -1, Value: 1},
+				{Family: node.FamilyPriorityPackets, Direction: "rx", Priority: 0, Value: 2_000_000},
+				{Family: node.FamilyPriorityPackets, Direction: "rx", Priority: 3, Value: 3_000_000_000},
+				{Family: node.FamilyPriorityDiscards, Direction: "rx", Priority: 0, Label: node.DiscardOther},
+				{Family: node.FamilyPriorityDiscards, Direction: "rx", Priority: 3, Label: node.DiscardOther},
+				{Family: node.FamilyPHYDiscards, Direction: "rx", Priority: -1},
 			},
 		}
 		var pfc [8]bool

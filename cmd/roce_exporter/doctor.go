@@ -33,7 +33,7 @@ func newDoctorCommand(a *app) *doctorCommand {
 	d.cmd = a.kp.Command("doctor", "Check this node against the cluster plan and print what is wrong and how to fix it. Exit 0 when nothing fails, 1 when a check fails, 2 on a usage or plan error.")
 	d.output = d.cmd.Flag("output", "Output format: text or json.").Default("text").Enum("text", "json")
 	d.color = d.cmd.Flag("color", "Colour the text output: auto (only on a terminal), always or never.").Default("auto").Enum("auto", "always", "never")
-	d.interval = d.cmd.Flag("interval", "Time between the two samples that rate checks (PFC storm, PHY errors, ECN inference) compare; 0 takes one sample and skips them.").Default("5s").Duration()
+	d.interval = d.cmd.Flag("interval", "Time between the two samples that rate checks compare (PFC storm, drops, PHY, PCIe and transport errors, link flaps, ECN inference): what rises in between is happening now. 0 takes one sample, which sees only the totals since boot.").Default("5s").Duration()
 	d.verbose = d.cmd.Flag("verbose", "Print every passing check with its message instead of one line per check.").Short('v').Bool()
 	d.configfs = d.cmd.Flag("configfs", "As root on a live system, create the rdma_cm configfs directory of each device for a moment to read its default RoCE mode (it is removed again).").Default("true").Bool()
 	return d

@@ -6,13 +6,22 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
+// runDoctor runs the doctor on one sample, which needs no waiting.
 func runDoctor(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"doctor", "--color=never", "--interval=0"}, args...)...)
+	return runDoctorEvery(t, 0, args...)
+}
+
+// runDoctorEvery runs the doctor with two samples interval apart, as its
+// default run does (5s), or with one when interval is 0.
+func runDoctorEvery(t *testing.T, interval time.Duration, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"doctor", "--color=never", "--interval=" + interval.String()}, args...)...)
 	out, err := cmd.Output()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -74,6 +83,30 @@ func TestDoctorWithoutRDMASaysSoFirst(t *testing.T) {
 	}
 	if n := strings.Count(out, "FAIL"); n > 2 {
 		t.Errorf("%d failures without an RDMA device; the rest must be skipped", n)
+	}
+}
+
+// TestDoctorReportsHistoryInBothModes is issue 18's report: the default run said
+// "0 failed, 0 warnings" on mlx5-pfc-storm, which has 3 storm error events and
+// 1.2 M drops since boot, while --interval=0 warned about the storm. Both runs
+// must now warn about both, and fail on neither, since nothing happens now.
+func TestDoctorReportsHistoryInBothModes(t *testing.T) {
+	args := append(scenarioArgs("mlx5-pfc-storm"), "--config.file="+healthyPlan, "--node.name=node01")
+	for _, interval := range []time.Duration{0, 200 * time.Millisecond} {
+		out, code := runDoctorEvery(t, interval, args...)
+		if code != 0 {
+			t.Errorf("--interval=%s: exit %d, want 0 (history warns, it does not fail)", interval, code)
+		}
+		for _, want := range []string{
+			"WARN  no_pfc_storm                   ens3f0np0",
+			"WARN  no_packet_discards             ens3f0np0",
+			"1203344 received packet(s) of RoCE priority 3 dropped since boot",
+			"\n0 failed, 2 warnings,",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("--interval=%s: output lacks %q:\n%s", interval, want, out)
+			}
+		}
 	}
 }
 

@@ -716,6 +716,71 @@ func TestNoRDMADevice(t *testing.T) {
 	}
 }
 
+// cpuOnly is a CPU node of a mixed cluster: no RDMA stack, no RDMA vendor's NIC
+// on the PCI bus, as the reader reports it.
+func cpuOnly() *node.Snapshot {
+	s := buildSnap()
+	s.Devices, s.NICs = nil, nil
+	s.Interfaces, s.PCI, s.Ethtool, s.DCB = nil, nil, nil, nil
+	s.Modules = map[string]bool{}
+	for _, src := range []string{"rdma", "netdev", "pcie", "ethtool", "dcb"} {
+		s.Sources[src] = node.SourceAbsent
+	}
+	return s
+}
+
+func TestNotAnRDMANode(t *testing.T) {
+	plan := testPlan(t)
+	for _, c := range []struct {
+		name     string
+		plan     *config.Plan
+		node     string
+		snap     func(*node.Snapshot)
+		notRDMA  bool
+		reason   string
+		wantFail string
+	}{
+		{name: "no plan", node: "cpu-01", notRDMA: true, reason: "no cluster plan lists it"},
+		{name: "not in the plan", plan: plan, node: "cpu-01", notRDMA: true, reason: `the cluster plan does not list node "cpu-01"`},
+		{name: "no name", plan: plan, notRDMA: true, reason: "its name is unknown"},
+		{name: "in the plan", plan: plan, node: "node01", wantFail: "no RDMA device and no Mellanox/NVIDIA"},
+		{name: "NIC without driver", plan: plan, node: "cpu-01", wantFail: "no RDMA driver",
+			snap: func(s *node.Snapshot) {
+				s.NICs = []node.NIC{{Address: "0000:18:00.0", VendorID: "0x15b3", DeviceID: "0x1021"}}
+			}},
+		{name: "PCI bus not scanned", node: "cpu-01", wantFail: "pcie collector is disabled", snap: func(s *node.Snapshot) { delete(s.Sources, "pcie") }},
+		{name: "PCI bus partly read", node: "cpu-01", wantFail: "no RDMA device", snap: func(s *node.Snapshot) { s.Sources["pcie"] = node.SourcePartial }},
+		{name: "rdma collector off", node: "cpu-01", wantFail: "no RDMA device", snap: func(s *node.Snapshot) { delete(s.Sources, "rdma") }},
+		{name: "RDMA devices unreadable", node: "cpu-01", snap: func(s *node.Snapshot) { s.Sources["rdma"] = node.SourceFailed }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := cpuOnly()
+			if c.snap != nil {
+				c.snap(s)
+			}
+			fs := Run(s, c.plan, c.node)
+			checkInvariants(t, fs)
+			if len(fs) != len(Checks()) {
+				t.Fatalf("%d findings, want one per check (%d):\n%s", len(fs), len(Checks()), dump(fs))
+			}
+			for _, f := range fs {
+				isNot := f.Status == StatusSkipped && strings.HasPrefix(f.Message, ReasonNotRDMANode+": ")
+				if c.notRDMA && (!isNot || !strings.Contains(f.Message, c.reason)) {
+					t.Errorf("%s %s: %s %q, want skipped as not an RDMA node (%q)", f.ID, f.Subject, f.Status, f.Message, c.reason)
+				}
+				if !c.notRDMA && strings.Contains(f.Message, ReasonNotRDMANode) {
+					t.Errorf("%s: %q, but the node is not known to lack RDMA", f.ID, f.Message)
+				}
+			}
+			if c.wantFail != "" {
+				if f := fs[0]; f.ID != "rdma_nic_present" || f.Status != StatusFail || !strings.Contains(f.Message, c.wantFail) {
+					t.Errorf("rdma_nic_present = %s %q, want fail with %q", f.Status, f.Message, c.wantFail)
+				}
+			}
+		})
+	}
+}
+
 func TestNilSnapshot(t *testing.T) {
 	fs := Run(nil, nil, "node01")
 	checkInvariants(t, fs)

@@ -28,6 +28,9 @@ type env struct {
 	// rdmaUnknown: no RDMA device could be read, and the reason is not that the
 	// node has none (the listing failed, or every device is unreadable).
 	rdmaUnknown bool
+	// notRDMANode, when not "", says why this node is not an RDMA node: it has
+	// no RDMA hardware and the plan does not list it.
+	notRDMANode string
 	// targets are the ports the per-port checks look at: the plan's compute
 	// interfaces in rail order when the plan knows this node, else every RDMA port.
 	targets []*target
@@ -69,9 +72,30 @@ func newEnv(snap *node.Snapshot, plan *config.Plan, nodeName string) *env {
 			e.planReason = fmt.Sprintf("node %q is not in the cluster plan (see plan_node_known)", nodeName)
 		}
 	}
+	e.notRDMANode = e.notRDMAReason()
 	e.targets = e.buildTargets()
 	e.devices = targetDevices(e.targets)
 	return e
+}
+
+// notRDMAReason tells a node that should have no RDMA from one that lost it: no
+// RDMA device, no RDMA-capable NIC on a fully scanned PCI bus, and no plan entry
+// saying it should have one. Without a complete look at both, or with a plan
+// entry, a missing NIC stays a failure of rdma_nic_present.
+func (e *env) notRDMAReason() string {
+	snap := e.snap
+	if !e.noRDMA || e.rdmaUnknown || len(e.unreadable) > 0 || e.node != nil || len(snap.NICs) > 0 ||
+		!snap.SourceRead(node.SourceRDMA) || !snap.SourceRead(node.SourcePCIe) {
+		return ""
+	}
+	unlisted := "no cluster plan lists it"
+	switch {
+	case e.plan != nil && e.nodeName != "":
+		unlisted = fmt.Sprintf("the cluster plan does not list node %q", e.nodeName)
+	case e.plan != nil:
+		unlisted = "the cluster plan does not list it (its name is unknown)"
+	}
+	return fmt.Sprintf("%s: no RDMA device and no RDMA-capable NIC on the PCI bus, and %s (a node that should have RDMA NICs belongs in the plan, so that their absence fails)", ReasonNotRDMANode, unlisted)
 }
 
 // readableOnly returns the snapshot with only the devices that could be read,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -106,6 +107,47 @@ func TestDoctorReportsHistoryInBothModes(t *testing.T) {
 			if !strings.Contains(out, want) {
 				t.Errorf("--interval=%s: output lacks %q:\n%s", interval, want, out)
 			}
+		}
+	}
+}
+
+// cpuNodeSysfs writes the sysfs of a CPU-only node: no /sys/class/infiniband, one
+// virtio network function on the PCI bus.
+func cpuNodeSysfs(t *testing.T) []string {
+	t.Helper()
+	root := t.TempDir()
+	fn := filepath.Join(root, "sys", "bus", "pci", "devices", "0000:00:03.0")
+	for _, dir := range []string{fn, filepath.Join(root, "sys", "class", "net", "eth0"), filepath.Join(root, "dev")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.WriteFile(t, fn, "class", "0x020000\n")
+	testenv.WriteFile(t, fn, "vendor", "0x1af4\n")
+	testenv.WriteFile(t, fn, "device", "0x1000\n")
+	return []string{"--path.sysfs=" + filepath.Join(root, "sys"), "--path.dev=" + filepath.Join(root, "dev")}
+}
+
+// A DaemonSet runs on every node of a mixed cluster: a CPU node the plan does
+// not list must not fail rdma_nic_present, and a planned node without its NIC must.
+func TestDoctorCPUNodeIsNotAnRDMANode(t *testing.T) {
+	sys := cpuNodeSysfs(t)
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no plan", []string{"--node.name=cpu-01"}, 0, "not an RDMA node: no RDMA device and no RDMA-capable NIC on the PCI bus, and no cluster plan lists it"},
+		{"not in the plan", []string{"--config.file=" + healthyPlan, "--node.name=cpu-01"}, 0, `not an RDMA node: no RDMA device and no RDMA-capable NIC on the PCI bus, and the cluster plan does not list node "cpu-01"`},
+		{"in the plan", []string{"--config.file=" + healthyPlan, "--node.name=node01"}, 1, "FAIL  rdma_nic_present"},
+	} {
+		out, code := runDoctor(t, append(sys, c.args...)...)
+		if code != c.code || !strings.Contains(out, c.want) {
+			t.Errorf("%s: exit %d (want %d), output lacks %q:\n%s", c.name, code, c.code, c.want, out)
+		}
+		if c.code == 0 && (strings.Contains(out, "FAIL") || strings.Contains(out, "WARN")) {
+			t.Errorf("%s: a CPU node reports problems:\n%s", c.name, out)
 		}
 	}
 }

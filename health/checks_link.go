@@ -296,6 +296,13 @@ func checkMTUPlan(e *env, r *results) {
 			r.ok(t.subject(), fmt.Sprintf("MTU %d, as planned", want))
 			return
 		}
+		if want < node.MinMTUForRoCE4096 && t.iface.MTU >= node.MinMTUForRoCE4096 && !t.ib() {
+			// The plan is the odd one out (900 for 9000): lowering the port to it
+			// would cut RoCE to a small path MTU, so the fix is in the plan.
+			r.warn(t.subject(), fmt.Sprintf("MTU %d, the plan expects %d, which is too small for 4096-byte RoCE packets (they need %d): the plan is more likely wrong than the port", t.iface.MTU, want, node.MinMTUForRoCE4096),
+				fmt.Sprintf("correct expectations.mtu in the plan (to %d if that is what the fabric uses); setting %s to %d would limit RoCE to a %d-byte path MTU", t.iface.MTU, t.netdev, want, node.RoCEActiveMTU(want)))
+			return
+		}
 		r.fail(t.subject(), fmt.Sprintf("MTU %d, the plan expects %d", t.iface.MTU, want), mtuFix(t.netdev, want))
 	})
 }

@@ -256,6 +256,10 @@ func TestLinkChecks(t *testing.T) {
 		{name: "1500", snap: func(s *node.Snapshot) { s.Interfaces["ens3f0np0"].MTU = 1500 },
 			id: "mtu_matches_plan", subject: "ens3f0np0", want: StatusFail, msg: []string{"MTU 1500", "expects 9000"},
 			fix: []string{"ip link set dev ens3f0np0 mtu 9000", "netplan", "802-3-ethernet.mtu 9000"}},
+		{name: "plan lost a zero", plan: func(p *config.Plan) { p.Expectations.MTU = 900 }, id: "mtu_matches_plan", subject: "ens3f0np0", want: StatusWarn,
+			msg: []string{"MTU 9000, the plan expects 900", "the plan is more likely wrong"}, fix: []string{"correct expectations.mtu in the plan (to 9000", "512-byte path MTU"}},
+		{name: "plan small, port smaller", plan: func(p *config.Plan) { p.Expectations.MTU = 1500 }, snap: func(s *node.Snapshot) { s.Interfaces["ens3f0np0"].MTU = 1000 },
+			id: "mtu_matches_plan", subject: "ens3f0np0", want: StatusFail, fix: []string{"mtu 1500"}},
 		{name: "no expectation", plan: func(p *config.Plan) { p.Expectations.MTU = 0 }, id: "mtu_matches_plan", subject: "node", want: StatusSkipped, msg: []string{"expectations.mtu"}},
 		{name: "unreadable", snap: func(s *node.Snapshot) { s.Interfaces["ens3f0np0"].MTU = 0 }, id: "mtu_matches_plan", subject: "ens3f0np0", want: StatusSkipped},
 

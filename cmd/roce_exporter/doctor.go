@@ -14,6 +14,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"golang.org/x/sys/unix"
 
+	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/health"
 	"github.com/roce-exporter/roce_exporter/reader"
 )
@@ -41,17 +42,28 @@ func newDoctorCommand(a *app) *doctorCommand {
 
 // doctorReport is the JSON schema of `doctor --output=json`.
 type doctorReport struct {
-	Node    string           `json:"node"`
-	Plan    string           `json:"plan,omitempty"`
-	Samples int              `json:"samples"`
-	Summary map[string]int   `json:"summary"`
-	Checks  []health.Finding `json:"checks"`
+	Node string `json:"node"`
+	Plan string `json:"plan,omitempty"`
+	// PlanWarnings are the plan's legal but doubtful values (an MTU too small
+	// for RoCE), each with its file and line.
+	PlanWarnings []string         `json:"plan_warnings,omitempty"`
+	Samples      int              `json:"samples"`
+	Summary      map[string]int   `json:"summary"`
+	Checks       []health.Finding `json:"checks"`
 }
 
 func (d *doctorCommand) run() int {
 	plan, err := d.a.loadPlan()
-	if err != nil {
+	var invalid config.ValidationErrors
+	switch {
+	case errors.As(err, &invalid):
 		fmt.Fprintf(os.Stderr, "roce_exporter doctor: the cluster plan is not valid:\n%v\n", err)
+		return 2
+	case errors.Is(err, config.ErrPlanMissing):
+		fmt.Fprintf(os.Stderr, "roce_exporter doctor: %v; or leave --config.file out to run only the checks that need no plan\n", err)
+		return 2
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "roce_exporter doctor: cannot read the cluster plan: %v\n", err)
 		return 2
 	}
 	opts, ropts, err := d.a.options(plan)
@@ -83,6 +95,11 @@ func (d *doctorCommand) run() int {
 	}
 	findings := health.Run(snap, plan, opts.NodeName)
 	report := doctorReport{Node: opts.NodeName, Plan: *d.a.configFile, Samples: samples, Summary: map[string]int{}, Checks: findings}
+	if plan != nil {
+		for _, w := range plan.Warnings {
+			report.PlanWarnings = append(report.PlanWarnings, w.Error())
+		}
+	}
 	for _, f := range findings {
 		report.Summary[string(f.Status)]++
 	}
@@ -183,6 +200,14 @@ func printDoctor(w io.Writer, r doctorReport, color bool, interval time.Duration
 	line := func(st health.Status, id, subject, msg string) {
 		fmt.Fprintf(w, "%s  %-*s  %-*s  %s\n", paint(st, fmt.Sprintf("%-4s", statusStyle[st].label)), idWidth, id, subjWidth, subject, msg)
 	}
+	// The plan's own doubtful values come first: every check below is judged
+	// against them.
+	for _, pw := range r.PlanWarnings {
+		line(health.StatusWarn, "cluster plan", "", pw)
+	}
+	if len(r.PlanWarnings) > 0 {
+		fmt.Fprintln(w)
+	}
 	for _, st := range statusOrder {
 		if st == health.StatusOK && !verbose {
 			printOKFolded(r.Checks, line)
@@ -209,8 +234,12 @@ func printDoctor(w io.Writer, r doctorReport, color bool, interval time.Duration
 			}
 		}
 	}
-	fmt.Fprintf(w, "\n%d failed, %d warnings, %d ok, %d skipped\n",
+	fmt.Fprintf(w, "\n%d failed, %d warnings, %d ok, %d skipped",
 		r.Summary["fail"], r.Summary["warn"], r.Summary["ok"], r.Summary["skipped"])
+	if n := len(r.PlanWarnings); n > 0 {
+		fmt.Fprintf(w, "; %d warning(s) about the plan itself, at the top", n)
+	}
+	fmt.Fprintln(w)
 }
 
 // printOKFolded prints one line per passing check: the message when one

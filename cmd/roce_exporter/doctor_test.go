@@ -198,6 +198,68 @@ func TestDoctorPlanErrorExitsTwoWithLine(t *testing.T) {
 	}
 }
 
+func TestDoctorMissingPlanSaysSo(t *testing.T) {
+	plan := filepath.Join(t.TempDir(), "cluster.yaml")
+	out, err := exec.Command(binary, "doctor", "--interval=0", "--config.file="+plan).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Fatalf("want exit 2 for a missing plan, got %v\n%s", err, out)
+	}
+	for _, want := range []string{"the cluster plan " + plan + " does not exist", "deploy/examples/cluster.yaml", "leave --config.file out"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "not valid") {
+		t.Errorf("a missing plan is reported as an invalid one:\n%s", out)
+	}
+}
+
+// planWithMTU900 is the healthy fixture's plan with a zero dropped from its MTU.
+func planWithMTU900(t *testing.T) string {
+	t.Helper()
+	text, err := os.ReadFile(healthyPlan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), "mtu: 9000\n") {
+		t.Fatal("the healthy plan has no mtu: 9000 line to break")
+	}
+	return testenv.WriteFile(t, t.TempDir(), "cluster.yaml", strings.Replace(string(text), "mtu: 9000\n", "mtu: 900\n", 1))
+}
+
+func TestServeLogsPlanWarnings(t *testing.T) {
+	p := startExporter(t, append(scenarioArgs("mlx5-8x400g-healthy"), "--config.file="+planWithMTU900(t), "--node.name=node01")...)
+	if logs := p.logs.String(); !strings.Contains(logs, "doubtful value in the cluster plan") || !strings.Contains(logs, "did you mean 9000?") {
+		t.Errorf("the exporter does not log the plan's warning:\n%s", logs)
+	}
+}
+
+// A plan whose MTU lost a zero loads with a warning; the doctor prints it above
+// the findings, and the ports at 9000 are not told to go down to 900.
+func TestDoctorPrintsPlanWarnings(t *testing.T) {
+	plan := planWithMTU900(t)
+	args := append(scenarioArgs("mlx5-8x400g-healthy"), "--config.file="+plan, "--node.name=node01")
+	out, code := runDoctor(t, args...)
+	if code != 0 {
+		t.Errorf("exit %d, want 0: the node is fine, the plan is doubtful", code)
+	}
+	body := strings.SplitN(out, "\n\n", 2)[1]
+	if first := strings.SplitN(body, "\n", 2)[0]; !strings.HasPrefix(first, "WARN  cluster plan") || !strings.Contains(first, "cluster.yaml:") ||
+		!strings.Contains(first, "expectations.mtu: 900 is below 4192") || !strings.Contains(first, "did you mean 9000?") {
+		t.Errorf("first line = %q, want the plan's MTU warning", first)
+	}
+	if !strings.Contains(out, "WARN  mtu_matches_plan") || strings.Contains(out, "mtu 900 ") || !strings.Contains(out, "1 warning(s) about the plan itself") {
+		t.Errorf("output:\n%s", out)
+	}
+	out, _ = runDoctor(t, append(args, "--output=json")...)
+	var doc struct {
+		PlanWarnings []string `json:"plan_warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.PlanWarnings) != 1 || !strings.Contains(doc.PlanWarnings[0], "did you mean 9000?") {
+		t.Errorf("JSON plan_warnings = %q (%v)", doc.PlanWarnings, err)
+	}
+}
+
 func TestDoctorUsageErrorExitsTwo(t *testing.T) {
 	cmd := exec.Command(binary, "doctor", "--output=yaml")
 	if err := cmd.Run(); err == nil || err.(*exec.ExitError).ExitCode() != 2 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"math"
 	"regexp"
@@ -18,12 +19,32 @@ import (
 	"github.com/roce-exporter/roce_exporter/internal/safefile"
 )
 
-// Load reads, decodes and validates the plan at path and fills in its defaults. A file
-// that cannot be read gives an *fs.PathError, also one that is not a regular file (a FIFO
-// would block the start, /dev/zero never end) or is larger than MaxPlanBytes; a plan with
-// problems gives ValidationErrors as Parse does.
+// ErrPlanMissing is wrapped by Load's error when the plan file does not exist.
+var ErrPlanMissing = errors.New("the cluster plan does not exist")
+
+// missingPlanError says the plan is missing and how to write one; it is both
+// ErrPlanMissing and the fs.ErrNotExist it came from.
+type missingPlanError struct {
+	path string
+	err  error
+}
+
+func (e *missingPlanError) Error() string {
+	return fmt.Sprintf("the cluster plan %s does not exist: write one from deploy/examples/cluster.yaml, the commented example plan in the roce_exporter repository (copy it to %s and fill in this cluster's networks, expectations and nodes)", e.path, e.path)
+}
+
+func (e *missingPlanError) Unwrap() []error { return []error{ErrPlanMissing, e.err} }
+
+// Load reads, decodes and validates the plan at path and fills in its defaults. A
+// missing file gives an error wrapping ErrPlanMissing that says how to write one; a file
+// that cannot be read otherwise gives an *fs.PathError, also one that is not a regular
+// file (a FIFO would block the start, /dev/zero never end) or is larger than
+// MaxPlanBytes; a plan with problems gives ValidationErrors as Parse does.
 func Load(path string) (*Plan, error) {
 	data, err := safefile.ReadRegular(path, MaxPlanBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &missingPlanError{path: path, err: err}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -109,9 +109,20 @@ func TestExampleNamesEveryKey(t *testing.T) {
 }
 
 func TestLoadMissingFile(t *testing.T) {
-	_, err := Load(filepath.Join(t.TempDir(), "absent.yaml"))
-	if !errors.Is(err, fs.ErrNotExist) {
+	path := filepath.Join(t.TempDir(), "absent.yaml")
+	_, err := Load(path)
+	if !errors.Is(err, fs.ErrNotExist) || !errors.Is(err, ErrPlanMissing) {
 		t.Errorf("Load(absent) = %v, want a not-exist error", err)
+	}
+	// It says the plan is missing and how to write one, not "open …".
+	msg := err.Error()
+	for _, want := range []string{"the cluster plan " + path + " does not exist", "deploy/examples/cluster.yaml"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "open ") {
+		t.Errorf("error %q still reads like a bare open error", msg)
 	}
 }
 

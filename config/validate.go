@@ -60,9 +60,17 @@ func (l *loader) validateExpectations(e Expectations) {
 		case e.MTU > 0 && node.RoCEActiveMTU(e.MTU) == 0:
 			l.warnf("expectations.mtu", "%d leaves no room for RoCE, which needs the smallest path MTU (256) plus %d bytes of headers; 9000 is usual on a RoCE fabric", e.MTU, node.RoCEHeaderBytes)
 		case e.MTU > 0 && e.MTU < node.MinMTUForRoCE4096:
-			l.warnf("expectations.mtu", "%d is below %d, so RoCE runs with a %d-byte path MTU instead of 4096 and loses a few percent of bandwidth; 9000 is usual on a RoCE fabric", e.MTU, node.MinMTUForRoCE4096, node.RoCEActiveMTU(e.MTU))
+			l.warnf("expectations.mtu", "%d is below %d, so RoCE runs with a %d-byte path MTU instead of 4096 and loses bandwidth to headers; 9000 is usual on a RoCE fabric%s", e.MTU, node.MinMTUForRoCE4096, node.RoCEActiveMTU(e.MTU), droppedDigitHint(e.MTU))
 		}
 	}
+}
+
+// droppedDigitHint asks about a jumbo MTU that lost its last digit (900 for 9000).
+func droppedDigitHint(mtu int) string {
+	if m := mtu * 10; m >= node.MinMTUForRoCE4096 && m <= maxEthernetMTU {
+		return fmt.Sprintf(" (did you mean %d?)", m)
+	}
+	return ""
 }
 
 func (l *loader) validateNodes(p *Plan) {

@@ -883,6 +883,7 @@ func TestWarnings(t *testing.T) {
 	}{
 		{"1500", "expectations.mtu: 1500 is below 4192, so RoCE runs with a 1024-byte path MTU"},
 		{"4000", "2048-byte path MTU"},
+		{"900", "900 is below 4192, so RoCE runs with a 512-byte path MTU instead of 4096 and loses bandwidth to headers; 9000 is usual on a RoCE fabric (did you mean 9000?)"},
 		{"352", "256-byte path MTU"},
 		{"351", "351 leaves no room for RoCE"},
 		{"4192", ""},

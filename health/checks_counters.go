@@ -2,7 +2,10 @@ package health
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/roce-exporter/roce_exporter/node"
@@ -28,17 +31,22 @@ func checkCountersReadable(e *env, r *results) {
 			continue
 		}
 		p := t.port
-		var missing []string
+		dir := fmt.Sprintf("/sys/class/infiniband/%s/ports/%d", p.Device, p.Number)
+		var missing, lost, paths []string
 		if len(p.Counters) == 0 && pmaDrivers[t.dev.Driver] {
-			missing = append(missing, "counters/")
+			missing, paths = append(missing, "counters/"), append(paths, dir+"/counters")
+			lost = append(lost, "the link and traffic counters of counters/ (link_downed, symbol_error, port_rcv_errors, port_rcv_data…)")
 		}
 		if len(p.HWCounters) == 0 {
-			missing = append(missing, "hw_counters/")
+			missing, paths = append(missing, "hw_counters/"), append(paths, dir+"/hw_counters")
+			lost = append(lost, "the transport and congestion counters of hw_counters/ (out_of_sequence, local_ack_timeout_err, req_transport_retries_exceeded, rp_cnp_ignored…)")
 		}
-		dir := fmt.Sprintf("/sys/class/infiniband/%s/ports/%d", p.Device, p.Number)
 		if len(missing) > 0 {
-			r.warn(subj, fmt.Sprintf("%s of %s gave no values: its error counters (link_downed, symbol_error, retransmissions…) are missing from the metrics and from these checks", strings.Join(missing, " and "), dir),
-				fmt.Sprintf("`ls -l %s/counters %s/hw_counters` and the exporter log show which reads failed; reading needs access to sysfs (run as root or in a privileged container with the host's /sys); firmware-restricted functions refuse counter queries, so exclude them with --collector.rdma.device-exclude; `dmesg | grep -i mad` shows PMA query errors", dir, dir))
+			fix := fmt.Sprintf("`ls -l %s` and the exporter log show which reads failed; reading needs access to sysfs (run as root or in a privileged container with the host's /sys); firmware-restricted functions refuse counter queries, so exclude them with --collector.rdma.device-exclude", strings.Join(paths, " "))
+			if len(p.Counters) == 0 {
+				fix += "; `dmesg | grep -i mad` shows PMA query errors"
+			}
+			r.warn(subj, fmt.Sprintf("%s of %s gave no values: %s are missing from the metrics and from these checks", strings.Join(missing, " and "), dir, strings.Join(lost, " and ")), fix)
 			continue
 		}
 		if len(p.Counters) == 0 {
@@ -92,7 +100,7 @@ func checkPFCStorm(e *env, r *results) {
 		dt, okdt := e.interval()
 		if prev == nil || !okdt {
 			if stormErr > 0 {
-				r.warn(subj, fmt.Sprintf("%d PFC storm error event(s) since boot on %s; with one sample it is unknown whether the storm is ongoing", stormErr, t.netdev), stormFix(t.netdev, false, false, true))
+				r.warn(subj, fmt.Sprintf("%d PFC storm error event(s) since boot on %s: the NIC's watchdog stopped sending pause frames at some time, and packets were dropped then; with one sample it is unknown whether the storm is ongoing", stormErr, t.netdev), stormFix(t.netdev, false, false, true))
 			} else {
 				r.skip(subj, "the share of time paused needs two samples; the next scrape can tell")
 			}
@@ -148,6 +156,10 @@ func checkPFCStorm(e *env, r *results) {
 		}
 		window := fmt.Sprintf(" in the last %s", secs(dt))
 		fix := stormFix(t.netdev, hotRX, hotTX, errInc > 0)
+		calm := fmt.Sprintf("no storm%s", window)
+		if worstKey.dir != "" {
+			calm += fmt.Sprintf(": at most %s of the time paused (%s priority %d)", pct(worst), worstKey.dir, worstKey.prio)
+		}
 		switch {
 		case errInc > 0 || worst > pauseFailShare:
 			r.fail(subj, fmt.Sprintf("PFC storm on %s%s: %s", t.netdev, window, strings.Join(parts, ", ")), fix)
@@ -156,12 +168,13 @@ func checkPFCStorm(e *env, r *results) {
 				fix = stormFix(t.netdev, false, true, false)
 			}
 			r.warn(subj, fmt.Sprintf("heavy PFC pausing on %s%s: %s", t.netdev, window, strings.Join(parts, ", ")), fix)
+		case stormErr > 0:
+			// The watchdog fired some time since boot: packets were dropped
+			// then, which the one-sample run reports too.
+			r.warn(subj, fmt.Sprintf("%s, but %d PFC storm error event(s) since boot on %s: the NIC's watchdog stopped sending pause frames at some time, and packets were dropped then", calm, stormErr, t.netdev),
+				stormFix(t.netdev, false, false, true))
 		default:
-			msg := fmt.Sprintf("no storm%s", window)
-			if worstKey.dir != "" {
-				msg += fmt.Sprintf(": at most %s of the time paused (%s priority %d)", pct(worst), worstKey.dir, worstKey.prio)
-			}
-			r.ok(subj, msg)
+			r.ok(subj, calm)
 		}
 	})
 }
@@ -189,24 +202,17 @@ func checkPHYErrors(e *env, r *results) {
 		if prev := e.prevEthtool(t.netdev); prev != nil {
 			prevV, havePrev = prev.Get(node.FamilyPHYUncorrectedSymbolErrors, "", -1, "")
 		}
-		dt, okdt := e.interval()
-		if havePrev && okdt {
-			d, ok := delta(cur, prevV)
-			switch {
-			case !ok:
-				r.skip(subj, "the counter went backwards (reset); the next sample can tell")
-			case d > 0:
-				r.fail(subj, fmt.Sprintf("%d uncorrected PHY symbol error(s) on %s in the last %s (%d since boot)", d, t.netdev, secs(dt), cur), fix)
-			default:
-				r.ok(subj, fmt.Sprintf("no uncorrected PHY symbol errors in the last %s (%d since boot)", secs(dt), cur))
-			}
-			continue
+		w := e.window(cur, prevV, havePrev)
+		switch {
+		case w.rising():
+			r.fail(subj, fmt.Sprintf("%d uncorrected PHY symbol error(s) on %s%s (%d since boot): the link is losing packets now", w.inc, t.netdev, w.last(), cur), fix)
+		case cur > 0:
+			r.warn(subj, fmt.Sprintf("%d uncorrected PHY symbol error(s) on %s since boot%s", cur, t.netdev, w.historyNote()), fix)
+		case w.compared:
+			r.ok(subj, fmt.Sprintf("no uncorrected PHY symbol errors%s, none since boot", w.last()))
+		default:
+			r.ok(subj, "no uncorrected PHY symbol errors since boot")
 		}
-		if cur > 0 {
-			r.warn(subj, fmt.Sprintf("%d uncorrected PHY symbol error(s) on %s since boot; a second sample tells whether they are still happening", cur, t.netdev), fix)
-			continue
-		}
-		r.ok(subj, "no uncorrected PHY symbol errors since boot")
 	}
 }
 
@@ -271,7 +277,7 @@ func checkLinkFlaps(e *env, r *results) {
 		case !compared:
 			r.skip(subj, "flaps show between two samples; since boot: "+strings.Join(totals, ", "))
 		case len(incs) > 0:
-			r.warn(subj, fmt.Sprintf("the link of %s went down in the last %s (%s): every flap breaks the RDMA connections over it", orPlaceholder(t.netdev, subj), secs(dt), strings.Join(incs, ", ")),
+			r.fail(subj, fmt.Sprintf("the link of %s went down in the last %s (%s): every flap breaks the RDMA connections over it", orPlaceholder(t.netdev, subj), secs(dt), strings.Join(incs, ", ")),
 				fmt.Sprintf("check the cable or optic seating and cleanliness (`ethtool -m %[1]s`), the switch port's log for link-down reasons, `dmesg | grep -i %[1]s` for the host side, and `mlxlink -d %[2]s` for the link's error history", orPlaceholder(t.netdev, "<netdev>"), orPlaceholder(t.pciAddress(), "<pci address>")))
 		default:
 			r.ok(subj, fmt.Sprintf("no link-down in the last %s (since boot: %s)", secs(dt), strings.Join(totals, ", ")))
@@ -281,7 +287,6 @@ func checkLinkFlaps(e *env, r *results) {
 
 func checkTransportRetries(e *env, r *results) {
 	const name = "req_transport_retries_exceeded"
-	dt, okdt := e.interval()
 	for _, t := range e.targets {
 		subj := t.devSubject()
 		if t.port == nil {
@@ -299,22 +304,173 @@ func checkTransportRetries(e *env, r *results) {
 		if pp := e.prevPort(t.port); pp != nil {
 			prevV, havePrev = pp.HWCounter(name)
 		}
-		if havePrev && okdt {
-			d, ok := delta(cur, prevV)
-			switch {
-			case !ok:
-				r.skip(subj, "the counter went backwards (reset); the next sample can tell")
-			case d > 0:
-				r.fail(subj, fmt.Sprintf("%s rose by %d in the last %s (%d since boot): RDMA connections were torn down", name, d, secs(dt), cur), fix)
-			default:
-				r.ok(subj, fmt.Sprintf("%s unchanged in the last %s (%d since boot)", name, secs(dt), cur))
-			}
-			continue
+		w := e.window(cur, prevV, havePrev)
+		switch {
+		case w.rising():
+			r.fail(subj, fmt.Sprintf("%s rose by %d%s (%d since boot): RDMA connections are being torn down", name, w.inc, w.last(), cur), fix)
+		case cur > 0:
+			r.warn(subj, fmt.Sprintf("%s is %d since boot (RDMA connections were torn down)%s", name, cur, w.historyNote()), fix)
+		case w.compared:
+			r.ok(subj, fmt.Sprintf("%s unchanged%s (0 since boot)", name, w.last()))
+		default:
+			r.ok(subj, fmt.Sprintf("%s is 0 since boot", name))
 		}
-		if cur > 0 {
-			r.warn(subj, fmt.Sprintf("%s is %d since boot: RDMA connections were torn down at some point; a second sample tells whether it still happens", name, cur), fix)
-			continue
-		}
-		r.ok(subj, fmt.Sprintf("%s is 0 since boot", name))
 	}
+}
+
+// Receive discards judged as a share of the packets received on the same class.
+// A lossless (PFC) RoCE priority should drop nothing: a drop there means a pause
+// came too late (headroom, PFC off on one side) or the host stopped draining its
+// receive buffer, and every drop costs a Go-back-N retransmission of a whole window.
+//
+//   - discardFailRatio, 1 in 100,000: the loss RoCE deployment guides name as the
+//     most RDMA tolerates before throughput falls sharply (spiderpool's "Configure
+//     Lossless Network For RoCE": below 1e-05, ideally zero). Over the doctor's
+//     5 s window it also needs discardFailPerSecond, so that one or two drops on a
+//     nearly idle port (a ratio of 1e-3 out of a few thousand packets) do not fail.
+//   - discardWarnRatio, 1 in a million: a tenth of that, loss that is measurable
+//     but does not yet hurt; below it (one drop every few minutes at 30 Mpps is
+//     1e-10) a fleet of a thousand ports would warn on noise.
+//
+// The same ratio judges the history: discards since boot against packets since
+// boot, so a port that once dropped a handful of packets among billions stays ok.
+const (
+	discardWarnRatio     = 1e-6
+	discardFailRatio     = 1e-5
+	discardFailPerSecond = 1.0
+)
+
+// lossCounts are the receive discards of one class and the packets it received.
+type lossCounts struct {
+	discards, packets uint64
+	haveDiscards      bool
+	havePackets       bool
+}
+
+// sumEth adds the values of a family in one direction over the priorities that
+// match; false when the NIC reports none of them.
+func sumEth(st *node.EthtoolStats, family node.Family, dir string, match func(prio int) bool) (uint64, bool) {
+	var sum uint64
+	found := false
+	for _, v := range st.Values {
+		if v.Family == family && v.Direction == dir && match(v.Priority) {
+			sum += v.Value
+			found = true
+		}
+	}
+	return sum, found
+}
+
+// lossOf reads the RoCE priorities' discards (every cause the driver splits them
+// into) and packets; with no RoCE priority, the port's rx_discards_phy against all
+// packets received.
+func lossOf(st *node.EthtoolStats, prios []int) lossCounts {
+	var l lossCounts
+	if len(prios) > 0 {
+		on := func(p int) bool { return slices.Contains(prios, p) }
+		l.discards, l.haveDiscards = sumEth(st, node.FamilyPriorityDiscards, node.DirRX, on)
+		l.packets, l.havePackets = sumEth(st, node.FamilyPriorityPackets, node.DirRX, on)
+		return l
+	}
+	all := func(int) bool { return true }
+	l.discards, l.haveDiscards = sumEth(st, node.FamilyPHYDiscards, node.DirRX, all)
+	l.packets, l.havePackets = sumEth(st, node.FamilyPriorityPackets, node.DirRX, all)
+	return l
+}
+
+// lossRatio is discards per packet received; +Inf when drops came with no packets
+// counted (or no packet counter to count them).
+func lossRatio(discards, packets uint64, havePackets bool) float64 {
+	switch {
+	case discards == 0:
+		return 0
+	case !havePackets || packets == 0:
+		return math.Inf(1)
+	}
+	return float64(discards) / float64(packets)
+}
+
+// ratioText is "4.5e-4 of the 2667038631 packets received", or "" with no packets
+// to compare against.
+func ratioText(discards, packets uint64, havePackets bool) string {
+	if !havePackets || packets == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s of the %d packets received)", sci(float64(discards)/float64(packets)), packets)
+}
+
+// sci writes a small ratio as 4.5e-4.
+func sci(v float64) string {
+	m := strconv.FormatFloat(v, 'e', 1, 64)
+	mant, exp, _ := strings.Cut(m, "e")
+	n, _ := strconv.Atoi(exp)
+	return strings.TrimSuffix(mant, ".0") + "e" + strconv.Itoa(n)
+}
+
+func checkDiscards(e *env, r *results) {
+	e.ethtoolTargets(r, func(t *target, st *node.EthtoolStats) {
+		subj := t.subject()
+		prios := e.rocePriorities(t)
+		cur := lossOf(st, prios)
+		class := "RoCE priority " + prioList(prios)
+		if len(prios) > 0 && !cur.haveDiscards {
+			// Not split by priority: the port's counter is what there is.
+			prios, cur = nil, lossOf(st, nil)
+		}
+		if len(prios) == 0 {
+			class = "all priorities (rx_discards_phy; the NIC does not split its drops by priority, so they may be on a lossy class)"
+		}
+		if !cur.haveDiscards {
+			r.skip(subj, fmt.Sprintf("%s reports no receive-discard counters (rx_prio<N>_discards, rx_discards_phy)", t.netdev))
+			return
+		}
+		var prev lossCounts
+		havePrev := false
+		if ps := e.prevEthtool(t.netdev); ps != nil {
+			prev = lossOf(ps, prios)
+			havePrev = prev.haveDiscards
+		}
+		w := e.window(cur.discards, prev.discards, havePrev)
+		pw := e.window(cur.packets, prev.packets, havePrev && cur.havePackets && prev.havePackets)
+		fix := discardFix(t, prios)
+		// Drops that cannot be put on the lossless class warn at most: they
+		// may be TCP on a lossy priority, which recovers by itself.
+		lossless := len(prios) > 0
+		if w.rising() {
+			ratio := lossRatio(w.inc, pw.inc, pw.compared)
+			perSecond := float64(w.inc) / w.dt
+			what := fmt.Sprintf("%s dropped %d received packet(s) of %s%s%s, %s/s", t.netdev, w.inc, class, w.last(), ratioText(w.inc, pw.inc, pw.compared), num(perSecond))
+			switch {
+			case lossless && pw.compared && ratio > discardFailRatio && perSecond >= discardFailPerSecond:
+				r.fail(subj, what+": the NIC ran out of receive buffer on a class that must be lossless, and every drop makes RDMA retransmit", fix)
+				return
+			case ratio > discardWarnRatio:
+				r.warn(subj, what+": the NIC ran out of receive buffer", fix)
+				return
+			}
+		}
+		total := fmt.Sprintf("%d received packet(s) of %s dropped since boot%s", cur.discards, class, ratioText(cur.discards, cur.packets, cur.havePackets))
+		switch {
+		case lossRatio(cur.discards, cur.packets, cur.havePackets) > discardWarnRatio:
+			note := w.historyNote()
+			if w.rising() {
+				note = fmt.Sprintf(", %d%s, too few to matter now", w.inc, w.last())
+			}
+			r.warn(subj, fmt.Sprintf("the NIC of %s ran out of receive buffer at some time: %s%s", t.netdev, total, note), fix)
+		case cur.discards > 0:
+			r.ok(subj, total+fmt.Sprintf(", below 1 in %d", int(1/discardWarnRatio)))
+		case w.compared:
+			r.ok(subj, fmt.Sprintf("no drops on %s since boot, none%s", class, w.last()))
+		default:
+			r.ok(subj, fmt.Sprintf("no drops on %s since boot", class))
+		}
+	})
+}
+
+func discardFix(t *target, prios []int) string {
+	if len(prios) == 0 {
+		return fmt.Sprintf("`ethtool -S %[1]s | grep -E 'prio[0-7]_(packets|discards)'` shows which priority loses packets; on the RoCE priority drops mean PFC is not pausing the sender in time (see pfc_enabled_on_roce_priority and the switch port's PFC), elsewhere that the host does not drain its receive queues fast enough (the pcie_* findings, IRQ and CPU power settings)", t.netdev)
+	}
+	p := prioList(prios)
+	return fmt.Sprintf("drops on a lossless priority mean PFC did not stop the sender in time: check that PFC is on for priority %[2]s on both the NIC (pfc_enabled_on_roce_priority) and the switch port, that the NIC's receive buffer for it has the headroom its cable length needs (`mlnx_qos -i %[1]s` shows buffer sizes; `mlnx_qos -i %[1]s --cable_len=<metres>` resizes them), and the pcie_* findings (a host that does not drain fills the buffer); `ethtool -S %[1]s | grep -E 'discard|pause'` shows the counters", t.netdev, p)
 }

@@ -296,6 +296,13 @@ func checkMTUPlan(e *env, r *results) {
 			r.ok(t.subject(), fmt.Sprintf("MTU %d, as planned", want))
 			return
 		}
+		if want < node.MinMTUForRoCE4096 && t.iface.MTU >= node.MinMTUForRoCE4096 && !t.ib() {
+			// The plan is the odd one out (900 for 9000): lowering the port to it
+			// would cut RoCE to a small path MTU, so the fix is in the plan.
+			r.warn(t.subject(), fmt.Sprintf("MTU %d, the plan expects %d, which is too small for 4096-byte RoCE packets (they need %d): the plan is more likely wrong than the port", t.iface.MTU, want, node.MinMTUForRoCE4096),
+				fmt.Sprintf("correct expectations.mtu in the plan (to %d if that is what the fabric uses); setting %s to %d would limit RoCE to a %d-byte path MTU", t.iface.MTU, t.netdev, want, node.RoCEActiveMTU(want)))
+			return
+		}
 		r.fail(t.subject(), fmt.Sprintf("MTU %d, the plan expects %d", t.iface.MTU, want), mtuFix(t.netdev, want))
 	})
 }
@@ -376,7 +383,11 @@ func checkRoCEv2GID(e *env, r *results) {
 				ip, _ := g.IPv4()
 				parts = append(parts, fmt.Sprintf("index %d carries %s", g.Index, ip))
 			}
-			r.ok(subj, fmt.Sprintf("RoCE v2 GID %s on %s", strings.Join(parts, ", "), t.netdev))
+			on := ""
+			if t.netdev != "" {
+				on = " on " + t.netdev
+			}
+			r.ok(subj, fmt.Sprintf("RoCE v2 GID %s%s", strings.Join(parts, ", "), on))
 			continue
 		}
 		what := "an IPv4 address"
@@ -384,7 +395,15 @@ func checkRoCEv2GID(e *env, r *results) {
 			what = want.String()
 		}
 		if t.down() {
-			r.skip(subj, fmt.Sprintf("no RoCE v2 GID carries %s on %s, which is down (see port_active): GIDs follow the addresses of an up interface", what, t.netdev))
+			r.skip(subj, fmt.Sprintf("no RoCE v2 GID carries %s on %s, which is down (see port_active): GIDs follow the addresses of an up interface", what, orPlaceholder(t.netdev, subj)))
+			continue
+		}
+		if t.netdev == "" {
+			// RoCE GIDs are made from a netdev's addresses: a port without one
+			// cannot have any, and "on <nothing>" would hide that.
+			p := t.port
+			r.fail(subj, fmt.Sprintf("%s port %d has no netdev, so no RoCE v2 GID can carry an IPv4 address (%d GIDs in the table): NCCL and perftest cannot reach this port over RoCE v2", p.Device, p.Number, len(p.GIDs)),
+				fmt.Sprintf("`rdma link show %[1]s/%[2]d` names the port's netdev: if it names one, the exporter cannot see it (run it in the host's network namespace, hostNetwork: true in Kubernetes, with the host's /sys); if it names none, the NIC's Ethernet driver created no interface for the port (`dmesg | grep -i %[3]s`, `devlink dev show`)", p.Device, p.Number, orPlaceholder(t.dev.Driver, "<driver>")))
 			continue
 		}
 		var others []string

@@ -16,24 +16,43 @@ func checkNICPresent(e *env, r *results) {
 		return
 	}
 	if len(snap.Devices) > 0 {
-		var hw, sw []string
+		var hw, sw, noParent []string
 		drivers := map[string]bool{}
 		for _, d := range snap.Devices {
-			if d.Driver == "" {
+			switch {
+			case softwareRDMA(d):
 				sw = append(sw, d.Name)
-				continue
+			case d.Driver == "":
+				noParent = append(noParent, d.Name)
+			default:
+				hw = append(hw, d.Name)
+				drivers[d.Driver] = true
 			}
-			hw = append(hw, d.Name)
-			drivers[d.Driver] = true
 		}
-		if len(hw) == 0 {
+		hwText := ""
+		if len(hw) > 0 {
+			hwText = fmt.Sprintf("%d RDMA device(s) with a NIC driver bound: %s (%s)", len(hw), joinNatural(hw), strings.Join(slices.Sorted(maps.Keys(drivers)), ", "))
+		}
+		switch {
+		case len(noParent) > 0:
+			// A hardware device's PCI parent is missing from this view of sysfs
+			// (a partial copy, a container without the host's /sys): the NIC is
+			// there, since its RDMA driver registered the device, but which one
+			// and with which driver cannot be seen.
+			msg := fmt.Sprintf("RDMA device(s) whose PCI parent could not be read: %s (no readable `device` link under /sys/class/infiniband/<device>), so the NIC behind each, its driver and its PCIe link are unknown", joinNatural(noParent))
+			if hwText != "" {
+				msg = hwText + "; " + msg
+			}
+			r.warn(SubjectNode, msg,
+				fmt.Sprintf("`ls -l /sys/class/infiniband/%s/device` must point at a PCI function (../../../0000:xx:00.0); when the exporter runs in a container, mount the host's /sys (read-only) and point --path.sysfs at it; `rdma dev show` and `lspci -nn -D | grep -iE 'mellanox|broadcom|ethernet'` on the host show the device and the NIC", noParent[0]))
+		case len(hw) == 0:
 			// rxe/siw devices run over any netdev; they prove the RDMA stack works,
 			// not that an RDMA NIC is there.
-			r.fail(SubjectNode, fmt.Sprintf("only software RDMA devices (%s), no RDMA NIC with a bound driver", joinNatural(sw)),
+			r.fail(SubjectNode, fmt.Sprintf("only software RDMA devices (%s, rxe/siw over an ordinary netdev), no RDMA NIC with a bound driver", joinNatural(sw)),
 				"check that the RDMA NIC is seated and seen on the PCI bus: lspci -nn | grep -iE 'mellanox|broadcom|ethernet'; a VM needs the NIC (or an SR-IOV VF) passed through")
-			return
+		default:
+			r.ok(SubjectNode, hwText)
 		}
-		r.ok(SubjectNode, fmt.Sprintf("%d RDMA device(s) with a NIC driver bound: %s (%s)", len(hw), joinNatural(hw), strings.Join(slices.Sorted(maps.Keys(drivers)), ", ")))
 		return
 	}
 	if len(snap.NICs) == 0 {
@@ -68,6 +87,18 @@ func checkNICPresent(e *env, r *results) {
 		return
 	}
 	r.ok(SubjectNode, "RDMA-capable NIC present with a driver bound: "+strings.Join(bound, "; ")+"; but no RDMA device was registered (see rdma_driver_loaded)")
+}
+
+// softwareRDMA reports whether a device is Soft-RoCE (rxe) or Soft-iWARP (siw),
+// which run over any netdev. The kernel names them rxe*/siw* unless `rdma link
+// add` was given another name; their `device` link, when there is one, points
+// at the netdev's parent, so the driver seen there can be the ordinary NIC's.
+func softwareRDMA(d *node.Device) bool {
+	switch d.Driver {
+	case "rdma_rxe", "siw":
+		return true
+	}
+	return strings.HasPrefix(d.Name, "rxe") || strings.HasPrefix(d.Name, "siw")
 }
 
 func checkDevicesReadable(e *env, r *results) {
@@ -140,7 +171,7 @@ func checkDriverLoaded(e *env, r *results) {
 	}
 	if len(families) == 0 {
 		if len(snap.Devices) > 0 {
-			r.skip(SubjectNode, "no RDMA device with a known NIC driver (software RDMA only)")
+			r.skip(SubjectNode, "no RDMA device with a known NIC driver: the devices are software RDMA (rxe, siw), of a driver this check does not know, or their PCI parent could not be read (see rdma_nic_present)")
 		} else {
 			r.skip(SubjectNode, "no RDMA-capable NIC found, so no driver to load (see rdma_nic_present)")
 		}

@@ -187,47 +187,51 @@ func checkPCIeAER(e *env, r *results) {
 		if pf := e.prevPCI(f.Address); pf != nil {
 			prev = pf.AER
 		}
-		dt, okdt := e.interval()
 		fix := fmt.Sprintf("`dmesg | grep -i aer` shows the errors and the reporting device; reseat the card and its riser, check the slot and cabling, and update the BIOS and NIC firmware; `lspci -vvv -s %s` shows the AER status registers", f.Address)
-		var fails, warns, notes []string
+		// Uncorrectable errors happening now fail: they lose or corrupt
+		// transfers. New correctable ones are only retransmissions and warn,
+		// as do totals since boot of any severity, which may be long over.
+		var now, fails, history []string
+		var anyCompared bool
+		var last string
 		for _, sev := range []string{"fatal", "nonfatal", "correctable"} {
 			v, ok := f.AER[sev]
-			if !ok || v == 0 {
+			if !ok {
 				continue
 			}
 			pv, havePrev := prev[sev]
-			inc, okd := delta(v, pv)
+			w := e.window(v, pv, havePrev)
+			if w.compared {
+				anyCompared, last = true, w.last()
+			}
 			switch {
-			case havePrev && okdt && okd && inc > 0:
-				line := fmt.Sprintf("%d new %s error(s) in %s (%d since boot)", inc, sev, secs(dt), v)
+			case w.rising():
+				line := fmt.Sprintf("%d new %s error(s)%s (%d since boot)", w.inc, sev, w.last(), v)
 				if sev == "correctable" {
-					warns = append(warns, line)
+					now = append(now, line)
 				} else {
 					fails = append(fails, line)
 				}
-			case havePrev && okdt && okd && sev == "correctable":
-				// Old correctable errors that stopped: worth a note, not an alert
-				// until the next reboot.
-				notes = append(notes, fmt.Sprintf("%d %s since boot, none new in %s", v, sev, secs(dt)))
-			case havePrev && okdt && okd:
-				// An uncorrectable error may have left the device degraded even
-				// when it does not repeat.
-				warns = append(warns, fmt.Sprintf("%d %s error(s) since boot, none new in %s", v, sev, secs(dt)))
-			case sev == "correctable":
-				warns = append(warns, fmt.Sprintf("%d correctable error(s) since boot", v))
-			default:
-				fails = append(fails, fmt.Sprintf("%d %s error(s) since boot", v, sev))
+			case v > 0:
+				history = append(history, fmt.Sprintf("%d %s since boot", v, sev))
 			}
 		}
+		const causes = "PCIe errors come from a marginal slot, riser or card seating; uncorrectable ones lose or corrupt transfers and can reset the NIC, correctable ones cost retransmissions"
 		switch {
 		case len(fails) > 0:
-			r.fail(d.Name, "PCIe AER on "+f.Address+": "+strings.Join(append(fails, warns...), ", ")+": uncorrectable PCIe errors lose or corrupt transfers and can reset the NIC", fix)
-		case len(warns) > 0:
-			r.warn(d.Name, "PCIe AER on "+f.Address+": "+strings.Join(warns, ", ")+": PCIe errors come from a marginal slot, riser or card seating; correctable ones cost retransmissions", fix)
-		case len(notes) > 0:
-			r.ok(d.Name, "no new PCIe errors ("+strings.Join(notes, ", ")+")")
+			r.fail(d.Name, "PCIe AER on "+f.Address+": "+strings.Join(slices.Concat(fails, now, history), ", ")+": "+causes, fix)
+		case len(now) > 0:
+			r.warn(d.Name, "PCIe AER on "+f.Address+": "+strings.Join(slices.Concat(now, history), ", ")+": "+causes, fix)
+		case len(history) > 0:
+			note := "; a second sample tells whether they still happen"
+			if anyCompared {
+				note = ", none new" + last
+			}
+			r.warn(d.Name, "PCIe AER on "+f.Address+": "+strings.Join(history, ", ")+note+"; "+causes, fix)
+		case anyCompared:
+			r.ok(d.Name, "no PCIe AER errors since boot, none"+last)
 		default:
-			r.ok(d.Name, "no PCIe AER errors")
+			r.ok(d.Name, "no PCIe AER errors since boot")
 		}
 	}
 }

@@ -16,7 +16,11 @@ func (e *env) dcbFor(t *target) (*node.DCBState, string) {
 	if why := e.sourceReason("dcb", "DCB state"); why != "" {
 		return nil, why
 	}
-	return nil, fmt.Sprintf("no DCB state for %s: its driver answers no DCB netlink requests on this function (VFs and SFs have none; check the PF)", orPlaceholder(t.netdev, t.devSubject()))
+	name := orPlaceholder(t.netdev, t.devSubject())
+	if e.snap.Sources[node.SourceDCB] == node.SourcePartial {
+		return nil, fmt.Sprintf("no DCB state for %s: the dcb collector could not read every interface (see the exporter log), so it is unknown whether %s has none or its read failed", name, name)
+	}
+	return nil, fmt.Sprintf("no DCB state for %s: its driver answers no DCB netlink requests on this function (VFs and SFs have none; check the PF)", name)
 }
 
 func (e *env) ethtoolFor(t *target) (*node.EthtoolStats, string) {
@@ -29,7 +33,12 @@ func (e *env) ethtoolFor(t *target) (*node.EthtoolStats, string) {
 	return nil, fmt.Sprintf("no ethtool statistics for %s", orPlaceholder(t.netdev, t.devSubject()))
 }
 
+// enabledPriorities lists the priorities with PFC on; none when the PFC state
+// is unknown.
 func enabledPriorities(d *node.DCBState) []int {
+	if !d.PFCKnown {
+		return nil
+	}
 	var out []int
 	for p, on := range d.PFCEnabled {
 		if on {
@@ -77,12 +86,29 @@ func (e *env) ethernetTargets(r *results, each func(t *target)) {
 	}
 }
 
-// pfcTargets yields the Ethernet targets with readable DCB state, reporting the rest.
-func (e *env) pfcTargets(r *results, each func(t *target, d *node.DCBState)) {
+// dcbTargets yields the Ethernet targets with readable DCB state, reporting the rest.
+func (e *env) dcbTargets(r *results, each func(t *target, d *node.DCBState)) {
 	e.ethernetTargets(r, func(t *target) {
 		d, why := e.dcbFor(t)
 		if d == nil {
 			r.skip(t.subject(), why)
+			return
+		}
+		each(t, d)
+	})
+}
+
+// pfcTargets yields the Ethernet targets whose PFC configuration was read. A
+// driver that answered without a PFC object (or an interface where only the
+// MLNX_OFED ECN files were found) leaves PFC unknown, which is not "off".
+func (e *env) pfcTargets(r *results, each func(t *target, d *node.DCBState)) {
+	e.dcbTargets(r, func(t *target, d *node.DCBState) {
+		if !d.PFCKnown {
+			how := "its driver reported no PFC configuration over DCB netlink"
+			if d.ECN != nil {
+				how = "only its MLNX_OFED ECN files could be read, DCB netlink gave no PFC configuration"
+			}
+			r.skip(t.subject(), fmt.Sprintf("PFC state of %s is unknown: %s; `dcb pfc show dev %s` or `mlnx_qos -i %s` shows it", t.netdev, how, t.netdev, t.netdev))
 			return
 		}
 		each(t, d)
@@ -189,7 +215,7 @@ func checkTrust(e *env, r *results) {
 		r.skip(SubjectNode, "the plan sets no trust mode (expectations.trust)")
 		return
 	}
-	e.pfcTargets(r, func(t *target, d *node.DCBState) {
+	e.dcbTargets(r, func(t *target, d *node.DCBState) {
 		switch {
 		case d.Trust == "":
 			r.skip(t.subject(), fmt.Sprintf("trust mode of %s could not be read", t.netdev))
@@ -206,6 +232,18 @@ func checkTrust(e *env, r *results) {
 			r.fail(t.subject(), fmt.Sprintf("trust %s, the plan expects %s: the NIC reads RoCE's priority from the wrong header, so RoCE can land on a priority without PFC", d.Trust, want), fix)
 		}
 	})
+}
+
+// rocePriorities are the priorities RoCE uses on the target: the plan's, else the
+// ones with PFC on; none when neither says.
+func (e *env) rocePriorities(t *target) []int {
+	if exp, ok := e.expectations(); ok && exp.PFCPriority != nil {
+		return []int{*exp.PFCPriority}
+	}
+	if d := e.snap.DCB[t.netdev]; d != nil {
+		return enabledPriorities(d)
+	}
+	return nil
 }
 
 func pfcPrioText(e *env) string {
@@ -228,13 +266,7 @@ func checkECN(e *env, r *results) {
 	}
 	e.ethernetTargets(r, func(t *target) {
 		d := e.snap.DCB[t.netdev]
-		var prios []int
-		switch {
-		case hasPlan && exp.PFCPriority != nil:
-			prios = []int{*exp.PFCPriority}
-		case d != nil:
-			prios = enabledPriorities(d)
-		}
+		prios := e.rocePriorities(t)
 		if d != nil && d.ECN != nil && d.ECN[node.ECNRoleNP] != nil && d.ECN[node.ECNRoleRP] != nil && len(prios) > 0 {
 			ecnFromFiles(r, t, d, prios)
 			return

@@ -106,10 +106,27 @@ func TestNodeChecks(t *testing.T) {
 		{name: "bound but no ibdev", snap: func(s *node.Snapshot) { unboundCX7(s); s.NICs[0].Driver = "mlx5_core" },
 			id: "rdma_nic_present", subject: "node", want: StatusOK, msg: []string{"driver mlx5_core", "see rdma_driver_loaded"}},
 		{name: "software only", snap: func(s *node.Snapshot) {
+			s.Devices = s.Devices[:2]
+			s.Devices[0].Name, s.Devices[0].Driver, s.Devices[0].PCIAddress = "rxe0", "", ""
+			// rxe's device link leads to the netdev's parent: its driver is the plain NIC's.
+			s.Devices[1].Name, s.Devices[1].Driver, s.Devices[1].PCIAddress = "siw_eth0", "virtio_net", ""
+		}, id: "rdma_nic_present", subject: "node", want: StatusFail, msg: []string{"only software RDMA devices (rxe0, siw_eth0"}},
+		{name: "software by driver", snap: func(s *node.Snapshot) {
+			s.Devices = s.Devices[:1]
+			s.Devices[0].Name, s.Devices[0].Driver = "roce_lab", "rdma_rxe"
+		}, id: "rdma_nic_present", subject: "node", want: StatusFail, msg: []string{"only software RDMA devices (roce_lab"}},
+		{name: "hardware without a device link", snap: func(s *node.Snapshot) {
 			for _, d := range s.Devices {
 				d.Driver, d.PCIAddress = "", ""
 			}
-		}, id: "rdma_nic_present", subject: "node", want: StatusFail, msg: []string{"only software RDMA devices"}},
+		}, id: "rdma_nic_present", subject: "node", want: StatusWarn,
+			msg: []string{"PCI parent could not be read: mlx5_0, mlx5_1, mlx5_2"}, notMsg: []string{"software"}, fix: []string{"ls -l /sys/class/infiniband/mlx5_0/device", "--path.sysfs"}},
+		{name: "one device without a device link", snap: func(s *node.Snapshot) { s.Devices[2].Driver, s.Devices[2].PCIAddress = "", "" },
+			id: "rdma_nic_present", subject: "node", want: StatusWarn, msg: []string{"2 RDMA device(s) with a NIC driver bound: mlx5_0, mlx5_1", "could not be read: mlx5_2"}},
+		{name: "software beside a NIC", snap: func(s *node.Snapshot) {
+			s.Devices[2].Name, s.Devices[2].Driver, s.Devices[2].PCIAddress = "rxe0", "", ""
+		},
+			id: "rdma_nic_present", subject: "node", want: StatusOK, msg: []string{"2 RDMA device(s) with a NIC driver bound: mlx5_0, mlx5_1"}},
 
 		{name: "loaded", id: "rdma_driver_loaded", subject: "node", want: StatusOK, msg: []string{"mlx5_core", "mlx5_ib", "ib_uverbs"}},
 		{name: "nothing loaded", snap: unboundCX7, id: "rdma_driver_loaded", subject: "node", want: StatusFail,
@@ -239,6 +256,10 @@ func TestLinkChecks(t *testing.T) {
 		{name: "1500", snap: func(s *node.Snapshot) { s.Interfaces["ens3f0np0"].MTU = 1500 },
 			id: "mtu_matches_plan", subject: "ens3f0np0", want: StatusFail, msg: []string{"MTU 1500", "expects 9000"},
 			fix: []string{"ip link set dev ens3f0np0 mtu 9000", "netplan", "802-3-ethernet.mtu 9000"}},
+		{name: "plan lost a zero", plan: func(p *config.Plan) { p.Expectations.MTU = 900 }, id: "mtu_matches_plan", subject: "ens3f0np0", want: StatusWarn,
+			msg: []string{"MTU 9000, the plan expects 900", "the plan is more likely wrong"}, fix: []string{"correct expectations.mtu in the plan (to 9000", "512-byte path MTU"}},
+		{name: "plan small, port smaller", plan: func(p *config.Plan) { p.Expectations.MTU = 1500 }, snap: func(s *node.Snapshot) { s.Interfaces["ens3f0np0"].MTU = 1000 },
+			id: "mtu_matches_plan", subject: "ens3f0np0", want: StatusFail, fix: []string{"mtu 1500"}},
 		{name: "no expectation", plan: func(p *config.Plan) { p.Expectations.MTU = 0 }, id: "mtu_matches_plan", subject: "node", want: StatusSkipped, msg: []string{"expectations.mtu"}},
 		{name: "unreadable", snap: func(s *node.Snapshot) { s.Interfaces["ens3f0np0"].MTU = 0 }, id: "mtu_matches_plan", subject: "ens3f0np0", want: StatusSkipped},
 
@@ -273,6 +294,18 @@ func TestLinkChecks(t *testing.T) {
 			id: "roce_v2_gid_present", subject: "ens3f0np0", want: StatusFail, msg: []string{"an IPv4 address"}},
 		{name: "down", snap: func(s *node.Snapshot) { down(s); port(s, 1).GIDs = port(s, 1).GIDs[:2] },
 			id: "roce_v2_gid_present", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"down"}},
+		{name: "port without netdev", noPlan: true, snap: func(s *node.Snapshot) {
+			port(s, 2).Interface, port(s, 2).GIDs = "", nil
+			delete(s.Interfaces, "ens3f0np0")
+		}, id: "roce_v2_gid_present", subject: "mlx5_2", want: StatusFail,
+			msg: []string{"mlx5_2 port 1 has no netdev", "(0 GIDs in the table)"}, notMsg: []string{" on  ", "on ("}, fix: []string{"rdma link show mlx5_2/1", "hostNetwork"}},
+		{name: "port without netdev, GIDs seen", noPlan: true, snap: func(s *node.Snapshot) {
+			port(s, 2).Interface = ""
+			for i := range port(s, 2).GIDs {
+				port(s, 2).GIDs[i].Interface = ""
+			}
+			delete(s.Interfaces, "ens3f0np0")
+		}, id: "roce_v2_gid_present", subject: "mlx5_2", want: StatusOK, msg: []string{"index 3 carries 192.168.102.11"}, notMsg: []string{" on "}},
 		{name: "infiniband", snap: makeIB, id: "roce_v2_gid_present", subject: "ens2f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
 
 		{name: "v2", id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusOK},
@@ -296,6 +329,14 @@ func TestQoSChecks(t *testing.T) {
 			s.DCB[nd].PFCEnabled = a
 		}
 	}
+	// pfcUnknown is what the reader makes of an interface where DCB netlink
+	// gave no PFC object and only the MLNX_OFED ECN files were read.
+	pfcUnknown := func(nd string) func(s *node.Snapshot) {
+		return func(s *node.Snapshot) {
+			d := s.DCB[nd]
+			d.PFCKnown, d.PFCCap, d.PFCEnabled, d.Trust = false, 0, [8]bool{}, ""
+		}
+	}
 	noECNFiles := func(s *node.Snapshot) {
 		for _, d := range s.DCB {
 			d.ECN = nil
@@ -314,6 +355,12 @@ func TestQoSChecks(t *testing.T) {
 		{name: "dcb collector off", snap: func(s *node.Snapshot) { s.DCB = nil; delete(s.Sources, "dcb") },
 			id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"--collector.dcb"}},
 		{name: "no plan", noPlan: true, id: "pfc_enabled_on_roce_priority", subject: "node", want: StatusSkipped, msg: []string{ReasonNoPlan}},
+		{name: "only ECN files read", snap: pfcUnknown("ens3f0np0"), id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped,
+			msg: []string{"PFC state of ens3f0np0 is unknown", "ECN files"}, notMsg: []string{"enabled on: none"}},
+		{name: "driver without PFC object", snap: func(s *node.Snapshot) { pfcUnknown("ens3f0np0")(s); s.DCB["ens3f0np0"].ECN = nil },
+			id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"reported no PFC configuration"}},
+		{name: "DCB partly read", snap: func(s *node.Snapshot) { delete(s.DCB, "ens3f0np0"); s.Sources["dcb"] = node.SourcePartial },
+			id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"could not read every interface"}},
 		{name: "infiniband", snap: makeIB, id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
 
 		{name: "only RoCE priority", id: "pfc_only_on_roce_priority", subject: "ens3f0np0", want: StatusOK},
@@ -321,6 +368,8 @@ func TestQoSChecks(t *testing.T) {
 			msg: []string{"priority 0, 4"}, fix: []string{"prio-pfc all:off 3:on"}},
 		{name: "lossy by design", plan: func(p *config.Plan) { p.Expectations.PFCPriority = nil },
 			id: "pfc_only_on_roce_priority", subject: "node", want: StatusSkipped},
+		{name: "PFC unknown", snap: pfcUnknown("ens3f0np0"), id: "pfc_only_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"unknown"}},
+		{name: "PFC unknown, trust still read", snap: func(s *node.Snapshot) { s.DCB["ens1f0np0"].PFCKnown = false }, id: "trust_mode_matches_plan", subject: "ens1f0np0", want: StatusOK},
 
 		{name: "off", id: "global_pause_off_with_pfc", subject: "ens2f0np0", want: StatusOK, msg: []string{"rx off, tx off"}},
 		{name: "on with PFC", snap: func(s *node.Snapshot) {
@@ -427,16 +476,20 @@ func TestPCIeAndFirmwareChecks(t *testing.T) {
 		{name: "correctable since boot", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["correctable"] = 1734 },
 			id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"1734 correctable"}, fix: []string{"dmesg | grep -i aer"}},
 		{name: "fatal since boot", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["fatal"] = 1 },
-			id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusFail, msg: []string{"1 fatal"}},
+			id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"1 fatal since boot", "a second sample"}},
 		{name: "old correctable, none new", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["correctable"] = 7 },
 			prev: func(prev, _ *node.Snapshot) { prev.PCI[pciAddr(2)].AER["correctable"] = 7 },
-			id:   "pcie_no_aer_errors", subject: "mlx5_2", want: StatusOK, msg: []string{"7 correctable since boot, none new"}},
+			id:   "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"7 correctable since boot, none new in the last 10s"}},
 		{name: "new correctable", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["correctable"] = 9 },
 			prev: func(prev, _ *node.Snapshot) { prev.PCI[pciAddr(2)].AER["correctable"] = 7 },
 			id:   "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"2 new correctable"}},
 		{name: "old fatal, none new", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["fatal"] = 1 },
 			prev: func(prev, _ *node.Snapshot) { prev.PCI[pciAddr(2)].AER["fatal"] = 1 },
-			id:   "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"1 fatal error(s) since boot, none new"}},
+			id:   "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"1 fatal since boot, none new"}},
+		{name: "new fatal beside old correctable", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["fatal"], s.PCI[pciAddr(2)].AER["correctable"] = 1, 1734 },
+			prev: func(prev, _ *node.Snapshot) { prev.PCI[pciAddr(2)].AER["correctable"] = 1734 },
+			id:   "pcie_no_aer_errors", subject: "mlx5_2", want: StatusFail, msg: []string{"1 new fatal error(s) in the last 10s", "1734 correctable since boot"}},
+		{name: "clean, two samples", prev: func(_, _ *node.Snapshot) {}, id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusOK, msg: []string{"since boot, none in the last 10s"}},
 		{name: "new nonfatal", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["nonfatal"] = 1 }, prev: func(_, _ *node.Snapshot) {},
 			id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusFail, msg: []string{"1 new nonfatal"}},
 		{name: "no counters", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER = nil }, id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusSkipped},
@@ -468,10 +521,32 @@ func TestCounterChecks(t *testing.T) {
 			setEth(rx(cur), node.FamilyPFCPauseDuration, dir, 3, "", ethVal(rx(prev), node.FamilyPFCPauseDuration, dir, 3, "")+us)
 		}
 	}
+	// roceDropsSince sets the drops of RoCE priority 3 on ens2f0np0 since boot.
+	roceDropsSince := func(drops uint64) func(s *node.Snapshot) {
+		return func(s *node.Snapshot) { setEth(rx(s), node.FamilyPriorityDiscards, "rx", 3, node.DiscardOther, drops) }
+	}
+	// roceDropsNow adds drops and received packets of priority 3 between the samples.
+	roceDropsNow := func(drops, packets uint64) func(prev, cur *node.Snapshot) {
+		return func(prev, cur *node.Snapshot) {
+			for _, f := range []struct {
+				family node.Family
+				label  string
+				add    uint64
+			}{{node.FamilyPriorityDiscards, node.DiscardOther, drops}, {node.FamilyPriorityPackets, "", packets}} {
+				setEth(rx(cur), f.family, "rx", 3, f.label, ethVal(rx(prev), f.family, "rx", 3, f.label)+f.add)
+			}
+		}
+	}
 	runCases(t, []checkCase{
 		{name: "both dirs", id: "port_counters_readable", subject: "mlx5_0", want: StatusOK, msg: []string{"2 counters/", "5 hw_counters/"}},
 		{name: "mlx5 counters unreadable", snap: func(s *node.Snapshot) { port(s, 0).Counters = nil },
 			id: "port_counters_readable", subject: "mlx5_0", want: StatusWarn, msg: []string{"counters/ of /sys/class/infiniband/mlx5_0/ports/1"}, fix: []string{"--collector.rdma.device-exclude"}},
+		{name: "only hw_counters/ missing", snap: func(s *node.Snapshot) { port(s, 0).HWCounters = nil },
+			id: "port_counters_readable", subject: "mlx5_0", want: StatusWarn,
+			msg: []string{"hw_counters/ of /sys/class/infiniband/mlx5_0/ports/1", "req_transport_retries_exceeded"}, notMsg: []string{"link_downed", "symbol_error", "counters/ and"},
+			fix: []string{"ls -l /sys/class/infiniband/mlx5_0/ports/1/hw_counters`"}},
+		{name: "both missing", snap: func(s *node.Snapshot) { port(s, 0).HWCounters, port(s, 0).Counters = nil, nil },
+			id: "port_counters_readable", subject: "mlx5_0", want: StatusWarn, msg: []string{"counters/ and hw_counters/", "link_downed", "out_of_sequence"}, fix: []string{"dmesg | grep -i mad"}},
 		{name: "bnxt has none by design", snap: func(s *node.Snapshot) { s.Devices[0].Driver = "bnxt_en"; port(s, 0).Counters = nil },
 			id: "port_counters_readable", subject: "mlx5_0", want: StatusOK, msg: []string{"by design"}},
 
@@ -492,6 +567,10 @@ func TestCounterChecks(t *testing.T) {
 			id: "no_pfc_storm", subject: "ens2f0np0", want: StatusWarn, msg: []string{"4 new storm warning"}},
 		{name: "storm errors since boot", snap: func(s *node.Snapshot) { setEth(rx(s), node.FamilyPFCPauseStormEvents, "", -1, node.StormError, 3) },
 			id: "no_pfc_storm", subject: "ens2f0np0", want: StatusWarn, msg: []string{"3 PFC storm error event(s) since boot"}},
+		{name: "storm errors since boot, calm now", prev: func(prev, cur *node.Snapshot) {
+			setEth(rx(prev), node.FamilyPFCPauseStormEvents, "", -1, node.StormError, 3)
+			setEth(rx(cur), node.FamilyPFCPauseStormEvents, "", -1, node.StormError, 3)
+		}, id: "no_pfc_storm", subject: "ens2f0np0", want: StatusWarn, msg: []string{"no storm in the last 10s", "3 PFC storm error event(s) since boot"}, fix: []string{"pfc-prevention-tout"}},
 		{name: "counter reset is not a storm", prev: func(prev, cur *node.Snapshot) { setEth(rx(cur), node.FamilyPFCPauseDuration, "rx", 3, "", 0) },
 			id: "no_pfc_storm", subject: "ens2f0np0", want: StatusOK},
 		{name: "no counters", snap: func(s *node.Snapshot) {
@@ -500,6 +579,56 @@ func TestCounterChecks(t *testing.T) {
 		},
 			id: "no_pfc_storm", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"no PFC pause-duration"}},
 		{name: "infiniband", snap: makeIB, id: "no_pfc_storm", subject: "ens2f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
+
+		{name: "none", id: "no_packet_discards", subject: "ens2f0np0", want: StatusOK, msg: []string{"no drops on RoCE priority 3 since boot"}},
+		{name: "many since boot", snap: roceDropsSince(1_203_344), id: "no_packet_discards", subject: "ens2f0np0", want: StatusWarn,
+			msg: []string{"1203344 received packet(s) of RoCE priority 3 dropped since boot (4e-4 of the 3000000000 packets received)", "a second sample"},
+			fix: []string{"PFC is on for priority 3", "mlnx_qos -i ens2f0np0"}},
+		{name: "many since boot, none new", snap: roceDropsSince(1_203_344), prev: func(prev, _ *node.Snapshot) { roceDropsSince(1_203_344)(prev) },
+			id: "no_packet_discards", subject: "ens2f0np0", want: StatusWarn, msg: []string{"dropped since boot", "none new in the last 10s"}},
+		{name: "a few among billions since boot", snap: roceDropsSince(12), id: "no_packet_discards", subject: "ens2f0np0", want: StatusOK,
+			msg: []string{"12 received packet(s)", "below 1 in 1000000"}},
+		{name: "dropping now", prev: roceDropsNow(50_000, 1_000_000_000), id: "no_packet_discards", subject: "ens2f0np0", want: StatusFail,
+			msg: []string{"dropped 50000 received packet(s) of RoCE priority 3 in the last 10s (5e-5 of the 1000000000 packets received), 5000/s", "must be lossless"},
+			fix: []string{"cable_len"}},
+		{name: "one drop at 30 Mpps is noise", prev: roceDropsNow(1, 300_000_000), id: "no_packet_discards", subject: "ens2f0np0", want: StatusOK},
+		{name: "a few drops on an idle port", prev: roceDropsNow(3, 1000), id: "no_packet_discards", subject: "ens2f0np0", want: StatusWarn,
+			msg: []string{"dropped 3 received packet(s)", "0.3/s"}},
+		{name: "measurable, below failing", prev: roceDropsNow(2000, 1_000_000_000), id: "no_packet_discards", subject: "ens2f0np0", want: StatusWarn,
+			msg: []string{"(2e-6 of the 1000000000 packets received)"}},
+		{name: "no packet counter to compare", prev: func(prev, cur *node.Snapshot) {
+			roceDropsNow(50_000, 0)(prev, cur)
+			dropEth(rx(prev), node.FamilyPriorityPackets)
+			dropEth(rx(cur), node.FamilyPriorityPackets)
+		}, id: "no_packet_discards", subject: "ens2f0np0", want: StatusWarn, msg: []string{"dropped 50000"}},
+		{name: "not split by priority", prev: func(prev, cur *node.Snapshot) {
+			roceDropsNow(0, 1_000_000_000)(prev, cur)
+			dropEth(rx(prev), node.FamilyPriorityDiscards)
+			dropEth(rx(cur), node.FamilyPriorityDiscards)
+			setEth(rx(cur), node.FamilyPHYDiscards, "rx", -1, "", 50_000)
+		}, id: "no_packet_discards", subject: "ens2f0np0", want: StatusWarn, msg: []string{"rx_discards_phy", "dropped 50000"}, fix: []string{"prio[0-7]_(packets|discards)"}},
+		{name: "no RoCE priority known", noPlan: true, snap: func(s *node.Snapshot) {
+			s.DCB["ens2f0np0"].PFCEnabled = [8]bool{}
+			setEth(rx(s), node.FamilyPHYDiscards, "rx", -1, "", 1_203_344)
+		}, id: "no_packet_discards", subject: "ens2f0np0", want: StatusWarn, msg: []string{"all priorities", "1203344"}},
+		{name: "drops on a lossy priority only", prev: func(prev, cur *node.Snapshot) {
+			setEth(rx(cur), node.FamilyPriorityDiscards, "rx", 0, node.DiscardOther, 50_000)
+			setEth(rx(cur), node.FamilyPHYDiscards, "rx", -1, "", 50_000)
+		}, id: "no_packet_discards", subject: "ens2f0np0", want: StatusOK},
+		{name: "every cause counts", prev: func(prev, cur *node.Snapshot) {
+			roceDropsNow(0, 1_000_000_000)(prev, cur)
+			setEth(rx(cur), node.FamilyPriorityDiscards, "rx", 3, node.DiscardBuffer, 30_000)
+			setEth(rx(cur), node.FamilyPriorityDiscards, "rx", 3, node.DiscardCongestion, 20_000)
+		}, id: "no_packet_discards", subject: "ens2f0np0", want: StatusFail, msg: []string{"dropped 50000"}},
+		{name: "counter reset", prev: func(prev, cur *node.Snapshot) {
+			roceDropsSince(1_000_000)(prev)
+			roceDropsSince(3)(cur)
+		}, id: "no_packet_discards", subject: "ens2f0np0", want: StatusOK},
+		{name: "no counters", snap: func(s *node.Snapshot) {
+			dropEth(rx(s), node.FamilyPriorityDiscards)
+			dropEth(rx(s), node.FamilyPHYDiscards)
+		}, id: "no_packet_discards", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"no receive-discard counters"}},
+		{name: "infiniband", snap: makeIB, id: "no_packet_discards", subject: "ens2f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
 
 		{name: "zero since boot", id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusOK, msg: []string{"since boot"}},
 		{name: "some since boot", snap: func(s *node.Snapshot) { setEth(rx(s), node.FamilyPHYUncorrectedSymbolErrors, "", -1, "", 37) },
@@ -511,7 +640,11 @@ func TestCounterChecks(t *testing.T) {
 		{name: "old, not rising", prev: func(prev, cur *node.Snapshot) {
 			setEth(rx(prev), node.FamilyPHYUncorrectedSymbolErrors, "", -1, "", 37)
 			setEth(rx(cur), node.FamilyPHYUncorrectedSymbolErrors, "", -1, "", 37)
-		}, id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusOK, msg: []string{"37 since boot"}},
+		}, id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusWarn, msg: []string{"37 uncorrected PHY symbol error(s) on ens2f0np0 since boot, none new in the last 10s"}, fix: []string{"--show-fec"}},
+		{name: "reset between samples", prev: func(prev, cur *node.Snapshot) {
+			setEth(rx(prev), node.FamilyPHYUncorrectedSymbolErrors, "", -1, "", 37)
+			setEth(rx(cur), node.FamilyPHYUncorrectedSymbolErrors, "", -1, "", 2)
+		}, id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusWarn, msg: []string{"2 uncorrected", "restarted"}},
 		{name: "no counter", snap: func(s *node.Snapshot) { dropEth(rx(s), node.FamilyPHYUncorrectedSymbolErrors) },
 			id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusSkipped},
 		{name: "ethtool off", snap: func(s *node.Snapshot) { s.Ethtool = nil; delete(s.Sources, "ethtool") },
@@ -522,7 +655,7 @@ func TestCounterChecks(t *testing.T) {
 		{name: "flapped", prev: func(_, cur *node.Snapshot) {
 			cur.Interfaces["ens2f0np0"].CarrierChanges += 2
 			setCounter(&port(cur, 1).Counters, "link_downed", 2)
-		}, id: "no_link_flaps", subject: "ens2f0np0", want: StatusWarn, msg: []string{"carrier_changes +2", "link_downed +1"}, fix: []string{"ethtool -m ens2f0np0"}},
+		}, id: "no_link_flaps", subject: "ens2f0np0", want: StatusFail, msg: []string{"carrier_changes +2", "link_downed +1"}, fix: []string{"ethtool -m ens2f0np0"}},
 
 		{name: "zero", id: "no_transport_retries_exceeded", subject: "mlx5_1", want: StatusOK},
 		{name: "since boot", snap: func(s *node.Snapshot) { setCounter(&port(s, 1).HWCounters, "req_transport_retries_exceeded", 5) },
@@ -531,6 +664,11 @@ func TestCounterChecks(t *testing.T) {
 			setCounter(&port(cur, 1).HWCounters, "req_transport_retries_exceeded", 5)
 		},
 			id: "no_transport_retries_exceeded", subject: "mlx5_1", want: StatusFail, msg: []string{"rose by 5"}},
+		{name: "since boot, not rising", prev: func(prev, cur *node.Snapshot) {
+			setCounter(&port(prev, 1).HWCounters, "req_transport_retries_exceeded", 5)
+			setCounter(&port(cur, 1).HWCounters, "req_transport_retries_exceeded", 5)
+		}, id: "no_transport_retries_exceeded", subject: "mlx5_1", want: StatusWarn, msg: []string{"is 5 since boot", "none new in the last 10s"}},
+		{name: "zero, two samples", prev: func(_, _ *node.Snapshot) {}, id: "no_transport_retries_exceeded", subject: "mlx5_1", want: StatusOK, msg: []string{"unchanged in the last 10s"}},
 		{name: "absent", snap: func(s *node.Snapshot) { dropCounter(&port(s, 1).HWCounters, "req_transport_retries_exceeded") },
 			id: "no_transport_retries_exceeded", subject: "mlx5_1", want: StatusSkipped},
 	})
@@ -579,6 +717,71 @@ func TestNoRDMADevice(t *testing.T) {
 		if f.Status != StatusSkipped || f.Message != ReasonNoRDMADevice || f.Subject != SubjectNode {
 			t.Errorf("%s: %s %q, want skipped %q", f.ID, f.Status, f.Message, ReasonNoRDMADevice)
 		}
+	}
+}
+
+// cpuOnly is a CPU node of a mixed cluster: no RDMA stack, no RDMA vendor's NIC
+// on the PCI bus, as the reader reports it.
+func cpuOnly() *node.Snapshot {
+	s := buildSnap()
+	s.Devices, s.NICs = nil, nil
+	s.Interfaces, s.PCI, s.Ethtool, s.DCB = nil, nil, nil, nil
+	s.Modules = map[string]bool{}
+	for _, src := range []string{"rdma", "netdev", "pcie", "ethtool", "dcb"} {
+		s.Sources[src] = node.SourceAbsent
+	}
+	return s
+}
+
+func TestNotAnRDMANode(t *testing.T) {
+	plan := testPlan(t)
+	for _, c := range []struct {
+		name     string
+		plan     *config.Plan
+		node     string
+		snap     func(*node.Snapshot)
+		notRDMA  bool
+		reason   string
+		wantFail string
+	}{
+		{name: "no plan", node: "cpu-01", notRDMA: true, reason: "no cluster plan lists it"},
+		{name: "not in the plan", plan: plan, node: "cpu-01", notRDMA: true, reason: `the cluster plan does not list node "cpu-01"`},
+		{name: "no name", plan: plan, notRDMA: true, reason: "its name is unknown"},
+		{name: "in the plan", plan: plan, node: "node01", wantFail: "no RDMA device and no Mellanox/NVIDIA"},
+		{name: "NIC without driver", plan: plan, node: "cpu-01", wantFail: "no RDMA driver",
+			snap: func(s *node.Snapshot) {
+				s.NICs = []node.NIC{{Address: "0000:18:00.0", VendorID: "0x15b3", DeviceID: "0x1021"}}
+			}},
+		{name: "PCI bus not scanned", node: "cpu-01", wantFail: "pcie collector is disabled", snap: func(s *node.Snapshot) { delete(s.Sources, "pcie") }},
+		{name: "PCI bus partly read", node: "cpu-01", wantFail: "no RDMA device", snap: func(s *node.Snapshot) { s.Sources["pcie"] = node.SourcePartial }},
+		{name: "rdma collector off", node: "cpu-01", wantFail: "no RDMA device", snap: func(s *node.Snapshot) { delete(s.Sources, "rdma") }},
+		{name: "RDMA devices unreadable", node: "cpu-01", snap: func(s *node.Snapshot) { s.Sources["rdma"] = node.SourceFailed }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := cpuOnly()
+			if c.snap != nil {
+				c.snap(s)
+			}
+			fs := Run(s, c.plan, c.node)
+			checkInvariants(t, fs)
+			if len(fs) != len(Checks()) {
+				t.Fatalf("%d findings, want one per check (%d):\n%s", len(fs), len(Checks()), dump(fs))
+			}
+			for _, f := range fs {
+				isNot := f.Status == StatusSkipped && strings.HasPrefix(f.Message, ReasonNotRDMANode+": ")
+				if c.notRDMA && (!isNot || !strings.Contains(f.Message, c.reason)) {
+					t.Errorf("%s %s: %s %q, want skipped as not an RDMA node (%q)", f.ID, f.Subject, f.Status, f.Message, c.reason)
+				}
+				if !c.notRDMA && strings.Contains(f.Message, ReasonNotRDMANode) {
+					t.Errorf("%s: %q, but the node is not known to lack RDMA", f.ID, f.Message)
+				}
+			}
+			if c.wantFail != "" {
+				if f := fs[0]; f.ID != "rdma_nic_present" || f.Status != StatusFail || !strings.Contains(f.Message, c.wantFail) {
+					t.Errorf("rdma_nic_present = %s %q, want fail with %q", f.Status, f.Message, c.wantFail)
+				}
+			}
+		})
 	}
 }
 

@@ -28,6 +28,9 @@ type env struct {
 	// rdmaUnknown: no RDMA device could be read, and the reason is not that the
 	// node has none (the listing failed, or every device is unreadable).
 	rdmaUnknown bool
+	// notRDMANode, when not "", says why this node is not an RDMA node: it has
+	// no RDMA hardware and the plan does not list it.
+	notRDMANode string
 	// targets are the ports the per-port checks look at: the plan's compute
 	// interfaces in rail order when the plan knows this node, else every RDMA port.
 	targets []*target
@@ -69,9 +72,30 @@ func newEnv(snap *node.Snapshot, plan *config.Plan, nodeName string) *env {
 			e.planReason = fmt.Sprintf("node %q is not in the cluster plan (see plan_node_known)", nodeName)
 		}
 	}
+	e.notRDMANode = e.notRDMAReason()
 	e.targets = e.buildTargets()
 	e.devices = targetDevices(e.targets)
 	return e
+}
+
+// notRDMAReason tells a node that should have no RDMA from one that lost it: no
+// RDMA device, no RDMA-capable NIC on a fully scanned PCI bus, and no plan entry
+// saying it should have one. Without a complete look at both, or with a plan
+// entry, a missing NIC stays a failure of rdma_nic_present.
+func (e *env) notRDMAReason() string {
+	snap := e.snap
+	if !e.noRDMA || e.rdmaUnknown || len(e.unreadable) > 0 || e.node != nil || len(snap.NICs) > 0 ||
+		!snap.SourceRead(node.SourceRDMA) || !snap.SourceRead(node.SourcePCIe) {
+		return ""
+	}
+	unlisted := "no cluster plan lists it"
+	switch {
+	case e.plan != nil && e.nodeName != "":
+		unlisted = fmt.Sprintf("the cluster plan does not list node %q", e.nodeName)
+	case e.plan != nil:
+		unlisted = "the cluster plan does not list it (its name is unknown)"
+	}
+	return fmt.Sprintf("%s: no RDMA device and no RDMA-capable NIC on the PCI bus, and %s (a node that should have RDMA NICs belongs in the plan, so that their absence fails)", ReasonNotRDMANode, unlisted)
 }
 
 // readableOnly returns the snapshot with only the devices that could be read,
@@ -306,6 +330,52 @@ func delta(cur, prev uint64) (uint64, bool) {
 		return 0, false
 	}
 	return cur - prev, true
+}
+
+// History and now. An error counter counts since boot (or since the driver last
+// reset it), so its total is history: something went wrong at some time, which an
+// operator should know about but which may be long over, so it warns. Its increase
+// between the previous sample and this one is happening now, and fails where the
+// check says it must. A run with one sample sees only the history and judges it the
+// same way, so the doctor with and without --interval agrees on all both can see.
+
+// window is one counter compared between the previous sample and this one.
+type window struct {
+	inc uint64
+	dt  float64
+	// compared: both samples have the counter and it did not go backwards.
+	compared bool
+	// reset: it went backwards, the driver restarted it between the samples.
+	reset bool
+}
+
+func (e *env) window(cur, prev uint64, havePrev bool) window {
+	dt, okdt := e.interval()
+	if !havePrev || !okdt {
+		return window{}
+	}
+	d, ok := delta(cur, prev)
+	if !ok {
+		return window{dt: dt, reset: true}
+	}
+	return window{inc: d, dt: dt, compared: true}
+}
+
+// rising reports whether the counter increased between the samples.
+func (w window) rising() bool { return w.compared && w.inc > 0 }
+
+// last is " in the last 5s".
+func (w window) last() string { return " in the last " + secs(w.dt) }
+
+// historyNote ends the message about a total that is not known to be rising.
+func (w window) historyNote() string {
+	switch {
+	case w.compared:
+		return ", none new" + w.last()
+	case w.reset:
+		return "; the counter restarted between the two samples, so whether it still happens is unknown"
+	}
+	return "; a second sample tells whether it still happens"
 }
 
 // gbps formats bits/s as a short Gb/s number: 400, 252.1.

@@ -256,6 +256,86 @@ func TestFixturePFCStorm(t *testing.T) {
 			t.Errorf("no_pfc_storm %s = %s %q, want ok", other, f.Status, f.Message)
 		}
 	}
+
+	// The storm overflows the port's buffer: 0.5 M drops among 2 G packets of
+	// priority 3 in the ten seconds fail, where the 1.2 M since boot only warned.
+	for _, fam := range []node.Family{node.FamilyPriorityDiscards, node.FamilyPriorityPackets} {
+		label := ""
+		if fam == node.FamilyPriorityDiscards {
+			label = node.DiscardOther
+		}
+		add := map[node.Family]uint64{node.FamilyPriorityDiscards: 500_000, node.FamilyPriorityPackets: 2_000_000_000}[fam]
+		setEth(st, fam, node.DirRX, 3, label, ethVal(st, fam, node.DirRX, 3, label)+add)
+	}
+	fs = Run(second, plan, "node01")
+	if f, _ := find(fs, "no_packet_discards", "ens3f0np0"); f.Status != StatusFail || !strings.Contains(f.Message, "dropped 500000 received packet(s) of RoCE priority 3 in the last 10s") {
+		t.Errorf("no_packet_discards ens3f0np0 = %s %q, want fail", f.Status, f.Message)
+	}
+}
+
+// TestFixtureHistoryInBothModes reads every recorded node twice, as the doctor's
+// default run does: nothing changes in between, so what the counters hold is history,
+// and the two-sample run must report it just as the one-sample run does.
+func TestFixtureHistoryInBothModes(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("..", "collector", "testdata", "*", "sys"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	plan := fixturePlan(t)
+	for _, dir := range dirs {
+		scenario := filepath.Base(filepath.Dir(dir))
+		t.Run(scenario, func(t *testing.T) {
+			fx := fixtureReader(t, scenario)
+			one := Run(fx.Snapshot(), plan, "node01")
+			two := Run(fx.Snapshot(), plan, "node01")
+			checkInvariants(t, two)
+			for _, f := range one {
+				g, ok := find(two, f.ID, f.Subject)
+				if !ok || f.Status == StatusSkipped || g.Status == StatusSkipped {
+					continue
+				}
+				if f.Status != g.Status {
+					t.Errorf("%s %s: one sample says %s (%s), two samples say %s (%s)", f.ID, f.Subject, f.Status, f.Message, g.Status, g.Message)
+				}
+			}
+		})
+	}
+}
+
+// TestFixtureHistoryWarns is issue 18's report: the default doctor run said
+// "0 failed, 0 warnings" on a node with storm events, drops and errors since boot.
+func TestFixtureHistoryWarns(t *testing.T) {
+	plan := fixturePlan(t)
+	for _, c := range []struct {
+		scenario, id, subject string
+		text                  []string
+	}{
+		{"mlx5-pfc-storm", "no_pfc_storm", "ens3f0np0", []string{"3 PFC storm error event(s) since boot"}},
+		{"mlx5-pfc-storm", "no_packet_discards", "ens3f0np0", []string{"1203344 received packet(s) of RoCE priority 3 dropped since boot", "none new"}},
+		{"mlx5-degraded", "no_uncorrected_phy_errors", "ens6f0np0", []string{"37 uncorrected PHY symbol error(s)", "none new"}},
+		{"mlx5-degraded", "pcie_no_aer_errors", "mlx5_2", []string{"1734 correctable since boot", "none new"}},
+	} {
+		t.Run(c.scenario+"/"+c.id, func(t *testing.T) {
+			fx := fixtureReader(t, c.scenario)
+			fx.Snapshot()
+			fs := Run(fx.Snapshot(), plan, "node01")
+			f, _ := find(fs, c.id, c.subject)
+			if f.Status != StatusWarn {
+				t.Fatalf("%s %s with two samples = %s %q, want warn", c.id, c.subject, f.Status, f.Message)
+			}
+			for _, text := range c.text {
+				if !strings.Contains(f.Message, text) {
+					t.Errorf("message %q lacks %q", f.Message, text)
+				}
+			}
+			// Only the faulty port: the other ports' clean counters stay ok.
+			for _, g := range fs {
+				if g.ID == c.id && g.Subject != c.subject && g.Status != StatusOK {
+					t.Errorf("%s %s: %s %q, want ok", g.ID, g.Subject, g.Status, g.Message)
+				}
+			}
+		})
+	}
 }
 
 func TestFixtureInfiniBand(t *testing.T) {

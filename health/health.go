@@ -10,7 +10,9 @@
 // carries the values that were observed, and each fix is a command to run or a thing to
 // look at. When the root cause hides everything else (no RDMA device at all), the
 // root-cause checks fail and every other check is skipped with that reason, so the
-// reader sees one problem instead of twenty symptoms.
+// reader sees one problem instead of twenty symptoms. A node with no RDMA hardware
+// that the plan does not list is not an RDMA node: every check is skipped, nothing
+// fails, so an exporter on the CPU-only nodes of a mixed cluster does not page.
 package health
 
 import (
@@ -57,7 +59,11 @@ type Check struct {
 
 // Skip reasons shared by many checks; callers may compare messages against them.
 const (
-	ReasonNoRDMADevice   = "no RDMA device"
+	ReasonNoRDMADevice = "no RDMA device"
+	// ReasonNotRDMANode starts the reason every check gives on a node without
+	// RDMA hardware that the plan does not list: a CPU-only node of a mixed
+	// cluster, where a DaemonSet runs too.
+	ReasonNotRDMANode    = "not an RDMA node"
 	ReasonRDMAUnreadable = "the RDMA devices could not be read (see rdma_devices_readable)"
 	ReasonNoPlan         = "no cluster plan (--config.file)"
 	ReasonInfiniBand     = "InfiniBand port"
@@ -99,6 +105,8 @@ func Run(snap *node.Snapshot, plan *config.Plan, nodeName string) []Finding {
 		switch {
 		case e.snap == nil:
 			r.skip(SubjectNode, "no snapshot of this node was taken")
+		case e.notRDMANode != "":
+			r.skip(SubjectNode, e.notRDMANode)
 		case e.rdmaUnknown && !def.rootCause:
 			r.skip(SubjectNode, ReasonRDMAUnreadable)
 		case e.noRDMA && !def.rootCause:

@@ -103,11 +103,16 @@ func buildSnap() *node.Snapshot {
 				{Family: node.FamilyPFCPauseStormEvents, Priority: -1, Label: node.StormError},
 				{Family: node.FamilyPHYUncorrectedSymbolErrors, Priority: -1},
 				{Family: node.FamilyPHYLinkDownEvents, Priority: -1, Value: 1},
+				{Family: node.FamilyPriorityPackets, Direction: "rx", Priority: 0, Value: 2_000_000},
+				{Family: node.FamilyPriorityPackets, Direction: "rx", Priority: 3, Value: 3_000_000_000},
+				{Family: node.FamilyPriorityDiscards, Direction: "rx", Priority: 0, Label: node.DiscardOther},
+				{Family: node.FamilyPriorityDiscards, Direction: "rx", Priority: 3, Label: node.DiscardOther},
+				{Family: node.FamilyPHYDiscards, Direction: "rx", Priority: -1},
 			},
 		}
 		var pfc [8]bool
 		pfc[3] = true
-		s.DCB[nd] = &node.DCBState{Interface: nd, PFCCap: 8, PFCEnabled: pfc, Trust: "dscp",
+		s.DCB[nd] = &node.DCBState{Interface: nd, PFCKnown: true, PFCCap: 8, PFCEnabled: pfc, Trust: "dscp",
 			ECN: map[string]*node.ECNSetting{"np": allPrio(true), "rp": allPrio(true)}}
 	}
 	return s

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/health"
 	"github.com/roce-exporter/roce_exporter/reader"
 )
@@ -35,7 +36,7 @@ func newDoctorCommand(a *app) *doctorCommand {
 	d.cmd = a.kp.Command("doctor", "Check this node against the cluster plan and print what is wrong and how to fix it. Exit 0 when nothing fails, 1 when a check fails, 2 on a usage or plan error.")
 	d.output = d.cmd.Flag("output", "Output format: text or json.").Default("text").Enum("text", "json")
 	d.color = d.cmd.Flag("color", "Colour the text output: auto (only on a terminal), always or never.").Default("auto").Enum("auto", "always", "never")
-	d.interval = d.cmd.Flag("interval", "Time between the two samples that rate checks (PFC storm, PHY errors, ECN inference) compare; 0 takes one sample and skips them.").Default("5s").Duration()
+	d.interval = d.cmd.Flag("interval", "Time between the two samples that rate checks compare (PFC storm, drops, PHY, PCIe and transport errors, link flaps, ECN inference): what rises in between is happening now. 0 takes one sample, which sees only the totals since boot.").Default("5s").Duration()
 	d.verbose = d.cmd.Flag("verbose", "Print every passing check with its message instead of one line per check.").Short('v').Bool()
 	d.collectors = collector.RegisterSourceFlags(d.cmd)
 	d.configfs = d.cmd.Flag("configfs", "As root on a live system, create the rdma_cm configfs directory of each device for a moment to read its default RoCE mode (it is removed again).").Default("true").Bool()
@@ -44,17 +45,28 @@ func newDoctorCommand(a *app) *doctorCommand {
 
 // doctorReport is the JSON schema of `doctor --output=json`.
 type doctorReport struct {
-	Node    string           `json:"node"`
-	Plan    string           `json:"plan,omitempty"`
-	Samples int              `json:"samples"`
-	Summary map[string]int   `json:"summary"`
-	Checks  []health.Finding `json:"checks"`
+	Node string `json:"node"`
+	Plan string `json:"plan,omitempty"`
+	// PlanWarnings are the plan's legal but doubtful values (an MTU too small
+	// for RoCE), each with its file and line.
+	PlanWarnings []string         `json:"plan_warnings,omitempty"`
+	Samples      int              `json:"samples"`
+	Summary      map[string]int   `json:"summary"`
+	Checks       []health.Finding `json:"checks"`
 }
 
 func (d *doctorCommand) run() int {
 	plan, err := d.a.loadPlan()
-	if err != nil {
+	var invalid config.ValidationErrors
+	switch {
+	case errors.As(err, &invalid):
 		fmt.Fprintf(os.Stderr, "roce_exporter doctor: the cluster plan is not valid:\n%v\n", err)
+		return 2
+	case errors.Is(err, config.ErrPlanMissing):
+		fmt.Fprintf(os.Stderr, "roce_exporter doctor: %v; or leave --config.file out to run only the checks that need no plan\n", err)
+		return 2
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "roce_exporter doctor: cannot read the cluster plan: %v\n", err)
 		return 2
 	}
 	opts, ropts, err := d.a.options(d.collectors, plan)
@@ -86,6 +98,11 @@ func (d *doctorCommand) run() int {
 	}
 	findings := health.Run(snap, plan, opts.NodeName)
 	report := doctorReport{Node: opts.NodeName, Plan: *d.a.configFile, Samples: samples, Summary: map[string]int{}, Checks: findings}
+	if plan != nil {
+		for _, w := range plan.Warnings {
+			report.PlanWarnings = append(report.PlanWarnings, w.Error())
+		}
+	}
 	for _, f := range findings {
 		report.Summary[string(f.Status)]++
 	}
@@ -186,6 +203,14 @@ func printDoctor(w io.Writer, r doctorReport, color bool, interval time.Duration
 	line := func(st health.Status, id, subject, msg string) {
 		fmt.Fprintf(w, "%s  %-*s  %-*s  %s\n", paint(st, fmt.Sprintf("%-4s", statusStyle[st].label)), idWidth, id, subjWidth, subject, msg)
 	}
+	// The plan's own doubtful values come first: every check below is judged
+	// against them.
+	for _, pw := range r.PlanWarnings {
+		line(health.StatusWarn, "cluster plan", "", pw)
+	}
+	if len(r.PlanWarnings) > 0 {
+		fmt.Fprintln(w)
+	}
 	for _, st := range statusOrder {
 		if st == health.StatusOK && !verbose {
 			printOKFolded(r.Checks, line)
@@ -212,8 +237,12 @@ func printDoctor(w io.Writer, r doctorReport, color bool, interval time.Duration
 			}
 		}
 	}
-	fmt.Fprintf(w, "\n%d failed, %d warnings, %d ok, %d skipped\n",
+	fmt.Fprintf(w, "\n%d failed, %d warnings, %d ok, %d skipped",
 		r.Summary["fail"], r.Summary["warn"], r.Summary["ok"], r.Summary["skipped"])
+	if n := len(r.PlanWarnings); n > 0 {
+		fmt.Fprintf(w, "; %d warning(s) about the plan itself, at the top", n)
+	}
+	fmt.Fprintln(w)
 }
 
 // printOKFolded prints one line per passing check: the message when one

@@ -2,17 +2,27 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
+// runDoctor runs the doctor on one sample, which needs no waiting.
 func runDoctor(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"doctor", "--color=never", "--interval=0"}, args...)...)
+	return runDoctorEvery(t, 0, args...)
+}
+
+// runDoctorEvery runs the doctor with two samples interval apart, as its
+// default run does (5s), or with one when interval is 0.
+func runDoctorEvery(t *testing.T, interval time.Duration, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"doctor", "--color=never", "--interval=" + interval.String()}, args...)...)
 	out, err := cmd.Output()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -77,6 +87,71 @@ func TestDoctorWithoutRDMASaysSoFirst(t *testing.T) {
 	}
 }
 
+// TestDoctorReportsHistoryInBothModes is issue 18's report: the default run said
+// "0 failed, 0 warnings" on mlx5-pfc-storm, which has 3 storm error events and
+// 1.2 M drops since boot, while --interval=0 warned about the storm. Both runs
+// must now warn about both, and fail on neither, since nothing happens now.
+func TestDoctorReportsHistoryInBothModes(t *testing.T) {
+	args := append(scenarioArgs("mlx5-pfc-storm"), "--config.file="+healthyPlan, "--node.name=node01")
+	for _, interval := range []time.Duration{0, 200 * time.Millisecond} {
+		out, code := runDoctorEvery(t, interval, args...)
+		if code != 0 {
+			t.Errorf("--interval=%s: exit %d, want 0 (history warns, it does not fail)", interval, code)
+		}
+		for _, want := range []string{
+			"WARN  no_pfc_storm                   ens3f0np0",
+			"WARN  no_packet_discards             ens3f0np0",
+			"1203344 received packet(s) of RoCE priority 3 dropped since boot",
+			"\n0 failed, 2 warnings,",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("--interval=%s: output lacks %q:\n%s", interval, want, out)
+			}
+		}
+	}
+}
+
+// cpuNodeSysfs writes the sysfs of a CPU-only node: no /sys/class/infiniband, one
+// virtio network function on the PCI bus.
+func cpuNodeSysfs(t *testing.T) []string {
+	t.Helper()
+	root := t.TempDir()
+	fn := filepath.Join(root, "sys", "bus", "pci", "devices", "0000:00:03.0")
+	for _, dir := range []string{fn, filepath.Join(root, "sys", "class", "net", "eth0"), filepath.Join(root, "dev")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.WriteFile(t, fn, "class", "0x020000\n")
+	testenv.WriteFile(t, fn, "vendor", "0x1af4\n")
+	testenv.WriteFile(t, fn, "device", "0x1000\n")
+	return []string{"--path.sysfs=" + filepath.Join(root, "sys"), "--path.dev=" + filepath.Join(root, "dev")}
+}
+
+// A DaemonSet runs on every node of a mixed cluster: a CPU node the plan does
+// not list must not fail rdma_nic_present, and a planned node without its NIC must.
+func TestDoctorCPUNodeIsNotAnRDMANode(t *testing.T) {
+	sys := cpuNodeSysfs(t)
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no plan", []string{"--node.name=cpu-01"}, 0, "not an RDMA node: no RDMA device and no RDMA-capable NIC on the PCI bus, and no cluster plan lists it"},
+		{"not in the plan", []string{"--config.file=" + healthyPlan, "--node.name=cpu-01"}, 0, `not an RDMA node: no RDMA device and no RDMA-capable NIC on the PCI bus, and the cluster plan does not list node "cpu-01"`},
+		{"in the plan", []string{"--config.file=" + healthyPlan, "--node.name=node01"}, 1, "FAIL  rdma_nic_present"},
+	} {
+		out, code := runDoctor(t, append(sys, c.args...)...)
+		if code != c.code || !strings.Contains(out, c.want) {
+			t.Errorf("%s: exit %d (want %d), output lacks %q:\n%s", c.name, code, c.code, c.want, out)
+		}
+		if c.code == 0 && (strings.Contains(out, "FAIL") || strings.Contains(out, "WARN")) {
+			t.Errorf("%s: a CPU node reports problems:\n%s", c.name, out)
+		}
+	}
+}
+
 func TestDoctorJSONSchema(t *testing.T) {
 	out, code := runDoctor(t, append(scenarioArgs("mlx5-degraded"), "--output=json", "--config.file="+healthyPlan, "--node.name=node01")...)
 	if code != 1 {
@@ -120,6 +195,68 @@ func TestDoctorPlanErrorExitsTwoWithLine(t *testing.T) {
 	}
 	if !strings.Contains(string(out), filepath.Base(plan)+":5") {
 		t.Errorf("error does not name the file and line:\n%s", out)
+	}
+}
+
+func TestDoctorMissingPlanSaysSo(t *testing.T) {
+	plan := filepath.Join(t.TempDir(), "cluster.yaml")
+	out, err := exec.Command(binary, "doctor", "--interval=0", "--config.file="+plan).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Fatalf("want exit 2 for a missing plan, got %v\n%s", err, out)
+	}
+	for _, want := range []string{"the cluster plan " + plan + " does not exist", "deploy/examples/cluster.yaml", "leave --config.file out"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "not valid") {
+		t.Errorf("a missing plan is reported as an invalid one:\n%s", out)
+	}
+}
+
+// planWithMTU900 is the healthy fixture's plan with a zero dropped from its MTU.
+func planWithMTU900(t *testing.T) string {
+	t.Helper()
+	text, err := os.ReadFile(healthyPlan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), "mtu: 9000\n") {
+		t.Fatal("the healthy plan has no mtu: 9000 line to break")
+	}
+	return testenv.WriteFile(t, t.TempDir(), "cluster.yaml", strings.Replace(string(text), "mtu: 9000\n", "mtu: 900\n", 1))
+}
+
+func TestServeLogsPlanWarnings(t *testing.T) {
+	p := startExporter(t, append(scenarioArgs("mlx5-8x400g-healthy"), "--config.file="+planWithMTU900(t), "--node.name=node01")...)
+	if logs := p.logs.String(); !strings.Contains(logs, "doubtful value in the cluster plan") || !strings.Contains(logs, "did you mean 9000?") {
+		t.Errorf("the exporter does not log the plan's warning:\n%s", logs)
+	}
+}
+
+// A plan whose MTU lost a zero loads with a warning; the doctor prints it above
+// the findings, and the ports at 9000 are not told to go down to 900.
+func TestDoctorPrintsPlanWarnings(t *testing.T) {
+	plan := planWithMTU900(t)
+	args := append(scenarioArgs("mlx5-8x400g-healthy"), "--config.file="+plan, "--node.name=node01")
+	out, code := runDoctor(t, args...)
+	if code != 0 {
+		t.Errorf("exit %d, want 0: the node is fine, the plan is doubtful", code)
+	}
+	body := strings.SplitN(out, "\n\n", 2)[1]
+	if first := strings.SplitN(body, "\n", 2)[0]; !strings.HasPrefix(first, "WARN  cluster plan") || !strings.Contains(first, "cluster.yaml:") ||
+		!strings.Contains(first, "expectations.mtu: 900 is below 4192") || !strings.Contains(first, "did you mean 9000?") {
+		t.Errorf("first line = %q, want the plan's MTU warning", first)
+	}
+	if !strings.Contains(out, "WARN  mtu_matches_plan") || strings.Contains(out, "mtu 900 ") || !strings.Contains(out, "1 warning(s) about the plan itself") {
+		t.Errorf("output:\n%s", out)
+	}
+	out, _ = runDoctor(t, append(args, "--output=json")...)
+	var doc struct {
+		PlanWarnings []string `json:"plan_warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.PlanWarnings) != 1 || !strings.Contains(doc.PlanWarnings[0], "did you mean 9000?") {
+		t.Errorf("JSON plan_warnings = %q (%v)", doc.PlanWarnings, err)
 	}
 }
 

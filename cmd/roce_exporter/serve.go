@@ -73,6 +73,11 @@ func (s *serveCommand) run() int {
 		logger.Error("cannot load the cluster plan", "file", *s.a.configFile, "err", err)
 		return 2
 	}
+	if plan != nil {
+		for _, w := range plan.Warnings {
+			logger.Warn("doubtful value in the cluster plan", "warning", w.Error())
+		}
+	}
 	opts, ropts, err := s.a.options(s.collectors, plan)
 	if err != nil {
 		logger.Error("bad collector flags", "err", err)

@@ -16,7 +16,6 @@ func TestParseSysfsUint(t *testing.T) {
 		{"907712334410\n", 907712334410, true},
 		{"18446744073709551615", 18446744073709551615, true},
 		{"18446744073709551616", 0, false}, // overflow is garbage, not a wrap
-		{"N/A (no PMA)\n", 0, false},
 		{"", 0, false},
 		{"-1", 0, false},
 		{"12abc", 0, false},
@@ -36,6 +35,23 @@ func TestParseSysfsUint(t *testing.T) {
 	}
 }
 
+// "N/A (no PMA)" is the device saying it cannot count, not garbage: the
+// reader must tell the two apart to count only the garbage as read errors.
+func TestParseCounterNotSupportedIsNotGarbage(t *testing.T) {
+	for _, in := range []string{"N/A (no PMA)\n", "N/A (no PMA)"} {
+		_, err := ParseCounter([]byte(in))
+		if !errors.Is(err, ErrNotSupported) || errors.Is(err, ErrNotNumeric) {
+			t.Errorf("%q: %v, want ErrNotSupported only", in, err)
+		}
+	}
+	for _, in := range []string{"N/A", "N/A (no PMA) 3", "garbage"} {
+		_, err := ParseCounter([]byte(in))
+		if !errors.Is(err, ErrNotNumeric) || errors.Is(err, ErrNotSupported) {
+			t.Errorf("%q: %v, want ErrNotNumeric only", in, err)
+		}
+	}
+}
+
 func TestParseIDState(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
@@ -44,16 +60,43 @@ func TestParseIDState(t *testing.T) {
 		ok   bool
 	}{
 		{"4: ACTIVE", 4, "ACTIVE", true},
-		{"5: LinkUp", 5, "LinkUp", true},
 		{"1: DOWN", 1, "DOWN", true},
-		{"7: <unknown>", 7, "<unknown>", true},
-		{"ACTIVE", 0, "", false},
+		{"4: ACTIVE ()", 4, "ACTIVE ()", true},
+		// Bare names, as other projects' fixtures spell them.
+		{"ACTIVE", 4, "ACTIVE", true},
+		{"DOWN", 1, "DOWN", true},
+		{"active_defer", 5, "ACTIVE_DEFER", true},
+		{"ACTIVE ()", 4, "ACTIVE", true},
+		{"LinkUp", 0, "", false}, // a physical state is not a logical one
 		{"x: ACTIVE", 0, "", false},
 		{"-1: DOWN", 0, "", false},
+		{"", 0, "", false},
 	} {
 		id, name, err := ParseState(tc.in)
 		if (err == nil) != tc.ok || id != tc.id || name != tc.name {
-			t.Errorf("%q = %d %q %v", tc.in, id, name, err)
+			t.Errorf("ParseState(%q) = %d %q %v", tc.in, id, name, err)
+		}
+	}
+	for _, tc := range []struct {
+		in   string
+		id   int
+		name string
+		ok   bool
+	}{
+		{"5: LinkUp", 5, "LinkUp", true},
+		{"7: <unknown>", 7, "<unknown>", true},
+		{"5: LINK_UP", 5, "LINK_UP", true},
+		{"Disabled", 3, "Disabled", true},
+		{"LinkUp", 5, "LinkUp", true},
+		{"LINK_UP", 5, "LinkUp", true},
+		{"Phy Test", 7, "Phy Test", true},
+		{"polling", 2, "Polling", true},
+		{"ACTIVE", 0, "", false},
+		{"<unknown>", 0, "", false},
+	} {
+		id, name, err := ParsePhysState(tc.in)
+		if (err == nil) != tc.ok || id != tc.id || name != tc.name {
+			t.Errorf("ParsePhysState(%q) = %d %q %v", tc.in, id, name, err)
 		}
 	}
 }
@@ -68,6 +111,9 @@ func TestParseRate(t *testing.T) {
 		{"25 Gb/sec (1X EDR)", 25e9, true},
 		{"2.5 Gb/sec (1X SDR)", 2.5e9, true},
 		{"200 Gb/sec (4X HDR)", 200e9, true},
+		{"400 Gb/sec", 400e9, true},
+		{"0 GB/sec", 0, true},
+		{"10 GB/sec", 0, false},
 		{"fast", 0, false},
 		{"400 Mb/sec (4X)", 0, false},
 		{"1e300 Gb/sec (4X)", 0, false},
@@ -170,5 +216,26 @@ func TestValidUTF8(t *testing.T) {
 		if got != want || !utf8.ValidString(got) {
 			t.Errorf("ValidUTF8(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestCountersExtName(t *testing.T) {
+	for raw, want := range map[string]string{
+		"port_rcv_data_64":            "port_rcv_data",
+		"port_xmit_data_64":           "port_xmit_data",
+		"port_rcv_packets_64":         "port_rcv_packets",
+		"port_xmit_packets_64":        "port_xmit_packets",
+		"port_unicast_rcv_packets":    "unicast_rcv_packets",
+		"port_unicast_xmit_packets":   "unicast_xmit_packets",
+		"port_multicast_rcv_packets":  "multicast_rcv_packets",
+		"port_multicast_xmit_packets": "multicast_xmit_packets",
+		"something_new":               "something_new",
+	} {
+		if got := CountersExtName(raw); got != want {
+			t.Errorf("CountersExtName(%q) = %q, want %q", raw, got, want)
+		}
+	}
+	if !IsPMADataCounter(CountersExtName("port_rcv_data_64")) {
+		t.Error("the 64-bit data counter must keep the 4-byte-word scale")
 	}
 }

@@ -244,3 +244,16 @@ func mustRegexp(t testing.TB, expr string) *regexp.Regexp {
 	}
 	return re
 }
+
+// touches is how often paths containing substr were opened or read.
+func (f *faultFS) touches(substr string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for p, c := range f.touched {
+		if strings.Contains(p, substr) {
+			n += c
+		}
+	}
+	return n
+}

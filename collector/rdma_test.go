@@ -219,7 +219,7 @@ func TestRDMAEmptyGIDSlotEINVALIsNotAnError(t *testing.T) {
 func TestRDMACounterErrorsAreSkippedAndCounted(t *testing.T) {
 	root := writeNode(t, sysfixture.HealthyCX7(2))
 	os.Chmod(filepath.Join(root, "sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error"), 0o644)
-	os.WriteFile(filepath.Join(root, "sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error"), []byte("N/A (no PMA)\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error"), []byte("12abc\n"), 0o644)
 	ffs := newFaultFS()
 	ffs.setErr("mlx5_0/ports/1/hw_counters/out_of_buffer", syscall.EOPNOTSUPP)
 	ffs.setErr("mlx5_0/ports/1/counters/link_downed", syscall.EIO)

@@ -195,3 +195,28 @@ func TestRDMAPortStateWithoutNumber(t *testing.T) {
 		t.Errorf("read errors = %s", v)
 	}
 }
+
+// /sys/class/net/bonding_masters is a regular file the bonding module
+// creates; like anything else there that is not a directory (or a link to
+// one) it is not an interface.
+func TestNetdevIncludeSkipsNonDirectories(t *testing.T) {
+	root := writeNode(t, sysfixture.HealthyCX7(1))
+	setFile(t, filepath.Join(root, "sys/class/net/bonding_masters"), "bond0\n")
+	if err := os.Symlink("nowhere", filepath.Join(root, "sys/class/net/dangling")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(root, "netdev")
+	cfg.ro.NetdevInclude = mustRegexp(t, ".*")
+	e, _ := newTestExporter(t, cfg)
+	out := scrape(t, e)
+	for _, name := range []string{"bonding_masters", "dangling"} {
+		if got := series(out, "roce_interface_info", `interface="`+name+`"`); len(got) != 0 {
+			t.Errorf("%s reported as an interface: %v", name, got)
+		}
+	}
+	mustSeries(t, out, "roce_interface_info", `interface="lo"`)
+	mustSeries(t, out, "roce_interface_info", `interface="ens1f0np0"`)
+	if v := value(t, mustSeries(t, out, "roce_scrape_read_errors_total", `collector="netdev"`)); v != "0" {
+		t.Errorf("netdev read errors = %s", v)
+	}
+}

@@ -197,6 +197,11 @@ func (sc *scan) listInterfaces() ([]netdevTarget, error) {
 		sort.Strings(names)
 		for _, n := range names {
 			if !seen[n] && sc.r.opts.NetdevInclude.MatchString(n) {
+				if !isDir(sc.r.fs, sc.r.sys("class", "net", n)) {
+					// bonding_masters, a regular file of the bonding
+					// module, or a dangling link: not an interface.
+					continue
+				}
 				seen[n] = true
 				t, err := readSysfsFile(sc.r.fs, sc.r.sys("class", "net", n, "type"))
 				out = append(out, netdevTarget{name: n, ipoib: err == nil && t == "32"})

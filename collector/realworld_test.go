@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 // Layouts of real sysfs trees that other projects' fixtures and users'
@@ -218,5 +219,139 @@ func TestNetdevIncludeSkipsNonDirectories(t *testing.T) {
 	mustSeries(t, out, "roce_interface_info", `interface="ens1f0np0"`)
 	if v := value(t, mustSeries(t, out, "roce_scrape_read_errors_total", `collector="netdev"`)); v != "0" {
 		t.Errorf("netdev read errors = %s", v)
+	}
+}
+
+// allSources is every collector the scenario tests read through.
+var allSources = []string{"rdma", "netdev", "pcie", "ethtool", "dcb"}
+
+// scenarioExporter reads a scenario written afresh, with its captures, as
+// scenarioArgs does for the binary on the committed copy.
+func scenarioExporter(t *testing.T, sc sysfixture.Scenario) *Exporter {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "node")
+	if err := sc.Write(root); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(root, allSources...)
+	if sc.Replay != nil {
+		cfg.ro.ReplayDir = filepath.Join(root, "replay")
+	}
+	e, _ := newTestExporter(t, cfg)
+	return e
+}
+
+func noReadErrors(t *testing.T, out string) {
+	t.Helper()
+	for _, c := range allSources {
+		if v := value(t, mustSeries(t, out, "roce_scrape_read_errors_total", `collector="`+c+`"`)); v != "0" {
+			t.Errorf("%s read errors = %s", c, v)
+		}
+	}
+}
+
+func TestScenarioMLX4CountersExt(t *testing.T) {
+	e := scenarioExporter(t, sysfixture.Scenario{Node: sysfixture.MLX4CountersExt()})
+	out := scrape(t, e)
+	noReadErrors(t, out)
+	for _, tc := range []struct{ port, rcv, iface string }{
+		{"1", "5.152493827156e+13", "ib0"}, // 12881234567890 words; counters/ is stuck at 2^32-1
+		{"2", "1.8527668e+07", "ib1"},      // 4631917 words; counters/ reads 0
+	} {
+		if v := value(t, mustSeries(t, out, "roce_port_rcv_data_bytes_total", `port="`+tc.port+`"`)); v != tc.rcv {
+			t.Errorf("port %s rcv data = %s, want %s", tc.port, v, tc.rcv)
+		}
+		mustSeries(t, out, "roce_port_info", `port="`+tc.port+`"`, `interface="`+tc.iface+`"`, `link_layer="InfiniBand"`)
+	}
+	mustSeries(t, out, "roce_port_unicast_xmit_packets_total", `port="2"`)
+}
+
+// iWARP on a 4.x kernel: 17 "N/A (no PMA)" counters per scrape used to be
+// 17 read errors per scrape, and RoCECollectorReadErrors firing forever.
+func TestScenarioIWARPNoPMA(t *testing.T) {
+	e := scenarioExporter(t, sysfixture.Scenario{Node: sysfixture.IWARPNoPMA()})
+	var out string
+	for i := 0; i < 3; i++ {
+		out = scrape(t, e)
+	}
+	noReadErrors(t, out)
+	if got := series(out, "roce_port_rcv_data_bytes_total"); len(got) != 0 {
+		t.Errorf("PMA counters of a device without a PMA: %v", got)
+	}
+	mustSeries(t, out, "roce_hw_iw_in_rdma_writes_total", `device="i40iw0"`)
+	if got := series(out, "roce_port_active_mtu_bytes"); len(got) != 0 {
+		t.Errorf("a RoCE path MTU for an iWARP port: %v", got)
+	}
+	d := snapshot(e).Device("i40iw0")
+	if d == nil || !d.IWARP() || d.NodeTypeName != "RNIC" {
+		t.Errorf("i40iw0 = %+v, want node type 4 RNIC", d)
+	}
+}
+
+func TestScenarioSRIOVVF(t *testing.T) {
+	e := scenarioExporter(t, sysfixture.SRIOVVFScenario())
+	out := scrape(t, e)
+	noReadErrors(t, out)
+	snap := snapshot(e)
+	if vf := snap.PCI["0000:18:00.2"]; vf == nil || vf.PhysFn != "0000:18:00.0" || vf.CurrentWidth != 0 {
+		t.Errorf("VF function = %+v, want physfn 0000:18:00.0 and no link width of its own", vf)
+	}
+	if pf := snap.PCI["0000:18:00.0"]; pf == nil || pf.PhysFn != "" {
+		t.Errorf("PF function = %+v", pf)
+	}
+	if snap.DCB["ens1f0np0"] == nil || snap.DCB["ens1f0v0"] != nil {
+		t.Errorf("DCB on %v; the PF has it, the VF has none", snap.InterfaceNames())
+	}
+	mustSeries(t, out, "roce_pfc_enabled", `interface="ens1f0np0"`, `priority="3"`)
+	if got := series(out, "roce_pfc_enabled", `interface="ens1f0v0"`); len(got) != 0 {
+		t.Errorf("PFC state for a VF: %v", got)
+	}
+	mustSeries(t, out, "roce_device_info", `device="mlx5_1"`, `hca_type="MT4126"`)
+	if got := series(out, "roce_hw_np_cnp_sent_total", `device="mlx5_1"`); len(got) != 0 {
+		t.Errorf("congestion counters on a VF: %v", got)
+	}
+}
+
+func TestScenarioEFA(t *testing.T) {
+	e := scenarioExporter(t, sysfixture.Scenario{Node: sysfixture.EFA()})
+	out := scrape(t, e)
+	noReadErrors(t, out)
+	mustSeries(t, out, "roce_port_info", `device="efa_0"`, `link_layer="Unknown"`, `interface=""`)
+	if v := value(t, mustSeries(t, out, "roce_hw_rx_bytes_total", `device="efa_0"`)); v != "9.0112233445566e+13" {
+		t.Errorf("EFA rx_bytes = %s (bytes, not 4-byte words)", v)
+	}
+	mustSeries(t, out, "roce_hw_rdma_read_bytes_total", `device="efa_0"`)
+	if got := series(out, "roce_port_rcv_data_bytes_total"); len(got) != 0 {
+		t.Errorf("EFA has no counters/: %v", got)
+	}
+	if v := value(t, mustSeries(t, out, "roce_port_up", `device="efa_0"`)); v != "1" {
+		t.Errorf("port_up = %s", v)
+	}
+	if d := snapshot(e).Device("efa_0"); d == nil || d.NodeType != node.NodeTypeUnspecified {
+		t.Errorf("efa_0 = %+v, want node type 7 unspecified", d)
+	}
+}
+
+// RoCE LAG: the port runs over bond0, whose GIDs it carries; the PCI
+// function's own netdev is one of bond0's slaves, and PFC and pause live on
+// the slaves, which are read as interfaces of the same port.
+func TestScenarioRoCELAG(t *testing.T) {
+	root := writeNode(t, sysfixture.RoCELAG())
+	cfg := testConfig(root, allSources...)
+	cfg.ro.NetdevInclude = mustRegexp(t, ".*")
+	e, _ := newTestExporter(t, cfg)
+	out := scrape(t, e)
+	noReadErrors(t, out)
+	mustSeries(t, out, "roce_port_info", `device="mlx5_bond_0"`, `interface="bond0"`)
+	for _, slave := range []string{"ens1f0np0", "ens1f1np1"} {
+		mustSeries(t, out, "roce_interface_info", `interface="`+slave+`"`, `device="mlx5_bond_0"`, `port="1"`, `driver="mlx5_core"`)
+	}
+	mustSeries(t, out, "roce_interface_info", `interface="bond0"`, `device="mlx5_bond_0"`)
+	if got := series(out, "roce_interface_info", `interface="bonding_masters"`); len(got) != 0 {
+		t.Errorf("bonding_masters reported: %v", got)
+	}
+	p := snapshot(e).Port("mlx5_bond_0", 1)
+	if p == nil || p.Interface != "bond0" || strings.Join(p.BondSlaves, " ") != "ens1f0np0 ens1f1np1" {
+		t.Errorf("port = %+v, want bond0 over ens1f0np0 ens1f1np1", p)
 	}
 }

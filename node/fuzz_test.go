@@ -20,11 +20,12 @@ func FuzzParseSysfsUint(f *testing.F) {
 
 func FuzzParseIDState(f *testing.F) {
 	for _, s := range []string{"4: ACTIVE", "5: LinkUp", "7: <unknown>", ": x", "999999999999999999999: x",
-		"DOWN", "Disabled", "LINK_UP", "4: ACTIVE ()", "Phy Test", "ACTIVE (", "(", "active_defer"} {
+		"DOWN", "Disabled", "LINK_UP", "4: ACTIVE ()", "Phy Test", "ACTIVE (", "(", "active_defer",
+		"4: RNIC", "7: unspecified", "usNIC UDP"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, parse := range []func(string) (int, string, error){ParseState, ParsePhysState} {
+		for _, parse := range []func(string) (int, string, error){ParseState, ParsePhysState, ParseNodeType} {
 			id, name, err := parse(s)
 			if err != nil {
 				continue

@@ -71,6 +71,14 @@ var (
 	physStateNames = []string{"", "Sleep", "Polling", "Disabled", "PortConfigurationTraining", "LinkUp", "LinkErrorRecovery", "Phy Test"}
 )
 
+// ParseNodeType parses node_type, "1: CA" or "4: RNIC".
+func ParseNodeType(s string) (int, string, error) {
+	return parseIDState(s, nodeTypeNames, "node_type")
+}
+
+// nodeTypeNames are node_type_string's (drivers/infiniband/core/sysfs.c).
+var nodeTypeNames = []string{"", "CA", "switch", "router", "RNIC", "usNIC", "usNIC UDP", "unspecified"}
+
 func parseIDState(s string, names []string, what string) (int, string, error) {
 	id, text, ok := strings.Cut(s, ":")
 	if !ok {

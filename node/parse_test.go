@@ -239,3 +239,14 @@ func TestCountersExtName(t *testing.T) {
 		t.Error("the 64-bit data counter must keep the 4-byte-word scale")
 	}
 }
+
+func TestParseNodeType(t *testing.T) {
+	for in, want := range map[string]int{"1: CA": NodeTypeCA, "4: RNIC": NodeTypeRNIC, "7: unspecified": NodeTypeUnspecified, "RNIC": NodeTypeRNIC} {
+		if got, _, err := ParseNodeType(in); err != nil || got != want {
+			t.Errorf("ParseNodeType(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	if d := (Device{NodeType: NodeTypeRNIC}); !d.IWARP() {
+		t.Error("an RNIC is iWARP")
+	}
+}

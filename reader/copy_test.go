@@ -64,6 +64,9 @@ func TestCopiedTreeDoesNotAskTheLiveKernel(t *testing.T) {
 	n := sysfixture.HealthyCX7(1)
 	if hostIface != "" {
 		n.Devices[0].Netdev = hostIface
+		for i := range n.Devices[0].GIDs {
+			n.Devices[0].GIDs[i].Ndev = hostIface
+		}
 		t.Logf("this machine's %s has driver %s", hostIface, hostDriver)
 	}
 	netdev := n.Devices[0].Netdev

@@ -172,7 +172,7 @@ func (c *rdmaSource) readDevice(sc *scan, td *topoDevice, st *rdmaDeviceState) *
 			ps = &rdmaPortState{attrs: st.attrs}
 			st.ports[tp.Number] = ps
 		}
-		if p := c.readPort(sc, td, tp, ps, dev.Driver); p != nil {
+		if p := c.readPort(sc, td, tp, ps, &dev); p != nil {
 			dev.Ports = append(dev.Ports, p)
 		}
 	}
@@ -205,6 +205,16 @@ func (c *rdmaSource) readDeviceInfo(sc *scan, td *topoDevice) (node.Device, bool
 		default:
 			sc.readError(node.SourceRDMA, joinPath(td.Dir, f.file), err)
 		}
+	}
+	nodeType := joinPath(td.Dir, "node_type")
+	if v, err := readSysfsFile(c.r.fs, nodeType); err == nil {
+		if n, name, perr := node.ParseNodeType(v); perr == nil {
+			d.NodeType, d.NodeTypeName = n, name
+		} else {
+			sc.readError(node.SourceRDMA, nodeType, perr)
+		}
+	} else if !isVanished(err) {
+		sc.readError(node.SourceRDMA, nodeType, err)
 	}
 	d.VerbsDevices, d.VerbsPresent = c.verbsDevices(td.Name)
 	return d, true
@@ -251,11 +261,11 @@ func (c *rdmaSource) verbsDevices(device string) (expected, present []string) {
 	return expected, present
 }
 
-func (c *rdmaSource) readPort(sc *scan, td *topoDevice, tp *topoPort, ps *rdmaPortState, driver string) *node.Port {
-	p := &node.Port{Device: td.Name, Number: tp.Number, Interface: tp.Netdev}
+func (c *rdmaSource) readPort(sc *scan, td *topoDevice, tp *topoPort, ps *rdmaPortState, dev *node.Device) *node.Port {
+	p := &node.Port{Device: td.Name, Number: tp.Number, Interface: tp.Netdev, BondSlaves: tp.BondSlaves}
 
 	if c.r.due(ps.listedAt, sc.Time) {
-		if !c.listPort(sc, tp, ps, driver) {
+		if !c.listPort(sc, tp, ps, dev.Driver) {
 			return nil
 		}
 	}
@@ -306,7 +316,10 @@ func (c *rdmaSource) readPort(sc *scan, td *topoDevice, tp *topoPort, ps *rdmaPo
 		ps.roceMode = c.readRoCEMode(td.Name, tp.Label)
 		// The active MTU is configuration derived from the netdev MTU, like
 		// the GIDs, so it follows their refresh.
-		ps.activeMTU = c.readActiveMTU(sc, p)
+		ps.activeMTU = 0
+		if !dev.IWARP() { // iWARP runs over TCP: no RoCE path MTU
+			ps.activeMTU = c.readActiveMTU(sc, p)
+		}
 		ps.gidsAt = sc.Time
 	}
 	p.ActiveMTU = ps.activeMTU

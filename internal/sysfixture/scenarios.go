@@ -39,10 +39,12 @@ func WriteScenario(root, name string) error {
 	if !ok {
 		return fmt.Errorf("unknown scenario %q", name)
 	}
-	return build().write(root)
+	return build().Write(root)
 }
 
-func (sc Scenario) write(root string) error {
+// Write writes the scenario under root: root/sys, root/dev and, if it has
+// captures, root/replay.
+func (sc Scenario) Write(root string) error {
 	write := Write
 	if sc.NoRDMAClass {
 		write = WriteBare
@@ -340,5 +342,5 @@ func ScaleNode(n int) Node {
 // WriteScaleNode writes ScaleNode(ports) under root with its ethtool/DCB
 // captures in root/replay: the tree benchmarks and load tests scrape.
 func WriteScaleNode(root string, ports int) error {
-	return Scenario{Node: ScaleNode(ports), Replay: map[string]NIC{}}.write(root)
+	return Scenario{Node: ScaleNode(ports), Replay: map[string]NIC{}}.Write(root)
 }

@@ -257,3 +257,14 @@ func (f *faultFS) touches(substr string) int {
 	}
 	return n
 }
+
+// wantValues checks the value of one series per metric, selected by the
+// label fragments.
+func wantValues(t testing.TB, text string, want map[string]string, fragments ...string) {
+	t.Helper()
+	for metric, w := range want {
+		if v := value(t, mustSeries(t, text, metric, fragments...)); v != w {
+			t.Errorf("%s%v = %s, want %s", metric, fragments, v, w)
+		}
+	}
+}

@@ -125,17 +125,13 @@ func TestRDMACountersExtPreferredOver32Bit(t *testing.T) {
 	})
 	e, _ := newTestExporter(t, testConfig(root, "rdma"))
 	out := scrape(t, e)
-	for metric, want := range map[string]string{
+	wantValues(t, out, map[string]string{
 		"roce_port_rcv_data_bytes_total":         "1.8527668e+07", // 4631917 words
 		"roce_port_xmit_data_bytes_total":        "3.653493376e+10",
 		"roce_port_rcv_packets_total":            "6.825908347e+09",
 		"roce_port_unicast_rcv_packets_total":    "61148",
 		"roce_port_multicast_xmit_packets_total": "16",
-	} {
-		if v := value(t, mustSeries(t, out, metric, `device="mlx5_0"`)); v != want {
-			t.Errorf("%s = %s, want %s", metric, v, want)
-		}
-	}
+	}, `device="mlx5_0"`)
 	for _, line := range strings.Split(out, "\n") {
 		if strings.Contains(line, "_64") {
 			t.Errorf("counters_ext name leaked into a metric: %s", line)
@@ -173,7 +169,9 @@ func TestRDMACountersExtFallsBackOnlyWhenNotSupported(t *testing.T) {
 // fixtures spell them: parsed by name, so roce_port_up stays.
 func TestRDMAPortStateWithoutNumber(t *testing.T) {
 	root := writeNode(t, sysfixture.HealthyCX7(2))
-	port := func(dev, file string) string { return filepath.Join(root, "sys/class/infiniband", dev, "ports/1", file) }
+	port := func(dev, file string) string {
+		return filepath.Join(root, "sys/class/infiniband", dev, "ports/1", file)
+	}
 	setFile(t, port("mlx5_0", "state"), "DOWN\n")
 	setFile(t, port("mlx5_0", "phys_state"), "Disabled\n")
 	setFile(t, port("mlx5_1", "state"), "ACTIVE\n")

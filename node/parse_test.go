@@ -53,50 +53,40 @@ func TestParseCounterNotSupportedIsNotGarbage(t *testing.T) {
 }
 
 func TestParseIDState(t *testing.T) {
+	state, phys := "ParseState", "ParsePhysState"
+	parsers := map[string]func(string) (int, string, error){state: ParseState, phys: ParsePhysState}
 	for _, tc := range []struct {
-		in   string
-		id   int
-		name string
-		ok   bool
+		parser, in string
+		id         int
+		name       string
+		ok         bool
 	}{
-		{"4: ACTIVE", 4, "ACTIVE", true},
-		{"1: DOWN", 1, "DOWN", true},
-		{"4: ACTIVE ()", 4, "ACTIVE ()", true},
+		{state, "4: ACTIVE", 4, "ACTIVE", true},
+		{state, "1: DOWN", 1, "DOWN", true},
+		{state, "4: ACTIVE ()", 4, "ACTIVE ()", true},
 		// Bare names, as other projects' fixtures spell them.
-		{"ACTIVE", 4, "ACTIVE", true},
-		{"DOWN", 1, "DOWN", true},
-		{"active_defer", 5, "ACTIVE_DEFER", true},
-		{"ACTIVE ()", 4, "ACTIVE", true},
-		{"LinkUp", 0, "", false}, // a physical state is not a logical one
-		{"x: ACTIVE", 0, "", false},
-		{"-1: DOWN", 0, "", false},
-		{"", 0, "", false},
+		{state, "ACTIVE", 4, "ACTIVE", true},
+		{state, "DOWN", 1, "DOWN", true},
+		{state, "active_defer", 5, "ACTIVE_DEFER", true},
+		{state, "ACTIVE ()", 4, "ACTIVE", true},
+		{state, "LinkUp", 0, "", false}, // a physical state is not a logical one
+		{state, "x: ACTIVE", 0, "", false},
+		{state, "-1: DOWN", 0, "", false},
+		{state, "", 0, "", false},
+		{phys, "5: LinkUp", 5, "LinkUp", true},
+		{phys, "7: <unknown>", 7, "<unknown>", true},
+		{phys, "5: LINK_UP", 5, "LINK_UP", true},
+		{phys, "Disabled", 3, "Disabled", true},
+		{phys, "LinkUp", 5, "LinkUp", true},
+		{phys, "LINK_UP", 5, "LinkUp", true},
+		{phys, "Phy Test", 7, "Phy Test", true},
+		{phys, "polling", 2, "Polling", true},
+		{phys, "ACTIVE", 0, "", false},
+		{phys, "<unknown>", 0, "", false},
 	} {
-		id, name, err := ParseState(tc.in)
+		id, name, err := parsers[tc.parser](tc.in)
 		if (err == nil) != tc.ok || id != tc.id || name != tc.name {
-			t.Errorf("ParseState(%q) = %d %q %v", tc.in, id, name, err)
-		}
-	}
-	for _, tc := range []struct {
-		in   string
-		id   int
-		name string
-		ok   bool
-	}{
-		{"5: LinkUp", 5, "LinkUp", true},
-		{"7: <unknown>", 7, "<unknown>", true},
-		{"5: LINK_UP", 5, "LINK_UP", true},
-		{"Disabled", 3, "Disabled", true},
-		{"LinkUp", 5, "LinkUp", true},
-		{"LINK_UP", 5, "LinkUp", true},
-		{"Phy Test", 7, "Phy Test", true},
-		{"polling", 2, "Polling", true},
-		{"ACTIVE", 0, "", false},
-		{"<unknown>", 0, "", false},
-	} {
-		id, name, err := ParsePhysState(tc.in)
-		if (err == nil) != tc.ok || id != tc.id || name != tc.name {
-			t.Errorf("ParsePhysState(%q) = %d %q %v", tc.in, id, name, err)
+			t.Errorf("%s(%q) = %d %q %v", tc.parser, tc.in, id, name, err)
 		}
 	}
 }

@@ -93,7 +93,7 @@ var (
 		"1 if the collector read its source without error in the last scrape, 0 if the source is absent, failed or timed out.",
 		"collector")
 	readErrorsDesc = newCounterDesc(namespace+"_scrape_read_errors_total",
-		"Files the collector skipped because they could not be read or parsed (EINVAL, EIO, EOPNOTSUPP, non-numeric, \"N/A (no PMA)\"), and series it emitted twice (the first is kept).",
+		"Files the collector skipped because they could not be read or parsed (EINVAL, EIO, EOPNOTSUPP, non-numeric; not \"N/A (no PMA)\", which the device does not support), and series it emitted twice (the first is kept).",
 		"collector")
 )
 

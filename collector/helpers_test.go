@@ -244,3 +244,27 @@ func mustRegexp(t testing.TB, expr string) *regexp.Regexp {
 	}
 	return re
 }
+
+// touches is how often paths containing substr were opened or read.
+func (f *faultFS) touches(substr string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for p, c := range f.touched {
+		if strings.Contains(p, substr) {
+			n += c
+		}
+	}
+	return n
+}
+
+// wantValues checks the value of one series per metric, selected by the
+// label fragments.
+func wantValues(t testing.TB, text string, want map[string]string, fragments ...string) {
+	t.Helper()
+	for metric, w := range want {
+		if v := value(t, mustSeries(t, text, metric, fragments...)); v != w {
+			t.Errorf("%s%v = %s, want %s", metric, fragments, v, w)
+		}
+	}
+}

@@ -13,6 +13,31 @@ const (
 	PMADataWordBytes    = 4
 )
 
+// CountersExtDir is MLNX_OFED's directory of the 64-bit IBA
+// PortCountersExtended attributes, beside the PortCounters of counters/
+// (drivers/infiniband/core/sysfs.c of mlnx-ofa_kernel 2.x/3.x, pma_ext_group;
+// OFED 4.0 and kernel 4.5 moved the 64-bit values into counters/). Its
+// files: port_{xmit,rcv}_{data,packets}_64 and
+// port_{unicast,multicast}_{xmit,rcv}_packets.
+const CountersExtDir = "counters_ext"
+
+// CountersExtName maps a counters_ext/ file onto the name the same
+// PortCountersExtended field has in counters/ on current kernels:
+// port_rcv_data_64 is port_rcv_data (still in 4-byte words),
+// port_unicast_rcv_packets is unicast_rcv_packets.
+func CountersExtName(raw string) string {
+	name := SnakeCase(raw)
+	if base, ok := strings.CutSuffix(name, "_64"); ok {
+		return base
+	}
+	for _, cast := range []string{"port_unicast_", "port_multicast_"} {
+		if rest, ok := strings.CutPrefix(name, cast); ok {
+			return strings.TrimPrefix(cast, "port_") + rest
+		}
+	}
+	return name
+}
+
 // IsPMADataCounter reports the counters/ files that count 4-byte words.
 func IsPMADataCounter(name string) bool {
 	return name == CounterPortRcvData || name == CounterPortXmitData

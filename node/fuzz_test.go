@@ -1,6 +1,8 @@
 package node
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -17,12 +19,27 @@ func FuzzParseSysfsUint(f *testing.F) {
 }
 
 func FuzzParseIDState(f *testing.F) {
-	for _, s := range []string{"4: ACTIVE", "5: LinkUp", "7: <unknown>", ": x", "999999999999999999999: x"} {
+	for _, s := range []string{"4: ACTIVE", "5: LinkUp", "7: <unknown>", ": x", "999999999999999999999: x",
+		"DOWN", "Disabled", "LINK_UP", "4: ACTIVE ()", "Phy Test", "ACTIVE (", "(", "active_defer",
+		"4: RNIC", "7: unspecified", "usNIC UDP"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if id, _, err := ParseState(s); err == nil && id < 0 {
-			t.Fatalf("negative state %d from %q", id, s)
+		for _, parse := range []func(string) (int, string, error){ParseState, ParsePhysState, ParseNodeType} {
+			id, name, err := parse(s)
+			if err != nil {
+				continue
+			}
+			if id < 0 {
+				t.Fatalf("negative state %d from %q", id, s)
+			}
+			// A bare name must come back as the kernel's number and name,
+			// so "<id>: <name>" reads the same.
+			if !strings.Contains(s, ":") {
+				if id2, name2, err := parse(strconv.Itoa(id) + ": " + name); err != nil || id2 != id || name2 != name {
+					t.Fatalf("%q = %d %q, but %d: %s = %d %q %v", s, id, name, id, name, id2, name2, err)
+				}
+			}
 		}
 	})
 }

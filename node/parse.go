@@ -9,16 +9,32 @@ import (
 	"unicode/utf8"
 )
 
-// ErrNotNumeric marks a value that exists but is not a number, such as
-// "N/A (no PMA)" from old kernels or garbage from a broken driver.
+// ErrNotNumeric marks a value that exists but is not a number: garbage from
+// a broken driver.
 var ErrNotNumeric = errors.New("not a number")
 
+// ErrNotSupported marks a counter file the device cannot fill: the kernel's
+// show_pma_counter prints "N/A (no PMA)" when the device has no performance
+// management agent (iWARP devices such as i40iw, whose every counters/ file
+// reads so on 4.x kernels) or its PMA does not answer (mlx4 virtual functions
+// in cloud VMs, node_exporter#966). It is a property of the device, not a
+// failed read: such a file yields no value and is not a read error.
+var ErrNotSupported = errors.New("not supported by the device")
+
+// pmaNotAvailable is what drivers/infiniband/core/sysfs.c prints for a PMA
+// counter it cannot get.
+var pmaNotAvailable = []byte("N/A (no PMA)")
+
 // ParseCounter parses a sysfs counter: decimal digits with surrounding white
-// space. It never turns an error into 0.
+// space. It never turns an error into 0. "N/A (no PMA)" is ErrNotSupported;
+// anything else that is not a number is ErrNotNumeric.
 func ParseCounter(b []byte) (uint64, error) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 {
 		return 0, fmt.Errorf("empty value: %w", ErrNotNumeric)
+	}
+	if bytes.Equal(b, pmaNotAvailable) {
+		return 0, fmt.Errorf("%q: %w", b, ErrNotSupported)
 	}
 	var v uint64
 	for _, ch := range b {
@@ -34,23 +50,70 @@ func ParseCounter(b []byte) (uint64, error) {
 	return v, nil
 }
 
-// ParseState parses a port state file, "4: ACTIVE" or "5: LinkUp", into its
-// number and name.
+// ParseState parses a logical port state file (ports/<n>/state): the
+// kernel prints "%d: %s", "4: ACTIVE". A bare name ("DOWN", "ACTIVE", as
+// hand-made fixtures of other projects have it) maps to the same number.
 func ParseState(s string) (int, string, error) {
+	return parseIDState(s, portStateNames, "state")
+}
+
+// ParsePhysState parses a physical port state file (ports/<n>/phys_state):
+// "5: LinkUp", or a bare name ("Disabled", "LinkUp", "LINK_UP").
+func ParsePhysState(s string) (int, string, error) {
+	return parseIDState(s, physStateNames, "phys_state")
+}
+
+// portStateNames and physStateNames are the kernel's spellings, indexed by
+// number: ib_port_state_to_str (include/rdma/ib_verbs.h) and
+// phys_state_to_str (drivers/infiniband/core/sysfs.c).
+var (
+	portStateNames = []string{"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"}
+	physStateNames = []string{"", "Sleep", "Polling", "Disabled", "PortConfigurationTraining", "LinkUp", "LinkErrorRecovery", "Phy Test"}
+)
+
+// ParseNodeType parses node_type, "1: CA" or "4: RNIC".
+func ParseNodeType(s string) (int, string, error) {
+	return parseIDState(s, nodeTypeNames, "node_type")
+}
+
+// nodeTypeNames are node_type_string's (drivers/infiniband/core/sysfs.c).
+var nodeTypeNames = []string{"", "CA", "switch", "router", "RNIC", "usNIC", "usNIC UDP", "unspecified"}
+
+func parseIDState(s string, names []string, what string) (int, string, error) {
 	id, text, ok := strings.Cut(s, ":")
 	if !ok {
-		return 0, "", fmt.Errorf("state %q: missing ':'", Truncate(s, 40))
+		// No number: accept a known name, compared without case, spaces
+		// or underscores ("LINK_UP" is "LinkUp") and without a trailing
+		// parenthesised note.
+		key := stateKey(s)
+		for n, name := range names {
+			if name != "" && key == stateKey(name) {
+				return n, name, nil
+			}
+		}
+		return 0, "", fmt.Errorf("%s %q: neither \"<n>: <name>\" nor a known name", what, Truncate(s, 40))
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(id))
 	if err != nil || n < 0 {
-		return 0, "", fmt.Errorf("state %q: bad number", Truncate(s, 40))
+		return 0, "", fmt.Errorf("%s %q: bad number", what, Truncate(s, 40))
 	}
 	return n, strings.TrimSpace(text), nil
 }
 
+func stateKey(s string) string {
+	if i := strings.IndexByte(s, '('); i >= 0 {
+		s = s[:i]
+	}
+	return strings.ToLower(strings.NewReplacer(" ", "", "_", "", "\t", "").Replace(s))
+}
+
 // ParseRate parses the port rate, "400 Gb/sec (4X NDR)" or "2.5 Gb/sec (1X
-// SDR)", into bits per second.
+// SDR)", into bits per second. Kernels before rate_show learnt every speed
+// printed "0 GB/sec" for a port with neither speed nor width yet.
 func ParseRate(s string) (float64, error) {
+	if strings.TrimSpace(s) == "0 GB/sec" {
+		return 0, nil
+	}
 	num, rest, ok := strings.Cut(strings.TrimSpace(s), " ")
 	if !ok || !strings.HasPrefix(strings.TrimSpace(rest), "Gb/sec") {
 		return 0, fmt.Errorf("rate %q: want \"<n> Gb/sec (...)\"", Truncate(s, 40))

@@ -16,7 +16,6 @@ func TestParseSysfsUint(t *testing.T) {
 		{"907712334410\n", 907712334410, true},
 		{"18446744073709551615", 18446744073709551615, true},
 		{"18446744073709551616", 0, false}, // overflow is garbage, not a wrap
-		{"N/A (no PMA)\n", 0, false},
 		{"", 0, false},
 		{"-1", 0, false},
 		{"12abc", 0, false},
@@ -36,24 +35,58 @@ func TestParseSysfsUint(t *testing.T) {
 	}
 }
 
+// "N/A (no PMA)" is the device saying it cannot count, not garbage: the
+// reader must tell the two apart to count only the garbage as read errors.
+func TestParseCounterNotSupportedIsNotGarbage(t *testing.T) {
+	for _, in := range []string{"N/A (no PMA)\n", "N/A (no PMA)"} {
+		_, err := ParseCounter([]byte(in))
+		if !errors.Is(err, ErrNotSupported) || errors.Is(err, ErrNotNumeric) {
+			t.Errorf("%q: %v, want ErrNotSupported only", in, err)
+		}
+	}
+	for _, in := range []string{"N/A", "N/A (no PMA) 3", "garbage"} {
+		_, err := ParseCounter([]byte(in))
+		if !errors.Is(err, ErrNotNumeric) || errors.Is(err, ErrNotSupported) {
+			t.Errorf("%q: %v, want ErrNotNumeric only", in, err)
+		}
+	}
+}
+
 func TestParseIDState(t *testing.T) {
+	state, phys := "ParseState", "ParsePhysState"
+	parsers := map[string]func(string) (int, string, error){state: ParseState, phys: ParsePhysState}
 	for _, tc := range []struct {
-		in   string
-		id   int
-		name string
-		ok   bool
+		parser, in string
+		id         int
+		name       string
+		ok         bool
 	}{
-		{"4: ACTIVE", 4, "ACTIVE", true},
-		{"5: LinkUp", 5, "LinkUp", true},
-		{"1: DOWN", 1, "DOWN", true},
-		{"7: <unknown>", 7, "<unknown>", true},
-		{"ACTIVE", 0, "", false},
-		{"x: ACTIVE", 0, "", false},
-		{"-1: DOWN", 0, "", false},
+		{state, "4: ACTIVE", 4, "ACTIVE", true},
+		{state, "1: DOWN", 1, "DOWN", true},
+		{state, "4: ACTIVE ()", 4, "ACTIVE ()", true},
+		// Bare names, as other projects' fixtures spell them.
+		{state, "ACTIVE", 4, "ACTIVE", true},
+		{state, "DOWN", 1, "DOWN", true},
+		{state, "active_defer", 5, "ACTIVE_DEFER", true},
+		{state, "ACTIVE ()", 4, "ACTIVE", true},
+		{state, "LinkUp", 0, "", false}, // a physical state is not a logical one
+		{state, "x: ACTIVE", 0, "", false},
+		{state, "-1: DOWN", 0, "", false},
+		{state, "", 0, "", false},
+		{phys, "5: LinkUp", 5, "LinkUp", true},
+		{phys, "7: <unknown>", 7, "<unknown>", true},
+		{phys, "5: LINK_UP", 5, "LINK_UP", true},
+		{phys, "Disabled", 3, "Disabled", true},
+		{phys, "LinkUp", 5, "LinkUp", true},
+		{phys, "LINK_UP", 5, "LinkUp", true},
+		{phys, "Phy Test", 7, "Phy Test", true},
+		{phys, "polling", 2, "Polling", true},
+		{phys, "ACTIVE", 0, "", false},
+		{phys, "<unknown>", 0, "", false},
 	} {
-		id, name, err := ParseState(tc.in)
+		id, name, err := parsers[tc.parser](tc.in)
 		if (err == nil) != tc.ok || id != tc.id || name != tc.name {
-			t.Errorf("%q = %d %q %v", tc.in, id, name, err)
+			t.Errorf("%s(%q) = %d %q %v", tc.parser, tc.in, id, name, err)
 		}
 	}
 }
@@ -68,6 +101,9 @@ func TestParseRate(t *testing.T) {
 		{"25 Gb/sec (1X EDR)", 25e9, true},
 		{"2.5 Gb/sec (1X SDR)", 2.5e9, true},
 		{"200 Gb/sec (4X HDR)", 200e9, true},
+		{"400 Gb/sec", 400e9, true},
+		{"0 GB/sec", 0, true},
+		{"10 GB/sec", 0, false},
 		{"fast", 0, false},
 		{"400 Mb/sec (4X)", 0, false},
 		{"1e300 Gb/sec (4X)", 0, false},
@@ -170,5 +206,37 @@ func TestValidUTF8(t *testing.T) {
 		if got != want || !utf8.ValidString(got) {
 			t.Errorf("ValidUTF8(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestCountersExtName(t *testing.T) {
+	for raw, want := range map[string]string{
+		"port_rcv_data_64":            "port_rcv_data",
+		"port_xmit_data_64":           "port_xmit_data",
+		"port_rcv_packets_64":         "port_rcv_packets",
+		"port_xmit_packets_64":        "port_xmit_packets",
+		"port_unicast_rcv_packets":    "unicast_rcv_packets",
+		"port_unicast_xmit_packets":   "unicast_xmit_packets",
+		"port_multicast_rcv_packets":  "multicast_rcv_packets",
+		"port_multicast_xmit_packets": "multicast_xmit_packets",
+		"something_new":               "something_new",
+	} {
+		if got := CountersExtName(raw); got != want {
+			t.Errorf("CountersExtName(%q) = %q, want %q", raw, got, want)
+		}
+	}
+	if !IsPMADataCounter(CountersExtName("port_rcv_data_64")) {
+		t.Error("the 64-bit data counter must keep the 4-byte-word scale")
+	}
+}
+
+func TestParseNodeType(t *testing.T) {
+	for in, want := range map[string]int{"1: CA": NodeTypeCA, "4: RNIC": NodeTypeRNIC, "7: unspecified": NodeTypeUnspecified, "RNIC": NodeTypeRNIC} {
+		if got, _, err := ParseNodeType(in); err != nil || got != want {
+			t.Errorf("ParseNodeType(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	if d := (Device{NodeType: NodeTypeRNIC}); !d.IWARP() {
+		t.Error("an RNIC is iWARP")
 	}
 }

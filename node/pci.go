@@ -27,6 +27,11 @@ type PCIFunction struct {
 	LimitedBy          string
 	// AER holds the TOTAL_ERR_* lines of aer_dev_*, keyed by AERSeverities.
 	AER map[string]uint64
+	// PhysFn is the address of the physical function when this one is an
+	// SR-IOV virtual function (its physfn link), "" otherwise. A VF shares
+	// its PF's port and link: its port rate is not more traffic on the bus,
+	// and its own link attributes are reserved ("Unknown", width 0).
+	PhysFn string
 }
 
 // AERSeverities are the keys of PCIFunction.AER, in report order.

@@ -15,6 +15,10 @@ type Device struct {
 	BoardID         string
 	NodeGUID        string
 	SysImageGUID    string
+	// NodeType is node_type's number (NodeTypeCA, NodeTypeRNIC...), 0
+	// when unreadable; NodeTypeName its text.
+	NodeType     int
+	NodeTypeName string
 	// VerbsDevices are the /dev/infiniband/uverbsN nodes sysfs says belong to
 	// this device; VerbsPresent those that exist under the /dev root.
 	VerbsDevices []string
@@ -37,10 +41,31 @@ func (d *Device) Port(number int) *Port {
 }
 
 // The link layers of ports/<n>/link_layer, spelt as the kernel spells them.
+// A device whose driver reports IB_LINK_LAYER_UNSPECIFIED (efa) reads
+// LinkLayerUnknown.
 const (
 	LinkLayerEthernet   = "Ethernet"
 	LinkLayerInfiniBand = "InfiniBand"
+	LinkLayerUnknown    = "Unknown"
 )
+
+// Node types of node_type (enum rdma_node_type). RoCE and InfiniBand
+// adapters are CAs; iWARP adapters (i40iw, irdma in iWARP mode, cxgb4)
+// are RNICs, whose Ethernet link layer does not make them RoCE; efa is
+// unspecified.
+const (
+	NodeTypeCA          = 1
+	NodeTypeSwitch      = 2
+	NodeTypeRouter      = 3
+	NodeTypeRNIC        = 4
+	NodeTypeUSNIC       = 5
+	NodeTypeUSNICUDP    = 6
+	NodeTypeUnspecified = 7
+)
+
+// IWARP reports an iWARP adapter: RDMA over TCP, no RoCE GIDs, no PFC
+// needed.
+func (d *Device) IWARP() bool { return d.NodeType == NodeTypeRNIC }
 
 // Logical port states (ports/<n>/state, enum ib_port_state).
 const (
@@ -87,6 +112,10 @@ type Port struct {
 	RateBitsPerSecond float64
 	// Interface is the netdev behind the port, "" for IB ports without IPoIB.
 	Interface string
+	// BondSlaves are the interfaces enslaved to Interface when it is a
+	// bonding master (RoCE LAG: mlx5_bond_0 behind bond0). PFC, pause
+	// counters and DCB live on them, not on the bond.
+	BondSlaves []string
 	// Counters are the counters/ files (IB PMA) and HWCounters the
 	// hw_counters/ files, under their canonical names (see CanonicalHWName).
 	// Values are as the kernel counts them: the PMA data counters are in

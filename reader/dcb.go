@@ -48,8 +48,15 @@ func (c *dcbSource) read(sc *scan) (func(*node.Snapshot), error) {
 	for _, iface := range ifaces {
 		st := &node.DCBState{Interface: iface}
 		have := false
-		ieee, err := c.src.ieee(iface)
+		var ieee *dcbnl.IEEE
+		err := errNoKernel
+		if !c.r.copyWithoutCaptures() {
+			ieee, err = c.src.ieee(iface)
+		}
 		switch {
+		case errors.Is(err, errNoKernel):
+			// A copied sysfs tree without captures: its ECN files are
+			// still read below, PFC and trust are unknown.
 		case err == nil:
 			have = true
 			if ieee.PFC != nil {
@@ -78,6 +85,10 @@ func (c *dcbSource) read(sc *scan) (func(*node.Snapshot), error) {
 	}
 	return func(sn *node.Snapshot) { sn.DCB = states }, nil
 }
+
+// errNoKernel stands for a kernel query not made: see
+// Reader.copyWithoutCaptures.
+var errNoKernel = errors.New("not asking this machine's kernel about a copied sysfs tree")
 
 type ecnState struct {
 	at     time.Time

@@ -53,6 +53,9 @@ func newEthtoolSource(r *Reader) *ethtoolSource {
 func (c *ethtoolSource) close() error { return c.src.close() }
 
 func (c *ethtoolSource) read(sc *scan) (func(*node.Snapshot), error) {
+	if c.r.copyWithoutCaptures() {
+		return nil, errors.Join(ErrNoData, errors.New("sysfs is a copy of another node and no replay directory holds its ethtool captures"))
+	}
 	ifaces, err := sc.ethernetInterfaces()
 	if err != nil {
 		return nil, err

@@ -112,6 +112,14 @@ func (OSFS) Inode(path string) (uint64, error) {
 	return st.Ino, nil
 }
 
+// isDir reports whether path is a directory or a link to one: the trailing
+// slash makes the kernel resolve it as a directory, so a regular file fails
+// with ENOTDIR and a dangling link with ENOENT.
+func isDir(f FS, path string) bool {
+	_, err := f.Inode(path + "/")
+	return err == nil
+}
+
 // isVanished reports whether err means the file or device went away, as
 // opposed to the file being present but unreadable.
 func isVanished(err error) bool {

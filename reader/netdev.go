@@ -131,7 +131,10 @@ func (c *netdevSource) readMeta(name, dir string, now time.Time) *netdevMeta {
 	if dev, err := c.r.fs.Realpath(joinPath(dir, "device")); err == nil {
 		m.busInfo = filepath.Base(dev)
 	}
-	if di, err := c.driver.info(name); err == nil {
+	if c.r.copyWithoutCaptures() {
+		// A copied tree: the driver and bus of the sysfs links above are
+		// all there is; the kernel's answer would be this machine's.
+	} else if di, err := c.driver.info(name); err == nil {
 		if di.Driver != "" {
 			m.driver = di.Driver
 		}

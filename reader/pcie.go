@@ -32,6 +32,7 @@ type pcieChain struct {
 	limitedBy string
 	vendor    string
 	device    string
+	physFn    string
 	at        time.Time
 }
 
@@ -139,7 +140,7 @@ func (c *pcieSource) readFunction(sc *scan, dir string, f *node.PCIFunction) boo
 		ch = c.readChain(dir, sc.Time)
 		c.chains[f.Address] = ch
 	}
-	f.VendorID, f.DeviceID = ch.vendor, ch.device
+	f.VendorID, f.DeviceID, f.PhysFn = ch.vendor, ch.device, ch.physFn
 	f.AvailableBandwidth, f.LimitedBy = ch.available, ch.limitedBy
 	if f.CurrentBandwidth > 0 && (f.AvailableBandwidth == 0 || f.CurrentBandwidth < f.AvailableBandwidth) {
 		f.AvailableBandwidth, f.LimitedBy = f.CurrentBandwidth, f.Address
@@ -174,6 +175,9 @@ func (c *pcieSource) readChain(dir string, now time.Time) *pcieChain {
 	ch := &pcieChain{at: now}
 	ch.vendor, _ = readSysfsFile(c.r.fs, joinPath(dir, "vendor"))
 	ch.device, _ = readSysfsFile(c.r.fs, joinPath(dir, "device"))
+	if pf, err := c.r.fs.Readlink(joinPath(dir, "physfn")); err == nil {
+		ch.physFn = filepath.Base(pf)
+	}
 	for up := filepath.Dir(dir); node.BDF.MatchString(filepath.Base(up)); up = filepath.Dir(up) {
 		sp, err := readSysfsFile(c.r.fs, joinPath(up, "current_link_speed"))
 		if err != nil {

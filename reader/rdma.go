@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/Mellanox/rdmamap"
@@ -171,7 +172,7 @@ func (c *rdmaSource) readDevice(sc *scan, td *topoDevice, st *rdmaDeviceState) *
 			ps = &rdmaPortState{attrs: st.attrs}
 			st.ports[tp.Number] = ps
 		}
-		if p := c.readPort(sc, td, tp, ps, dev.Driver); p != nil {
+		if p := c.readPort(sc, td, tp, ps, &dev); p != nil {
 			dev.Ports = append(dev.Ports, p)
 		}
 	}
@@ -204,6 +205,16 @@ func (c *rdmaSource) readDeviceInfo(sc *scan, td *topoDevice) (node.Device, bool
 		default:
 			sc.readError(node.SourceRDMA, joinPath(td.Dir, f.file), err)
 		}
+	}
+	nodeType := joinPath(td.Dir, "node_type")
+	if v, err := readSysfsFile(c.r.fs, nodeType); err == nil {
+		if n, name, perr := node.ParseNodeType(v); perr == nil {
+			d.NodeType, d.NodeTypeName = n, name
+		} else {
+			sc.readError(node.SourceRDMA, nodeType, perr)
+		}
+	} else if !isVanished(err) {
+		sc.readError(node.SourceRDMA, nodeType, err)
 	}
 	d.VerbsDevices, d.VerbsPresent = c.verbsDevices(td.Name)
 	return d, true
@@ -250,11 +261,11 @@ func (c *rdmaSource) verbsDevices(device string) (expected, present []string) {
 	return expected, present
 }
 
-func (c *rdmaSource) readPort(sc *scan, td *topoDevice, tp *topoPort, ps *rdmaPortState, driver string) *node.Port {
-	p := &node.Port{Device: td.Name, Number: tp.Number, Interface: tp.Netdev}
+func (c *rdmaSource) readPort(sc *scan, td *topoDevice, tp *topoPort, ps *rdmaPortState, dev *node.Device) *node.Port {
+	p := &node.Port{Device: td.Name, Number: tp.Number, Interface: tp.Netdev, BondSlaves: tp.BondSlaves}
 
 	if c.r.due(ps.listedAt, sc.Time) {
-		if !c.listPort(sc, tp, ps, driver) {
+		if !c.listPort(sc, tp, ps, dev.Driver) {
 			return nil
 		}
 	}
@@ -273,7 +284,7 @@ func (c *rdmaSource) readPort(sc *scan, td *topoDevice, tp *topoPort, ps *rdmaPo
 		sc.readError(node.SourceRDMA, joinPath(tp.Dir, "state"), err)
 	}
 	if v, err := ps.attrs.readString(tp.Dir, "phys_state"); err == nil {
-		if id, name, perr := node.ParseState(v); perr == nil {
+		if id, name, perr := node.ParsePhysState(v); perr == nil {
 			p.PhysState, p.PhysStateName, p.PhysStateKnown = id, name, true
 		} else {
 			sc.readError(node.SourceRDMA, joinPath(tp.Dir, "phys_state"), perr)
@@ -305,7 +316,10 @@ func (c *rdmaSource) readPort(sc *scan, td *topoDevice, tp *topoPort, ps *rdmaPo
 		ps.roceMode = c.readRoCEMode(td.Name, tp.Label)
 		// The active MTU is configuration derived from the netdev MTU, like
 		// the GIDs, so it follows their refresh.
-		ps.activeMTU = c.readActiveMTU(sc, p)
+		ps.activeMTU = 0
+		if !dev.IWARP() { // iWARP runs over TCP: no RoCE path MTU
+			ps.activeMTU = c.readActiveMTU(sc, p)
+		}
 		ps.gidsAt = sc.Time
 	}
 	p.ActiveMTU = ps.activeMTU
@@ -330,13 +344,17 @@ func (c *rdmaSource) listPort(sc *scan, tp *topoPort, ps *rdmaPortState, driver 
 	ps.linkLayer = node.CleanText(ll)
 	old := make(map[string]*counterFile, len(ps.counters)+len(ps.hw))
 	for i := range ps.counters {
-		old[ps.counters[i].path] = &ps.counters[i]
+		for f := &ps.counters[i]; f != nil; f = f.fallback {
+			old[f.path] = f
+		}
 	}
 	for i := range ps.hw {
 		old[ps.hw[i].path] = &ps.hw[i]
 	}
-	ps.counters = c.listCounterDir(sc, joinPath(tp.Dir, "counters"), false, driver, old)
-	ps.hw = c.listCounterDir(sc, joinPath(tp.Dir, "hw_counters"), true, driver, old)
+	ps.counters = mergeCountersExt(
+		c.listCounterDir(sc, joinPath(tp.Dir, "counters"), counterDirPMA, driver, old),
+		c.listCounterDir(sc, joinPath(tp.Dir, node.CountersExtDir), counterDirPMAExt, driver, old))
+	ps.hw = c.listCounterDir(sc, joinPath(tp.Dir, "hw_counters"), counterDirHW, driver, old)
 	// lifespan is a setting (how long the kernel caches hw_counters), not a
 	// reading: it is read with the layout, not every time.
 	ps.lifespanKnown = false
@@ -361,9 +379,23 @@ type counterFile struct {
 	canonical string
 	wrap      wrapExtender // for 32-bit counters that wrap
 	wraps     bool
+	// unsupported is set when the file said the device cannot count this
+	// ("N/A (no PMA)", ENOSYS): it is not read again until the port is
+	// listed again, so a device without a PMA costs no reads per scrape.
+	unsupported bool
+	// fallback is the 32-bit counters/ file behind a 64-bit counters_ext/
+	// one, read only while the 64-bit one is unsupported.
+	fallback *counterFile
 }
 
-func (c *rdmaSource) listCounterDir(sc *scan, dir string, hw bool, driver string, old map[string]*counterFile) []counterFile {
+// The counter directories of a port, which name their files differently.
+const (
+	counterDirPMA    = iota // counters/: IBA PortCounters (+ extended on 4.5+)
+	counterDirPMAExt        // counters_ext/: MLNX_OFED's 64-bit PortCountersExtended
+	counterDirHW            // hw_counters/: the driver's own names
+)
+
+func (c *rdmaSource) listCounterDir(sc *scan, dir string, kind int, driver string, old map[string]*counterFile) []counterFile {
 	names, err := c.r.fs.ReadDirNames(dir)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -381,14 +413,17 @@ func (c *rdmaSource) listCounterDir(sc *scan, dir string, hw bool, driver string
 		return !node.IsHWCounterAlias(names[i]) && node.IsHWCounterAlias(names[j])
 	})
 	for _, raw := range names {
-		if hw && raw == node.HWCountersLifespanFile {
+		if kind == counterDirHW && raw == node.HWCountersLifespanFile {
 			continue
 		}
 		f := counterFile{path: joinPath(dir, raw)}
-		if hw {
+		switch kind {
+		case counterDirHW:
 			f.canonical = node.CanonicalHWName(raw)
 			f.wraps = node.Wraps32(driver, f.canonical)
-		} else {
+		case counterDirPMAExt:
+			f.canonical = node.CountersExtName(raw)
+		default:
 			f.canonical = node.SnakeCase(raw)
 		}
 		if taken[f.canonical] {
@@ -407,16 +442,62 @@ func (c *rdmaSource) listCounterDir(sc *scan, dir string, hw bool, driver string
 	return files
 }
 
+// mergeCountersExt puts the 64-bit counters_ext/ files in the place of the
+// counters/ files they extend: mlx4's 32-bit port_rcv_data saturates (or
+// reads 0) while counters_ext/port_rcv_data_64 counts on. The 32-bit file
+// stays behind as the fallback for a device whose PMA lacks the extended
+// attribute.
+func mergeCountersExt(pma, ext []counterFile) []counterFile {
+	if len(ext) == 0 {
+		return pma
+	}
+	byName := make(map[string]int, len(pma))
+	for i := range pma {
+		byName[pma[i].canonical] = i
+	}
+	for _, e := range ext {
+		i, ok := byName[e.canonical]
+		if !ok {
+			byName[e.canonical] = len(pma)
+			pma = append(pma, e)
+			continue
+		}
+		narrow := pma[i]
+		e.fallback = &narrow
+		pma[i] = e
+	}
+	sort.Slice(pma, func(i, j int) bool { return pma[i].canonical < pma[j].canonical })
+	return pma
+}
+
 func (c *rdmaSource) readCounters(sc *scan, ps *rdmaPortState, files []counterFile) []node.Counter {
 	values := make([]node.Counter, 0, len(files))
 	for i := range files {
 		f := &files[i]
+		for f != nil && f.unsupported {
+			f = f.fallback
+		}
+		if f == nil {
+			continue
+		}
 		raw, err := ps.attrs.readUintVia(&f.handle, f.path)
+		for err != nil && isNotSupported(err) {
+			// The device cannot count this: no value and no read error,
+			// and no read of this file until the port is listed again.
+			f.unsupported = true
+			if f = f.fallback; f == nil {
+				break
+			}
+			raw, err = ps.attrs.readUintVia(&f.handle, f.path)
+		}
+		if f == nil {
+			continue
+		}
 		if err != nil {
 			if isVanished(err) {
 				ps.listedAt = time.Time{} // layout changed: list again next time
 			} else {
-				// EINVAL, EOPNOTSUPP, EIO, "N/A (no PMA)", garbage.
+				// EINVAL, EOPNOTSUPP, EIO, garbage.
 				sc.readError(node.SourceRDMA, f.path, err)
 			}
 			continue
@@ -428,6 +509,14 @@ func (c *rdmaSource) readCounters(sc *scan, ps *rdmaPortState, files []counterFi
 		values = append(values, node.Counter{Name: f.canonical, Value: v})
 	}
 	return values
+}
+
+// isNotSupported reports a counter the device cannot provide: the kernel
+// printed "N/A (no PMA)", or the read failed with ENOSYS, which
+// MLNX_OFED's sysfs returns from a PMA counter of a device without a
+// process_mad (iWARP).
+func isNotSupported(err error) bool {
+	return errors.Is(err, node.ErrNotSupported) || errors.Is(err, syscall.ENOSYS)
 }
 
 // readRoCEMode reads the rdma_cm default RoCE mode from configfs. The reader

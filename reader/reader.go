@@ -20,6 +20,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/node"
@@ -112,6 +113,7 @@ type Reader struct {
 	byName   map[string]*runningSource
 	topology *topologyCache
 	fs       FS
+	isLive   bool
 
 	mu sync.Mutex // one Read at a time: the sources keep open files and history
 
@@ -133,7 +135,7 @@ func New(opts Options, logger *slog.Logger) (*Reader, error) {
 	if opts.Refresh < 0 {
 		return nil, errors.New("refresh interval must not be negative")
 	}
-	r := &Reader{opts: opts, logger: logger, byName: map[string]*runningSource{}, fs: opts.FS}
+	r := &Reader{opts: opts, logger: logger, byName: map[string]*runningSource{}, fs: opts.FS, isLive: isLiveSysfs(opts.SysPath)}
 	if r.fs == nil {
 		r.fs = OSFS{}
 	}
@@ -157,6 +159,10 @@ func New(opts Options, logger *slog.Logger) (*Reader, error) {
 		rs := &runningSource{name: name, src: src}
 		r.sources = append(r.sources, rs)
 		r.byName[name] = rs
+	}
+	if r.copyWithoutCaptures() && (r.byName[node.SourceEthtool] != nil || r.byName[node.SourceDCB] != nil) {
+		logger.Info("sysfs is a copy, not this kernel's, and there is no replay directory: ethtool statistics, DCB netlink and driver info are not read",
+			"path.sysfs", opts.SysPath)
 	}
 	return r, nil
 }
@@ -406,7 +412,27 @@ func forgetGone[V any](m map[string]V, live []string) {
 	}
 }
 
-// live reports whether the Reader reads this machine's own /sys. A copied
-// tree (--path.sysfs) is another machine: asking this machine's kernel about
-// interfaces of the same name would mix in its data.
-func (r *Reader) live() bool { return filepath.Clean(r.opts.SysPath) == "/sys" }
+// live reports whether the Reader reads the running kernel's own sysfs:
+// /sys, or sysfs mounted elsewhere (the DaemonSet's /host/sys). A copied
+// tree (--path.sysfs at a fixture or a capture) is another machine: asking
+// this machine's kernel about interfaces of the same name would mix in its
+// data.
+func (r *Reader) live() bool { return r.isLive }
+
+// copyWithoutCaptures reports a Reader whose sources without sysfs files
+// (ethtool ioctls, DCB netlink, driver info) have nobody to ask: the sysfs
+// tree is a copy and no replay directory holds captures of that node. They
+// then report nothing rather than this machine's interfaces of the same name.
+func (r *Reader) copyWithoutCaptures() bool { return r.opts.ReplayDir == "" && !r.live() }
+
+// sysfsMagic is SYSFS_MAGIC (include/uapi/linux/magic.h), the f_type
+// statfs reports for a sysfs mount.
+const sysfsMagic = 0x62656572
+
+func isLiveSysfs(path string) bool {
+	if filepath.Clean(path) == "/sys" {
+		return true
+	}
+	var st syscall.Statfs_t
+	return syscall.Statfs(path, &st) == nil && st.Type == sysfsMagic
+}

@@ -47,6 +47,8 @@ type topoPort struct {
 	Netdev string
 	// NetdevType is the netdev's ARPHRD type: 1 Ethernet, 32 InfiniBand.
 	NetdevType string
+	// BondSlaves are the slaves of Netdev when it is a bonding master.
+	BondSlaves []string
 }
 
 // topologyCache rebuilds a device's layout only when the device is new, was
@@ -137,6 +139,10 @@ func (t *topologyCache) build(name, dir string, ino uint64, now time.Time) *topo
 		p.Netdev = t.portNetdev(d, p)
 		if p.Netdev != "" {
 			p.NetdevType, _ = readSysfsFile(t.r.fs, t.r.sys("class", "net", p.Netdev, "type"))
+			// bonding's own list of its slaves (bond_sysfs.c).
+			if s, err := readSysfsFile(t.r.fs, t.r.sys("class", "net", p.Netdev, "bonding", "slaves")); err == nil {
+				p.BondSlaves = strings.Fields(s)
+			}
 		}
 		d.Ports = append(d.Ports, p)
 	}
@@ -144,15 +150,17 @@ func (t *topologyCache) build(name, dir string, ino uint64, now time.Time) *topo
 	return d
 }
 
-// portNetdev finds the interface behind a port: the PCI function's only
-// netdev, else the netdev of the port's first GID (covers LAG bonds and
-// multi-port functions), else the netdev whose dev_port matches.
+// portNetdev finds the interface behind a port: the netdev of the port's
+// first GID, which the kernel sets to the interface RoCE runs over (a RoCE
+// LAG's bond0, though the PCI function's own netdev is a slave of it), else
+// the PCI function's only netdev (IPoIB, whose GIDs have no netdev), else
+// the netdev whose dev_port matches (multi-port functions).
 func (t *topologyCache) portNetdev(d *topoDevice, p *topoPort) string {
-	if len(d.Netdevs) == 1 {
-		return d.Netdevs[0]
-	}
 	if nd, err := readSysfsFile(t.r.fs, joinPath(p.Dir, "gid_attrs", "ndevs", "0")); err == nil && nd != "" {
 		return nd
+	}
+	if len(d.Netdevs) == 1 {
+		return d.Netdevs[0]
 	}
 	for _, nd := range d.Netdevs {
 		v, err := readSysfsFile(t.r.fs, joinPath(d.PCIDir, "net", nd, "dev_port"))
@@ -187,6 +195,14 @@ func (sc *scan) listInterfaces() ([]netdevTarget, error) {
 				seen[p.Netdev] = true
 				out = append(out, netdevTarget{name: p.Netdev, device: d.Name, port: p.Number, portLabel: p.Label, ipoib: p.NetdevType == "32"})
 			}
+			// A bond's slaves carry the port's traffic, PFC and DCB: they
+			// are read as interfaces of the same port.
+			for _, s := range p.BondSlaves {
+				if !seen[s] {
+					seen[s] = true
+					out = append(out, netdevTarget{name: s, device: d.Name, port: p.Number, portLabel: p.Label, ipoib: p.NetdevType == "32"})
+				}
+			}
 		}
 	}
 	if sc.r.opts.NetdevInclude != nil {
@@ -197,6 +213,11 @@ func (sc *scan) listInterfaces() ([]netdevTarget, error) {
 		sort.Strings(names)
 		for _, n := range names {
 			if !seen[n] && sc.r.opts.NetdevInclude.MatchString(n) {
+				if !isDir(sc.r.fs, sc.r.sys("class", "net", n)) {
+					// bonding_masters, a regular file of the bonding
+					// module, or a dangling link: not an interface.
+					continue
+				}
 				seen[n] = true
 				t, err := readSysfsFile(sc.r.fs, sc.r.sys("class", "net", n, "type"))
 				out = append(out, netdevTarget{name: n, ipoib: err == nil && t == "32"})

@@ -35,6 +35,13 @@ type NIC struct {
 	ECNEnabled                        *[8]bool // MLNX_OFED ecn/ files; nil = upstream driver
 	KernelVersion, FirmwarePSIDSuffix string
 	Channels                          int
+	// VF is an SR-IOV virtual function's netdev: mlx5 registers DCB
+	// netlink on PFs only (mlx5e_dcbnl_build_netdev wants
+	// vport_group_manager), so it has no `dcb` capture and no ECN files,
+	// and its `ethtool -S` has the software and vport groups but none of
+	// the physical port's (_phy, per priority, pause), which are PPCNT
+	// registers of the PF.
+	VF bool
 }
 
 // DefaultNIC is a ConnectX-7 set up as NVIDIA recommends for RoCE: PFC on
@@ -73,7 +80,9 @@ func WriteReplay(root, dir string, n Node, nics map[string]NIC) error {
 			d.Netdev + ".txt":        ethtoolS(d, nic),
 			d.Netdev + ".driver.txt": ethtoolI(d, nic),
 			d.Netdev + ".pause.txt":  ethtoolA(d, nic),
-			d.Netdev + ".dcb.txt":    dcbShow(d, nic),
+		}
+		if !nic.VF {
+			files[d.Netdev+".dcb.txt"] = dcbShow(d, nic)
 		}
 		for name, content := range files {
 			if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
@@ -89,7 +98,7 @@ func WriteReplay(root, dir string, n Node, nics map[string]NIC) error {
 			fmt.Fprintf(&addrs, " %s/24", ip)
 		}
 		fmt.Fprintf(&addrs, " %s/64\n", linkLocalAddr(d.MAC))
-		if nic.ECNEnabled != nil && root != "" {
+		if nic.ECNEnabled != nil && !nic.VF && root != "" {
 			if err := writeECN(root, d, *nic.ECNEnabled); err != nil {
 				return err
 			}
@@ -116,7 +125,7 @@ func linkLocalAddr(mac string) string {
 
 // writeECN creates the MLNX_OFED per-priority DCQCN enable files.
 func writeECN(root string, d Device, enabled [8]bool) error {
-	ndDir := "sys/devices/pci" + d.RootPort[:7] + "/" + d.RootPort + "/" + d.PCIAddress + "/net/" + d.Netdev
+	ndDir := pciDir(d.PCIAddress, d.RootPort) + "/net/" + d.Netdev
 	w := &writer{root: root}
 	for _, role := range []string{"roce_np", "roce_rp"} {
 		for p := 0; p < 8; p++ {
@@ -165,6 +174,26 @@ func ethtoolS(d Device, n NIC) string {
 	line("rx_vport_rdma_unicast_bytes", rdmaRX)
 	line("tx_vport_rdma_unicast_packets", rdmaTXP)
 	line("tx_vport_rdma_unicast_bytes", rdmaTX)
+	if !n.VF {
+		ethtoolPhy(line, zeros, n, rdmaRX, rdmaTX, rdmaRXP, rdmaTXP)
+	}
+	// Per channel: a packet count, then counters that stay 0.
+	queue := func(prefix string, packets uint64, rest ...string) {
+		line(prefix+"packets", packets)
+		for _, s := range rest {
+			line(prefix+s, 0)
+		}
+	}
+	for ch := 0; ch < n.Channels; ch++ {
+		queue(fmt.Sprintf("rx%d_", ch), 458053+uint64(ch), "bytes", "csum_complete", "csum_unnecessary", "xdp_drop", "wqe_err", "buff_alloc_err")
+		queue(fmt.Sprintf("tx%d_", ch), 433603+uint64(ch), "bytes", "tso_packets", "stopped", "dropped", "cqe_err")
+	}
+	return b.String()
+}
+
+// ethtoolPhy renders the groups of `ethtool -S` that mlx5 reads from the
+// physical port's PPCNT registers: _phy, per priority, pause, module.
+func ethtoolPhy(line func(string, uint64), zeros func(...string), n NIC, rdmaRX, rdmaTX, rdmaRXP, rdmaTXP uint64) {
 	line("rx_packets_phy", rdmaRXP+1832214)
 	line("tx_packets_phy", rdmaTXP+1734412)
 	line("rx_bytes_phy", rdmaRX+523312871+rdmaRXP*70)
@@ -209,18 +238,6 @@ func ethtoolS(d Device, n NIC) string {
 	line("tx_pause_storm_warning_events", n.StormWarnings)
 	line("tx_pause_storm_error_events", n.StormErrors)
 	zeros("module_unplug", "module_bus_stuck", "module_high_temp", "module_bad_shorted")
-	// Per channel: a packet count, then counters that stay 0.
-	queue := func(prefix string, packets uint64, rest ...string) {
-		line(prefix+"packets", packets)
-		for _, s := range rest {
-			line(prefix+s, 0)
-		}
-	}
-	for ch := 0; ch < n.Channels; ch++ {
-		queue(fmt.Sprintf("rx%d_", ch), 458053+uint64(ch), "bytes", "csum_complete", "csum_unnecessary", "xdp_drop", "wqe_err", "buff_alloc_err")
-		queue(fmt.Sprintf("tx%d_", ch), 433603+uint64(ch), "bytes", "tso_packets", "stopped", "dropped", "cqe_err")
-	}
-	return b.String()
 }
 
 func ethtoolI(d Device, n NIC) string {

@@ -21,12 +21,17 @@ type Scenario struct {
 
 // Scenarios names every committed fixture and how to build it.
 var Scenarios = map[string]func() Scenario{
-	"mlx5-8x400g-healthy": func() Scenario { return Scenario{Node: HealthyCX7(8), Replay: map[string]NIC{}} },
-	"mlx5-pfc-storm":      func() Scenario { return Scenario{Node: HealthyCX7(8), Replay: map[string]NIC{"mlx5_2": StormNIC(2)}} },
-	"mlx5-degraded":       func() Scenario { return Scenario{Node: DegradedCX7(), Replay: DegradedNICs()} },
-	"ib-hdr":              func() Scenario { return Scenario{Node: IBHDR()} },
-	"bnxt-no-counters":    func() Scenario { return Scenario{Node: BnxtNoCounters()} },
-	"no-rdma-driver":      func() Scenario { return Scenario{Node: NoRDMADriver(), NoRDMAClass: true} },
+	"mlx5-8x400g-healthy":  func() Scenario { return Scenario{Node: HealthyCX7(8), Replay: map[string]NIC{}} },
+	"mlx5-pfc-storm":       func() Scenario { return Scenario{Node: HealthyCX7(8), Replay: map[string]NIC{"mlx5_2": StormNIC(2)}} },
+	"mlx5-degraded":        func() Scenario { return Scenario{Node: DegradedCX7(), Replay: DegradedNICs()} },
+	"ib-hdr":               func() Scenario { return Scenario{Node: IBHDR()} },
+	"bnxt-no-counters":     func() Scenario { return Scenario{Node: BnxtNoCounters()} },
+	"no-rdma-driver":       func() Scenario { return Scenario{Node: NoRDMADriver(), NoRDMAClass: true} },
+	"mlx4-ib-counters-ext": func() Scenario { return Scenario{Node: MLX4CountersExt()} },
+	"iwarp-no-pma":         func() Scenario { return Scenario{Node: IWARPNoPMA()} },
+	"mlx5-sriov-vf":        SRIOVVFScenario,
+	"efa":                  func() Scenario { return Scenario{Node: EFA()} },
+	"mlx5-roce-lag":        func() Scenario { return Scenario{Node: RoCELAG()} },
 }
 
 // ScenarioNames lists the scenarios in order.
@@ -39,10 +44,12 @@ func WriteScenario(root, name string) error {
 	if !ok {
 		return fmt.Errorf("unknown scenario %q", name)
 	}
-	return build().write(root)
+	return build().Write(root)
 }
 
-func (sc Scenario) write(root string) error {
+// Write writes the scenario under root: root/sys, root/dev and, if it has
+// captures, root/replay.
+func (sc Scenario) Write(root string) error {
 	write := Write
 	if sc.NoRDMAClass {
 		write = WriteBare
@@ -340,5 +347,5 @@ func ScaleNode(n int) Node {
 // WriteScaleNode writes ScaleNode(ports) under root with its ethtool/DCB
 // captures in root/replay: the tree benchmarks and load tests scrape.
 func WriteScaleNode(root string, ports int) error {
-	return Scenario{Node: ScaleNode(ports), Replay: map[string]NIC{}}.write(root)
+	return Scenario{Node: ScaleNode(ports), Replay: map[string]NIC{}}.Write(root)
 }

@@ -18,14 +18,34 @@ import (
 type Node struct {
 	Devices []Device
 	Modules []string
-	// UnboundNICs are PCI network functions without an RDMA device (for
-	// the "NIC present, driver missing" case).
+	// UnboundNICs are PCI network functions without an RDMA device: a NIC
+	// whose driver is missing, or the second port of a RoCE LAG, whose
+	// RDMA device lives on the first.
 	UnboundNICs []PCIFunction
+	// Bonds are bonding masters over netdevs of the devices and functions.
+	Bonds []Bond
 }
 
-// PCIFunction is a bare PCI function.
+// PCIFunction is a bare PCI function, with a netdev when Netdev is set.
 type PCIFunction struct {
 	Address, Vendor, Device, Class, Driver string
+	RootPort                               string // upstream port BDF; "" = on the root bus
+	Netdev, MAC                            string
+	MTU                                    int
+	Speed                                  string
+}
+
+// Bond is a bonding master (drivers/net/bonding/bond_sysfs.c): the
+// bonding module lists it in /sys/class/net/bonding_masters, a regular file,
+// and links it with its slaves through master, upper_<bond> and
+// lower_<slave>.
+type Bond struct {
+	Name   string
+	Mode   string // bonding/mode as printed: "802.3ad 4", "active-backup 1"
+	Slaves []string
+	MAC    string
+	MTU    int
+	Speed  string // Mb/s, the sum of the active slaves for 802.3ad
 }
 
 // Device is one RDMA device with one port and its netdev.
@@ -65,14 +85,43 @@ type Device struct {
 	// CountersLoop makes counters/ a symlink loop: present but unreadable.
 	Counters     map[string]string
 	CountersLoop bool
-	HWCounters   map[string]string
+	// CountersExt is MLNX_OFED 2.x/3.x's counters_ext/ (64-bit
+	// PortCountersExtended); nil means none.
+	CountersExt map[string]string
+	HWCounters  map[string]string
+	// DeviceHWCounters is the device-level hw_counters/ (efa's admin
+	// command statistics); nil means none.
+	DeviceHWCounters map[string]string
 
 	GIDs     []GID
 	GIDSlots int // total slots in gids/ (unused ones all-zero)
 
+	// NodeType is node_type as the kernel prints it; "" is "1: CA".
+	NodeType string
+	// NoDriverAttrs leaves out hw_rev, which drivers such as mlx5 and
+	// bnxt_re add and efa does not.
+	NoDriverAttrs bool
+	// PhysFn makes the device an SR-IOV virtual function of the PF at
+	// that address: the VF's function gets a physfn link, the PF
+	// sriov_numvfs and virtfn<n> links.
+	PhysFn string
+	// MorePorts are ports 2, 3, ... of a multi-port device (mlx4), their
+	// netdevs on the same PCI function.
+	MorePorts []Port
+
 	RoCEMode   string // configfs default_roce_mode; "" = directory not created
 	Uverbs     int
 	DevMissing bool // uverbs node absent from /dev (container without the device)
+}
+
+// Port is a port after the first of a device; the first port's fields are
+// the Device's own.
+type Port struct {
+	LinkLayer, State, PhysState, Rate, LID string
+	Counters, CountersExt, HWCounters      map[string]string
+	GIDs                                   []GID
+	GIDSlots                               int
+	Netdev, MAC                            string
 }
 
 // GID is one populated GID slot.
@@ -101,8 +150,13 @@ func Write(root string, n Node) error {
 		w.device(d)
 	}
 	for _, f := range n.UnboundNICs {
-		w.pciFunction(f.Address, "", f.Vendor, f.Device, f.Class, f.Driver)
+		fdir := w.pciFunction(f.Address, f.RootPort, f.Vendor, f.Device, f.Class, f.Driver)
+		if f.Netdev != "" {
+			w.netdev(fdir, f.Netdev, netdevAttrs{mac: f.MAC, mtu: f.MTU, operState: "up", carrier: "1", carrierChanges: 2, speed: f.Speed, typ: "1"})
+		}
 	}
+	w.sriov(n.Devices)
+	w.bonds(n.Bonds)
 	return w.err
 }
 
@@ -117,6 +171,9 @@ func WriteBare(root string, n Node) error {
 type writer struct {
 	root string
 	err  error
+	// netdevs maps each interface written to its directory, for the links
+	// between bonds and their slaves.
+	netdevs map[string]string
 }
 
 func (w *writer) path(rel string) string { return filepath.Join(w.root, rel) }
@@ -175,13 +232,18 @@ func (w *writer) loopback() {
 	w.link("sys/class/net/lo", dir)
 }
 
+// pciDir is where the function at addr sits under /sys/devices: behind its
+// root port, or on the root bus when root is "".
+func pciDir(addr, root string) string {
+	if root == "" {
+		return "sys/devices/pci" + addr[:7] + "/" + addr
+	}
+	return "sys/devices/pci" + root[:7] + "/" + root + "/" + addr
+}
+
 func (w *writer) pciFunction(addr, root, vendor, device, class, driver string) string {
 	// The root complex directory is named after the root bus.
-	parent := "sys/devices/pci" + addr[:7]
-	if root != "" {
-		parent = "sys/devices/pci" + root[:7] + "/" + root
-	}
-	fdir := parent + "/" + addr
+	fdir := pciDir(addr, root)
 	w.file(fdir+"/vendor", vendor)
 	w.file(fdir+"/device", device)
 	w.file(fdir+"/class", class)
@@ -195,21 +257,28 @@ func (w *writer) pciFunction(addr, root, vendor, device, class, driver string) s
 }
 
 func (w *writer) device(d Device) {
-	rootDir := "sys/devices/pci" + d.RootPort[:7] + "/" + d.RootPort
-	w.file(rootDir+"/current_link_speed", d.RootSpeed)
-	w.file(rootDir+"/current_link_width", fmt.Sprint(d.RootWidth))
-	w.file(rootDir+"/max_link_speed", d.RootSpeed)
-	w.file(rootDir+"/max_link_width", fmt.Sprint(d.RootWidth))
+	if d.RootPort != "" {
+		rootDir := "sys/devices/pci" + d.RootPort[:7] + "/" + d.RootPort
+		w.file(rootDir+"/current_link_speed", d.RootSpeed)
+		w.file(rootDir+"/current_link_width", fmt.Sprint(d.RootWidth))
+		w.file(rootDir+"/max_link_speed", d.RootSpeed)
+		w.file(rootDir+"/max_link_width", fmt.Sprint(d.RootWidth))
+	}
 
 	class := "0x020000"
 	if d.LinkLayer == "InfiniBand" {
 		class = "0x020700"
 	}
 	fdir := w.pciFunction(d.PCIAddress, d.RootPort, d.Vendor, d.DeviceID, class, d.Driver)
-	w.file(fdir+"/current_link_speed", d.PCIeCurSpeed)
-	w.file(fdir+"/max_link_speed", d.PCIeMaxSpeed)
-	w.file(fdir+"/current_link_width", fmt.Sprint(d.PCIeCurWidth))
-	w.file(fdir+"/max_link_width", fmt.Sprint(d.PCIeMaxWidth))
+	// The link attributes exist only on a function with a PCI Express
+	// capability (pcie_dev_attrs_are_visible); a VM's bare function has
+	// none.
+	if d.PCIeCurSpeed != "" {
+		w.file(fdir+"/current_link_speed", d.PCIeCurSpeed)
+		w.file(fdir+"/max_link_speed", d.PCIeMaxSpeed)
+		w.file(fdir+"/current_link_width", fmt.Sprint(d.PCIeCurWidth))
+		w.file(fdir+"/max_link_width", fmt.Sprint(d.PCIeMaxWidth))
+	}
 	w.raw(fdir+"/aer_dev_correctable", aerText([]string{"RxErr", "BadTLP", "BadDLLP", "Rollover", "Timeout", "NonFatalErr", "CorrIntErr", "HeaderOF"}, "TOTAL_ERR_COR", d.AERCorrectable))
 	w.raw(fdir+"/aer_dev_nonfatal", aerText(aerUncorrectable, "TOTAL_ERR_NONFATAL", 0))
 	w.raw(fdir+"/aer_dev_fatal", aerText(aerUncorrectable, "TOTAL_ERR_FATAL", 0))
@@ -217,7 +286,11 @@ func (w *writer) device(d Device) {
 	ib := fdir + "/infiniband/" + d.Name
 	w.link("sys/class/infiniband/"+d.Name, ib)
 	w.link(ib+"/device", fdir)
-	w.file(ib+"/node_type", "1: CA")
+	nodeType := d.NodeType
+	if nodeType == "" {
+		nodeType = "1: CA"
+	}
+	w.file(ib+"/node_type", nodeType)
 	w.file(ib+"/node_guid", d.NodeGUID)
 	w.file(ib+"/sys_image_guid", d.NodeGUID)
 	w.file(ib+"/fw_ver", d.FWVer)
@@ -227,53 +300,20 @@ func (w *writer) device(d Device) {
 	if d.BoardID != "" {
 		w.file(ib+"/board_id", d.BoardID)
 	}
-	w.file(ib+"/hw_rev", "0x0")
+	if !d.NoDriverAttrs {
+		w.file(ib+"/hw_rev", "0x0")
+	}
 	w.file(ib+"/node_desc", "node01 "+d.Name)
+	for _, k := range slices.Sorted(maps.Keys(d.DeviceHWCounters)) {
+		w.raw(ib+"/hw_counters/"+k, d.DeviceHWCounters[k]+"\n")
+	}
 
-	port := ib + "/ports/1"
-	w.file(port+"/state", d.State)
-	w.file(port+"/phys_state", d.PhysState)
-	w.file(port+"/rate", d.Rate)
-	w.file(port+"/link_layer", d.LinkLayer)
-	lid := d.LID
-	if lid == "" {
-		lid = "0x0"
-	}
-	w.file(port+"/lid", lid)
-	w.file(port+"/sm_lid", "0x0")
-	w.file(port+"/lid_mask_count", "0")
-	w.file(port+"/sm_sl", "0")
-	w.file(port+"/cap_mask", "0x00010000")
-	switch {
-	case d.CountersLoop:
-		w.dir(port)
-		if w.err == nil {
-			w.err = os.Symlink("counters", w.path(port+"/counters"))
-		}
-	case d.Counters != nil:
-		for _, k := range slices.Sorted(maps.Keys(d.Counters)) {
-			w.raw(port+"/counters/"+k, d.Counters[k]+"\n")
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(d.HWCounters)) {
-		w.raw(port+"/hw_counters/"+k, d.HWCounters[k]+"\n")
-	}
-	gids := map[int]GID{}
-	for _, g := range d.GIDs {
-		gids[g.Index] = g
-	}
-	for i := 0; i < d.GIDSlots; i++ {
-		g, ok := gids[i]
-		if !ok {
-			// An empty slot reads all zeros; its types/ndevs files exist on
-			// a real kernel but fail with EINVAL, which a plain file cannot
-			// do, so they are left out.
-			w.file(fmt.Sprintf("%s/gids/%d", port, i), "0000:0000:0000:0000:0000:0000:0000:0000")
-			continue
-		}
-		w.file(fmt.Sprintf("%s/gids/%d", port, i), g.GID)
-		w.file(fmt.Sprintf("%s/gid_attrs/types/%d", port, i), g.Type)
-		w.file(fmt.Sprintf("%s/gid_attrs/ndevs/%d", port, i), g.Ndev)
+	w.port(ib+"/ports/1", Port{
+		LinkLayer: d.LinkLayer, State: d.State, PhysState: d.PhysState, Rate: d.Rate, LID: d.LID,
+		Counters: d.Counters, CountersExt: d.CountersExt, HWCounters: d.HWCounters, GIDs: d.GIDs, GIDSlots: d.GIDSlots,
+	}, d.CountersLoop)
+	for i, p := range d.MorePorts {
+		w.port(fmt.Sprintf("%s/ports/%d", ib, i+2), p, false)
 	}
 	if d.RoCEMode != "" {
 		w.file("sys/kernel/config/rdma_cm/"+d.Name+"/ports/1/default_roce_mode", d.RoCEMode)
@@ -290,22 +330,161 @@ func (w *writer) device(d Device) {
 		w.raw("dev/infiniband/"+uv, "")
 	}
 
+	typ := map[bool]string{true: "32", false: "1"}[d.LinkLayer == "InfiniBand"]
+	attrs := netdevAttrs{mac: d.MAC, mtu: d.MTU, operState: d.OperState, carrier: d.Carrier, carrierChanges: d.CarrierChanges, speed: d.Speed, typ: typ}
 	if d.Netdev != "" {
-		nd := fdir + "/net/" + d.Netdev
-		w.link("sys/class/net/"+d.Netdev, nd)
-		w.link(nd+"/device", fdir)
-		w.file(nd+"/mtu", fmt.Sprint(d.MTU))
-		w.file(nd+"/operstate", d.OperState)
-		w.file(nd+"/carrier", d.Carrier)
-		w.file(nd+"/carrier_changes", fmt.Sprint(d.CarrierChanges))
-		w.file(nd+"/carrier_up_count", fmt.Sprint((d.CarrierChanges+1)/2))
-		w.file(nd+"/carrier_down_count", fmt.Sprint(d.CarrierChanges/2))
-		w.file(nd+"/speed", d.Speed)
-		w.file(nd+"/duplex", "full")
-		w.file(nd+"/address", d.MAC)
-		w.file(nd+"/type", map[bool]string{true: "32", false: "1"}[d.LinkLayer == "InfiniBand"])
-		w.file(nd+"/dev_port", "0")
+		w.netdev(fdir, d.Netdev, attrs)
 	}
+	for i, p := range d.MorePorts {
+		if p.Netdev != "" {
+			a := attrs
+			a.mac, a.devPort = p.MAC, i+1
+			w.netdev(fdir, p.Netdev, a)
+		}
+	}
+}
+
+// port writes one ports/<n> directory.
+func (w *writer) port(port string, p Port, countersLoop bool) {
+	w.file(port+"/state", p.State)
+	w.file(port+"/phys_state", p.PhysState)
+	w.file(port+"/rate", p.Rate)
+	w.file(port+"/link_layer", p.LinkLayer)
+	lid := p.LID
+	if lid == "" {
+		lid = "0x0"
+	}
+	w.file(port+"/lid", lid)
+	w.file(port+"/sm_lid", "0x0")
+	w.file(port+"/lid_mask_count", "0")
+	w.file(port+"/sm_sl", "0")
+	w.file(port+"/cap_mask", "0x00010000")
+	switch {
+	case countersLoop:
+		w.dir(port)
+		if w.err == nil {
+			w.err = os.Symlink("counters", w.path(port+"/counters"))
+		}
+	case p.Counters != nil:
+		for _, k := range slices.Sorted(maps.Keys(p.Counters)) {
+			w.raw(port+"/counters/"+k, p.Counters[k]+"\n")
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.CountersExt)) {
+		w.raw(port+"/counters_ext/"+k, p.CountersExt[k]+"\n")
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.HWCounters)) {
+		w.raw(port+"/hw_counters/"+k, p.HWCounters[k]+"\n")
+	}
+	gids := map[int]GID{}
+	for _, g := range p.GIDs {
+		gids[g.Index] = g
+	}
+	for i := 0; i < p.GIDSlots; i++ {
+		g, ok := gids[i]
+		if !ok {
+			// An empty slot reads all zeros; its types/ndevs files exist on
+			// a real kernel but fail with EINVAL, which a plain file cannot
+			// do, so they are left out.
+			w.file(fmt.Sprintf("%s/gids/%d", port, i), "0000:0000:0000:0000:0000:0000:0000:0000")
+			continue
+		}
+		w.file(fmt.Sprintf("%s/gids/%d", port, i), g.GID)
+		w.file(fmt.Sprintf("%s/gid_attrs/types/%d", port, i), g.Type)
+		w.file(fmt.Sprintf("%s/gid_attrs/ndevs/%d", port, i), g.Ndev)
+	}
+}
+
+// netdevAttrs are the /sys/class/net/<if> files of an interface.
+type netdevAttrs struct {
+	mac, operState, carrier, speed, typ string
+	mtu, carrierChanges, devPort        int
+}
+
+// netdev writes an interface of the PCI function at fdir.
+func (w *writer) netdev(fdir, name string, a netdevAttrs) {
+	nd := fdir + "/net/" + name
+	w.link("sys/class/net/"+name, nd)
+	w.link(nd+"/device", fdir)
+	w.netdevFiles(nd, a)
+	w.file(nd+"/dev_port", fmt.Sprint(a.devPort))
+}
+
+func (w *writer) netdevFiles(nd string, a netdevAttrs) {
+	if w.netdevs == nil {
+		w.netdevs = map[string]string{}
+	}
+	w.netdevs[filepath.Base(nd)] = nd
+	w.file(nd+"/mtu", fmt.Sprint(a.mtu))
+	w.file(nd+"/operstate", a.operState)
+	w.file(nd+"/carrier", a.carrier)
+	w.file(nd+"/carrier_changes", fmt.Sprint(a.carrierChanges))
+	w.file(nd+"/carrier_up_count", fmt.Sprint((a.carrierChanges+1)/2))
+	w.file(nd+"/carrier_down_count", fmt.Sprint(a.carrierChanges/2))
+	w.file(nd+"/speed", a.speed)
+	w.file(nd+"/duplex", "full")
+	w.file(nd+"/address", a.mac)
+	w.file(nd+"/type", a.typ)
+}
+
+// sriov links every virtual function with its PF (drivers/pci/iov.c): the
+// VF's physfn, the PF's virtfn<n> and its sriov_totalvfs/sriov_numvfs.
+func (w *writer) sriov(devs []Device) {
+	dirs := map[string]string{}
+	for _, d := range devs {
+		dirs[d.PCIAddress] = pciDir(d.PCIAddress, d.RootPort)
+	}
+	vfs := map[string]int{}
+	for _, d := range devs {
+		if d.PhysFn == "" {
+			continue
+		}
+		pf, ok := dirs[d.PhysFn]
+		if !ok {
+			w.err = fmt.Errorf("%s: physfn %s is not a device of the node", d.Name, d.PhysFn)
+			return
+		}
+		vf := dirs[d.PCIAddress]
+		w.link(vf+"/physfn", pf)
+		w.link(fmt.Sprintf("%s/virtfn%d", pf, vfs[d.PhysFn]), vf)
+		vfs[d.PhysFn]++
+	}
+	for _, pf := range slices.Sorted(maps.Keys(vfs)) {
+		w.file(dirs[pf]+"/sriov_totalvfs", "8")
+		w.file(dirs[pf]+"/sriov_numvfs", fmt.Sprint(vfs[pf]))
+	}
+}
+
+// bonds writes the bonding masters, a virtual device each, linked with
+// their slaves as the kernel links adjacent devices (netdev_adjacent).
+func (w *writer) bonds(bonds []Bond) {
+	if len(bonds) == 0 {
+		return
+	}
+	var names []string
+	for _, b := range bonds {
+		names = append(names, b.Name)
+		nd := "sys/devices/virtual/net/" + b.Name
+		w.link("sys/class/net/"+b.Name, nd)
+		w.netdevFiles(nd, netdevAttrs{mac: b.MAC, mtu: b.MTU, operState: "up", carrier: "1", carrierChanges: 1, speed: b.Speed, typ: "1"})
+		w.file(nd+"/bonding/mode", b.Mode)
+		w.file(nd+"/bonding/slaves", strings.Join(b.Slaves, " "))
+		w.file(nd+"/bonding/mii_status", "up")
+		for _, s := range b.Slaves {
+			sd, ok := w.netdevs[s]
+			if !ok {
+				w.err = fmt.Errorf("bond %s: slave %s is not an interface of the node", b.Name, s)
+				return
+			}
+			w.link(nd+"/lower_"+s, sd)
+			w.link(sd+"/upper_"+b.Name, nd)
+			w.link(sd+"/master", nd)
+			w.file(sd+"/bonding_slave/state", "active")
+		}
+	}
+	// A regular file in a directory of links: what procfs and
+	// node_exporter have to skip.
+	w.file("sys/class/net/bonding_masters", strings.Join(names, " "))
 }
 
 // aerUncorrectable are the rows of aer_dev_nonfatal and aer_dev_fatal.

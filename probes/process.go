@@ -107,10 +107,7 @@ func startCommand(ctx context.Context, argv []string, env []string, onStdout fun
 	ctx, stop := context.WithCancel(ctx)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = env
-	// Pdeathsig: a child outlives a kill -9 of the exporter otherwise (the
-	// context that would kill its group dies with us), and a perftest
-	// server left over holds its port and device. See startOnSpawnThread.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = childAttr()
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// Grandchildren holding the pipes open must not keep Wait blocked.
 	cmd.WaitDelay = 2 * time.Second

@@ -19,37 +19,93 @@ func pciSlot(addr string) string {
 	return addr
 }
 
-// linkDemand is the port rate, in bits/s, that the PCIe link of dev must carry: every
-// active port of every function on the same card. When no port is up, the planned
-// rate stands in, so a downtrained slot is still caught while the cable is out.
-func (e *env) linkDemand(dev *node.Device) (float64, string, bool) {
+// demand is the port rate, in bits/s, that the PCIe link of one card must carry.
+type demand struct {
+	total float64
+	// largest is the fastest single port: when it alone fits the link, the card
+	// can run any one port at line rate.
+	largest float64
+	// ports is how many ports total counts.
+	ports int
+	what  string
+}
+
+// linkDemand is the port rate that the PCIe link of dev must carry: every active
+// port of every physical function on the same card. An SR-IOV virtual function's
+// port is its physical function's port, so its rate is not more traffic on the
+// link. When no port is up, the planned rate stands in, so a downtrained slot is
+// still caught while the cable is out.
+func (e *env) linkDemand(dev *node.Device) (demand, bool) {
 	slot := pciSlot(dev.PCIAddress)
-	var sum float64
-	var ports int
+	var dm demand
 	var names []string
+	var planned int
 	for _, d := range e.snap.Devices {
-		if d.PCIAddress == "" || pciSlot(d.PCIAddress) != slot {
+		if d.PCIAddress == "" || pciSlot(d.PCIAddress) != slot || e.physFn(d) != "" {
 			continue
 		}
 		names = append(names, d.Name)
 		for _, p := range d.Ports {
-			ports++
+			planned++
 			if p.Up() && p.RateBitsPerSecond > 0 {
-				sum += p.RateBitsPerSecond
+				dm.total += p.RateBitsPerSecond
+				dm.largest = max(dm.largest, p.RateBitsPerSecond)
+				dm.ports++
 			}
 		}
 	}
-	what := "port rate"
-	if len(names) > 1 {
-		what = "combined port rate of " + joinNatural(names)
+	dm.what = "port rate"
+	switch {
+	case len(names) > 1:
+		dm.what = "combined port rate of " + joinNatural(names)
+	case dm.ports > 1:
+		dm.what = fmt.Sprintf("combined port rate of %s's %d ports", dev.Name, dm.ports)
 	}
-	if sum > 0 {
-		return sum, what, true
+	if dm.total > 0 {
+		return dm, true
 	}
-	if exp, ok := e.expectations(); ok && exp.LinkRateGbps > 0 && ports > 0 {
-		return exp.LinkRateGbps * 1e9 * float64(ports), "planned link rate", true
+	if exp, ok := e.expectations(); ok && exp.LinkRateGbps > 0 && planned > 0 {
+		rate := exp.LinkRateGbps * 1e9
+		return demand{total: rate * float64(planned), largest: rate, ports: planned, what: "planned link rate"}, true
 	}
-	return 0, "", false
+	return demand{}, false
+}
+
+// physFn is the physical function of dev's PCI function when that is an SR-IOV
+// virtual function, "" otherwise.
+func (e *env) physFn(d *node.Device) string {
+	if f := e.snap.PCI[d.PCIAddress]; f != nil {
+		return f.PhysFn
+	}
+	return ""
+}
+
+// vfReason is why a VF's PCIe link is not judged, "" for any other function.
+// A VF has no link of its own: the kernel reads its reserved link registers as
+// "Unknown" and width 0 (and a VM shows an emulated link), and its traffic
+// crosses its physical function's port and link, which are judged on the PF.
+func (e *env) vfReason(d *node.Device) string {
+	pf := e.physFn(d)
+	if pf == "" {
+		return ""
+	}
+	lspci := fmt.Sprintf("`lspci -vv -s %s | grep -E 'LnkCap|LnkSta'` shows it", pf)
+	where := fmt.Sprintf("this node has no RDMA device on %s, so that link is not judged here (%s)", pf, lspci)
+	var pfDevs []string
+	judged := false
+	for _, o := range e.snap.Devices {
+		if o.PCIAddress == pf {
+			pfDevs = append(pfDevs, o.Name)
+			judged = judged || slices.Contains(e.devices, o)
+		}
+	}
+	switch {
+	case judged:
+		where = "judged on " + joinNatural(pfDevs)
+	case len(pfDevs) > 0:
+		where = fmt.Sprintf("those of %s, which is not a compute port of the plan, so that link is not judged here (%s)", joinNatural(pfDevs), lspci)
+	}
+	return fmt.Sprintf("%s is an SR-IOV virtual function of %s: it has no PCIe link of its own, and its traffic crosses the physical function's port and link, %s", d.Name, pf, where)
 }
 
 func (e *env) pciFor(d *node.Device) (*node.PCIFunction, string) {
@@ -99,8 +155,18 @@ func slotFix(f *node.PCIFunction, needBits float64) string {
 	return fix + fmt.Sprintf("; in the BIOS set the slot's link speed and width to Auto and check its bifurcation (x16, not x8x8); `lspci -vv -s %s | grep -E 'LnkCap|LnkSta'` shows capability against the trained link", f.Address)
 }
 
+// linkAtMax reports whether the card's PCIe path gives all its own link can: it
+// trained at its maximum speed and width and nothing upstream is narrower.
+func linkAtMax(f *node.PCIFunction, avail float64) bool {
+	return f.MaxBandwidth > 0 && f.CurrentSpeedGTs >= f.MaxSpeedGTs && f.CurrentWidth >= f.MaxWidth && avail >= f.MaxBandwidth
+}
+
 func checkPCIeBandwidth(e *env, r *results) {
 	for _, d := range e.devices {
+		if why := e.vfReason(d); why != "" {
+			r.skip(d.Name, why)
+			continue
+		}
 		f, why := e.pciFor(d)
 		if f == nil {
 			r.skip(d.Name, why)
@@ -114,11 +180,12 @@ func checkPCIeBandwidth(e *env, r *results) {
 			r.skip(d.Name, fmt.Sprintf("PCIe bandwidth of %s unknown", f.Address))
 			continue
 		}
-		needBits, what, ok := e.linkDemand(d)
+		dm, ok := e.linkDemand(d)
 		if !ok {
 			r.skip(d.Name, "port rate unknown (port down and no expectations.link_rate_gbps in the plan)")
 			continue
 		}
+		needBits := dm.total
 		availBits := avail * 8
 		var detail []string
 		if f.CurrentWidth > 0 {
@@ -131,10 +198,23 @@ func checkPCIeBandwidth(e *env, r *results) {
 		if len(detail) > 0 {
 			paren = " (" + strings.Join(detail, ", ") + ")"
 		}
-		msg := fmt.Sprintf("PCIe gives %s Gb/s usable%s for %s Gb/s of %s", gbps(availBits), paren, gbps(needBits), what)
+		msg := fmt.Sprintf("PCIe gives %s Gb/s usable%s for %s Gb/s of %s", gbps(availBits), paren, gbps(needBits), dm.what)
+		// A dual-port card whose link carries either port at line rate but not
+		// both at once (a ConnectX-3 on Gen3 x8) is built that way: with the
+		// link at its maximum there is nothing to repair, so it warns at most.
+		byDesign := dm.ports > 1 && dm.largest <= availBits && linkAtMax(f, avail)
 		switch {
+		case availBits < needBits && byDesign:
+			all := "both ports"
+			if dm.ports > 2 {
+				all = fmt.Sprintf("all %d ports", dm.ports)
+			}
+			r.warn(d.Name, fmt.Sprintf("%s: each port alone fits, but %s cannot run at line rate at once; the link trained at the card's maximum, so this is the card's design limit, not a fault", msg, all),
+				fmt.Sprintf("nothing on this node needs repair: jobs that need line rate on every port at once need a card whose PCIe link carries %s Gb/s (a wider or newer-generation link); `lspci -vv -s %s | grep -E 'LnkCap|LnkSta'` shows the link", gbps(needBits), f.Address))
 		case availBits < needBits:
 			r.fail(d.Name, msg+": the NIC cannot reach line rate", slotFix(f, needBits))
+		case availBits < 1.1*needBits && byDesign:
+			r.ok(d.Name, msg+": less than 10% headroom with every port at line rate at once, the card's design limit with its link at its maximum")
 		case availBits < 1.1*needBits:
 			r.warn(d.Name, msg+": less than 10% headroom, and PCIe packet overhead takes 5-15%", slotFix(f, needBits))
 		default:
@@ -145,6 +225,10 @@ func checkPCIeBandwidth(e *env, r *results) {
 
 func checkPCIeDegraded(e *env, r *results) {
 	for _, d := range e.devices {
+		if why := e.vfReason(d); why != "" {
+			r.skip(d.Name, why)
+			continue
+		}
 		f, why := e.pciFor(d)
 		if f == nil {
 			r.skip(d.Name, why)
@@ -163,12 +247,12 @@ func checkPCIeDegraded(e *env, r *results) {
 		if f.CurrentBandwidth > 0 && f.MaxBandwidth > 0 {
 			msg += fmt.Sprintf(" (%s of %s Gb/s usable)", gbps(f.CurrentBandwidth*8), gbps(f.MaxBandwidth*8))
 		}
-		needBits, what, ok := e.linkDemand(d)
-		if ok && f.CurrentBandwidth > 0 && f.CurrentBandwidth*8 < needBits {
-			r.fail(d.Name, msg+fmt.Sprintf(": too little for %s Gb/s of %s", gbps(needBits), what), slotFix(f, needBits))
+		dm, ok := e.linkDemand(d)
+		if ok && f.CurrentBandwidth > 0 && f.CurrentBandwidth*8 < dm.total {
+			r.fail(d.Name, msg+fmt.Sprintf(": too little for %s Gb/s of %s", gbps(dm.total), dm.what), slotFix(f, dm.total))
 			continue
 		}
-		r.warn(d.Name, msg+": a downtrained link usually means a seating, riser or BIOS problem and does not recover by itself", slotFix(f, needBits))
+		r.warn(d.Name, msg+": a downtrained link usually means a seating, riser or BIOS problem and does not recover by itself", slotFix(f, dm.total))
 	}
 }
 

@@ -453,10 +453,17 @@ func TestPCIeAndFirmwareChecks(t *testing.T) {
 			p.State, p.PhysState, p.RateBitsPerSecond = 1, 3, 0
 		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusSkipped, msg: []string{"port rate unknown"}},
 		{name: "two ports of one card share the link", snap: func(s *node.Snapshot) {
-			// mlx5_1 becomes the second function of mlx5_0's card: 800G over one Gen5 x16.
+			// mlx5_1 becomes the second function of mlx5_0's card: 800G over one
+			// Gen5 x16 at its maximum, each port fitting alone: the card's design.
 			s.Devices[1].PCIAddress = "0000:18:00.1"
 			s.PCI["0000:18:00.1"] = s.PCI[pciAddr(1)]
-		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_0", want: StatusFail, msg: []string{"800 Gb/s", "mlx5_0, mlx5_1"}},
+		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_0", want: StatusWarn, msg: []string{"800 Gb/s", "mlx5_0, mlx5_1", "both ports cannot run at line rate at once"}},
+		{name: "two ports of one card on a downtrained link", snap: func(s *node.Snapshot) {
+			s.Devices[1].PCIAddress = "0000:18:00.1"
+			s.PCI["0000:18:00.1"] = s.PCI[pciAddr(1)]
+			f := s.PCI[pciAddr(0)]
+			f.CurrentWidth, f.CurrentBandwidth, f.AvailableBandwidth = 8, 31.507e9, 31.507e9
+		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_0", want: StatusFail, msg: []string{"800 Gb/s", "cannot reach line rate"}},
 		{name: "no PCI info", snap: func(s *node.Snapshot) { delete(s.PCI, pciAddr(1)) },
 			id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusSkipped, msg: []string{"no PCIe link information"}},
 
@@ -988,5 +995,99 @@ func TestUnreadableDevices(t *testing.T) {
 		if f, _ := find(fs, "rdma_devices_readable", SubjectNode); f.Status != StatusOK {
 			t.Errorf("rdma_devices_readable = %s %q", f.Status, f.Message)
 		}
+	})
+}
+
+// addVF gives rail 0's ConnectX-7 an SR-IOV virtual function, mlx5_3 on
+// 0000:18:00.2, with its own netdev and GIDs, as the host sees it: its link
+// registers are reserved (speed and width unknown), the bandwidth above it is
+// the card's upstream link.
+func addVF(s *node.Snapshot, vfAddr, pfAddr string) {
+	pf := s.Devices[0]
+	vf := *pf
+	vp := *pf.Ports[0]
+	vf.Name, vf.PCIAddress, vf.HCAType = "mlx5_3", vfAddr, "MT4126"
+	vp.Device, vp.Interface, vp.GIDs = "mlx5_3", "ens1f0v0", gids("ens1f0v0", netip.MustParseAddr("192.168.100.12"), 3)
+	vf.Ports = []*node.Port{&vp}
+	s.Devices = append(s.Devices, &vf)
+	s.Interfaces["ens1f0v0"] = &node.Interface{Name: "ens1f0v0", RDMADevice: "mlx5_3", Port: 1, MTU: 9000, OperState: "up", SpeedMbps: 400000, BusInfo: vfAddr}
+	s.PCI[vfAddr] = &node.PCIFunction{Address: vfAddr, RDMADevices: []string{"mlx5_3"}, VendorID: "0x15b3", DeviceID: "0x101e",
+		AvailableBandwidth: 63.014e9, LimitedBy: "0000:17:01.0", PhysFn: pfAddr, AER: map[string]uint64{}}
+}
+
+// TestSRIOVVirtualFunction: a VF shares its PF's port and link. Its rate is not
+// added to the PF's, and its own (reserved) link is not judged.
+func TestSRIOVVirtualFunction(t *testing.T) {
+	vf := func(s *node.Snapshot) { addVF(s, "0000:18:00.2", pciAddr(0)) }
+	orphan := func(s *node.Snapshot) { addVF(s, "0000:58:00.2", "0000:58:00.0") }
+	runCases(t, []checkCase{
+		{name: "PF", snap: vf, id: "pcie_bandwidth_sufficient", subject: "mlx5_0", want: StatusOK, msg: []string{"for 400 Gb/s of port rate"}, notMsg: []string{"800", "mlx5_3"}},
+		{name: "PF without plan", noPlan: true, snap: vf, id: "pcie_bandwidth_sufficient", subject: "mlx5_0", want: StatusOK, msg: []string{"for 400 Gb/s of port rate"}},
+		{name: "VF", noPlan: true, snap: vf, id: "pcie_bandwidth_sufficient", subject: "mlx5_3", want: StatusSkipped,
+			msg: []string{"mlx5_3 is an SR-IOV virtual function of 0000:18:00.0", "no PCIe link of its own", "judged on mlx5_0"}},
+		{name: "VF", noPlan: true, snap: vf, id: "pcie_link_not_degraded", subject: "mlx5_3", want: StatusSkipped,
+			msg: []string{"SR-IOV virtual function of 0000:18:00.0", "judged on mlx5_0"}},
+		{name: "VF planned, PF not", snap: vf, plan: func(p *config.Plan) {
+			p.Nodes[0].Interfaces[0].Netdev, p.Nodes[0].Interfaces[0].RDMADevice = "ens1f0v0", "mlx5_3"
+			p.Nodes[0].Interfaces[0].Address = netip.MustParsePrefix("192.168.100.12/24")
+		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_3", want: StatusSkipped,
+			msg: []string{"virtual function of 0000:18:00.0", "mlx5_0, which is not a compute port of the plan", "lspci -vv -s 0000:18:00.0"}},
+		{name: "VF of a PF without RDMA", noPlan: true, snap: orphan, id: "pcie_bandwidth_sufficient", subject: "mlx5_3", want: StatusSkipped,
+			msg: []string{"virtual function of 0000:58:00.0", "no RDMA device on 0000:58:00.0", "lspci -vv -s 0000:58:00.0"}},
+		// The PF's own link is still judged: downtrained, it fails on its own port.
+		{name: "PF downtrained", snap: func(s *node.Snapshot) {
+			vf(s)
+			f := s.PCI[pciAddr(0)]
+			f.CurrentWidth, f.CurrentBandwidth, f.AvailableBandwidth = 8, 31.507e9, 31.507e9
+		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_0", want: StatusFail, msg: []string{"252.1 Gb/s", "400 Gb/s of port rate"}},
+	})
+}
+
+// makeDualPortCX3 makes rail 0 a dual-port 40G QDR ConnectX-3 on its Gen3 x8
+// link (63 Gb/s usable), both ports up, without per-port hw_counters/.
+func makeDualPortCX3(s *node.Snapshot) {
+	d := s.Devices[0]
+	d.Driver, d.HCAType = "mlx4_core", "MT4099"
+	p1 := d.Ports[0]
+	p1.RateBitsPerSecond, p1.HWCounters = 40e9, nil
+	p2 := *p1
+	p2.Number, p2.Interface, p2.Counters = 2, "", slices.Clone(p1.Counters)
+	d.Ports = append(d.Ports, &p2)
+	f := s.PCI[pciAddr(0)]
+	f.CurrentSpeedGTs, f.MaxSpeedGTs, f.CurrentWidth, f.MaxWidth = 8, 8, 8, 8
+	f.CurrentBandwidth, f.MaxBandwidth, f.AvailableBandwidth = 7.876e9, 7.876e9, 7.876e9
+}
+
+// TestMultiPortDesignLimit: a card whose link carries each port but not all of
+// them at line rate at once is built that way; only a port that cannot reach
+// line rate alone, or a link below its maximum, is a fault.
+func TestMultiPortDesignLimit(t *testing.T) {
+	runCases(t, []checkCase{
+		{name: "dual-port ConnectX-3", noPlan: true, snap: makeDualPortCX3, id: "pcie_bandwidth_sufficient", subject: "mlx5_0", want: StatusWarn,
+			msg: []string{"63 Gb/s usable (8 GT/s x8) for 80 Gb/s of combined port rate of mlx5_0's 2 ports", "each port alone fits", "both ports cannot run at line rate at once", "design limit"},
+			fix: []string{"nothing on this node needs repair"}},
+		{name: "both ports fit with little headroom", noPlan: true, snap: func(s *node.Snapshot) {
+			makeDualPortCX3(s)
+			s.Devices[0].Ports[0].RateBitsPerSecond, s.Devices[0].Ports[1].RateBitsPerSecond = 30e9, 30e9
+		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_0", want: StatusOK, msg: []string{"for 60 Gb/s", "design limit"}},
+		{name: "one port down", noPlan: true, snap: func(s *node.Snapshot) {
+			makeDualPortCX3(s)
+			p := s.Devices[0].Ports[1]
+			p.State, p.PhysState = 1, 3
+		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_0", want: StatusOK, msg: []string{"for 40 Gb/s of port rate"}},
+		{name: "downtrained to x4", noPlan: true, snap: func(s *node.Snapshot) {
+			makeDualPortCX3(s)
+			f := s.PCI[pciAddr(0)]
+			f.CurrentWidth, f.CurrentBandwidth, f.AvailableBandwidth = 4, 3.938e9, 3.938e9
+		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_0", want: StatusFail, msg: []string{"cannot reach line rate"}, fix: []string{"reseat"}},
+		{name: "narrow upstream port", noPlan: true, snap: func(s *node.Snapshot) {
+			makeDualPortCX3(s)
+			f := s.PCI[pciAddr(0)]
+			f.AvailableBandwidth, f.LimitedBy = 5.9e9, "0000:17:01.0"
+		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_0", want: StatusFail, msg: []string{"limited by upstream port 0000:17:01.0"}},
+		{name: "a port faster than the link", noPlan: true, snap: func(s *node.Snapshot) {
+			makeDualPortCX3(s)
+			s.Devices[0].Ports[0].RateBitsPerSecond = 100e9
+		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_0", want: StatusFail, msg: []string{"140 Gb/s", "cannot reach line rate"}},
 	})
 }

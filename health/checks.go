@@ -81,7 +81,7 @@ var registry = []checkDef{
 		Description: "RDMA devices of the same model (HCA type and board id) run the same firmware version on this node; the odd one out is named together with the majority version."},
 		run: checkFirmware},
 	{Check: Check{ID: "port_counters_readable", Title: "Port counters readable",
-		Description: "The port's counter directories could be read, so its error counters reach the metrics."},
+		Description: "The port's counter directories could be read, so its error counters reach the metrics. A directory the driver does not create is not missing: bnxt_re, irdma and efa have no counters/, mlx4 has hw_counters/ only with firmware per-port diagnostics."},
 		run: checkCountersReadable},
 	{Check: Check{ID: "no_pfc_storm", Title: "No PFC pause storm",
 		Description: "Between two samples, the share of time each priority was paused (pause duration / interval) stays below 5% (warn) and 20% (fail), and the NIC's pause-storm watchdog did not fire (fail); watchdog error events since boot warn."},

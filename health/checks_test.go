@@ -1091,3 +1091,16 @@ func TestMultiPortDesignLimit(t *testing.T) {
 		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_0", want: StatusFail, msg: []string{"140 Gb/s", "cannot reach line rate"}},
 	})
 }
+
+// TestMLX4HWCountersOptional: mlx4 gives its ports hw_counters/ only with
+// firmware per-port diagnostics, so their absence beside counters/ is no fault.
+func TestMLX4HWCountersOptional(t *testing.T) {
+	runCases(t, []checkCase{
+		{name: "mlx4 without hw_counters/", noPlan: true, snap: makeDualPortCX3, id: "port_counters_readable", subject: "mlx5_0/1", want: StatusOK,
+			msg: []string{"2 counters/ values read", "no hw_counters/", "per-port diagnostic counters"}},
+		{name: "mlx4 without counters/", noPlan: true, snap: func(s *node.Snapshot) {
+			makeDualPortCX3(s)
+			s.Devices[0].Ports[1].Counters = nil
+		}, id: "port_counters_readable", subject: "mlx5_0/2", want: StatusWarn, msg: []string{"counters/ and hw_counters/"}},
+	})
+}

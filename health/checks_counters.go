@@ -100,7 +100,7 @@ func stormFix(netdev string, rx, tx, storm bool) string {
 }
 
 func checkPFCStorm(e *env, r *results) {
-	e.ethtoolTargets(r, func(t *target, st *node.EthtoolStats) {
+	e.ethtoolTargets(r, "a PFC pause storm", func(t *target, st *node.EthtoolStats) {
 		subj := t.subject()
 		dur := pauseDurations(st)
 		stormErr, haveErr := st.Get(node.FamilyPFCPauseStormEvents, "", -1, node.StormError)
@@ -421,7 +421,7 @@ func sci(v float64) string {
 }
 
 func checkDiscards(e *env, r *results) {
-	e.ethtoolTargets(r, func(t *target, st *node.EthtoolStats) {
+	e.ethtoolTargets(r, "the NIC's receive-drop count", func(t *target, st *node.EthtoolStats) {
 		subj := t.subject()
 		prios := e.rocePriorities(t)
 		cur := lossOf(st, prios)

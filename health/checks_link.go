@@ -118,12 +118,13 @@ func checkLinkRate(e *env, r *results) {
 func checkRateMatchesNetdev(e *env, r *results) {
 	for _, t := range e.targets {
 		subj := t.devSubject()
+		notEth := t.notEthernet("comparing its rate with a netdev's speed")
 		switch {
 		case t.port == nil:
 			r.skip(subj, t.missingReason("RDMA port"))
 			continue
-		case t.ib():
-			r.skip(subj, ReasonInfiniBand)
+		case notEth != "":
+			r.skip(subj, notEth)
 			continue
 		case !t.port.Up():
 			r.skip(subj, "port is down (see port_active)")
@@ -268,13 +269,18 @@ func mtuFix(netdev string, mtu int) string {
 }
 
 // mtuTargets yields the Ethernet targets whose netdev MTU was read, reporting the
-// rest.
-func (e *env) mtuTargets(r *results, each func(t *target)) {
+// rest; roceOnly also skips Ethernet ports that are not RoCE. what names what
+// the check judges, for the reason it does not apply.
+func (e *env) mtuTargets(r *results, what string, roceOnly bool, each func(t *target)) {
 	for _, t := range e.targets {
 		subj := t.subject()
+		why := t.notEthernet(what)
+		if roceOnly {
+			why = t.notRoCE(what)
+		}
 		switch {
-		case t.ib():
-			r.skip(subj, ReasonInfiniBand)
+		case why != "":
+			r.skip(subj, why)
 		case t.iface == nil:
 			r.skip(subj, t.missingReason("netdev"))
 		case t.iface.MTU <= 0:
@@ -291,12 +297,12 @@ func checkMTUPlan(e *env, r *results) {
 		r.skip(SubjectNode, "the plan sets no MTU (expectations.mtu)")
 		return
 	}
-	e.mtuTargets(r, func(t *target) {
+	e.mtuTargets(r, "the planned MTU", false, func(t *target) {
 		if t.iface.MTU == want {
 			r.ok(t.subject(), fmt.Sprintf("MTU %d, as planned", want))
 			return
 		}
-		if want < node.MinMTUForRoCE4096 && t.iface.MTU >= node.MinMTUForRoCE4096 && !t.ib() {
+		if want < node.MinMTUForRoCE4096 && t.iface.MTU >= node.MinMTUForRoCE4096 && t.roce() {
 			// The plan is the odd one out (900 for 9000): lowering the port to it
 			// would cut RoCE to a small path MTU, so the fix is in the plan.
 			r.warn(t.subject(), fmt.Sprintf("MTU %d, the plan expects %d, which is too small for 4096-byte RoCE packets (they need %d): the plan is more likely wrong than the port", t.iface.MTU, want, node.MinMTUForRoCE4096),
@@ -308,7 +314,7 @@ func checkMTUPlan(e *env, r *results) {
 }
 
 func checkMTU4096(e *env, r *results) {
-	e.mtuTargets(r, func(t *target) {
+	e.mtuTargets(r, "the RoCE path MTU", true, func(t *target) {
 		subj := t.subject()
 		mtu := t.iface.MTU
 		active := node.RoCEActiveMTU(mtu)
@@ -328,7 +334,7 @@ func checkMTU4096(e *env, r *results) {
 func checkMTUConsistent(e *env, r *results) {
 	count := map[int]int{}
 	var ts []*target
-	e.mtuTargets(r, func(t *target) {
+	e.mtuTargets(r, "comparing its netdev's MTU", false, func(t *target) {
 		count[t.iface.MTU]++
 		ts = append(ts, t)
 	})
@@ -359,12 +365,12 @@ func checkMTUConsistent(e *env, r *results) {
 func checkRoCEv2GID(e *env, r *results) {
 	for _, t := range e.targets {
 		subj := t.subject()
-		switch {
-		case t.port == nil:
+		if t.port == nil {
 			r.skip(subj, t.missingReason("RDMA port"))
 			continue
-		case t.ib():
-			r.skip(subj, ReasonInfiniBand)
+		}
+		if why := t.notRoCE("a RoCE v2 GID"); why != "" {
+			r.skip(subj, why)
 			continue
 		}
 		var want netip.Addr
@@ -442,8 +448,8 @@ func checkDefaultRoCEMode(e *env, r *results) {
 		switch {
 		case t.port == nil:
 			r.skip(subj, t.missingReason("RDMA port"))
-		case t.ib():
-			r.skip(subj, ReasonInfiniBand)
+		case !t.roce():
+			r.skip(subj, t.notRoCE("the rdma_cm default RoCE mode"))
 		case t.port.DefaultRoCEMode == "":
 			r.skip(subj, "configfs directory not created; run the doctor as root to read it")
 		case t.port.DefaultRoCEMode == want:

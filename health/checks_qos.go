@@ -71,13 +71,18 @@ func pfcFix(netdev string, prio int) string {
 		netdev, strings.Join(bits, ","), prio)
 }
 
-// ethernetTargets yields the targets that are on this node and not InfiniBand,
-// reporting the others as skipped.
-func (e *env) ethernetTargets(r *results, each func(t *target)) {
+// ethernetTargets yields the targets that are on this node and Ethernet (with
+// roceOnly, RoCE) ports, reporting the others as skipped; what names what the
+// check judges, for the reason it does not apply.
+func (e *env) ethernetTargets(r *results, what string, roceOnly bool, each func(t *target)) {
 	for _, t := range e.targets {
+		why := t.notEthernet(what)
+		if roceOnly {
+			why = t.notRoCE(what)
+		}
 		switch {
-		case t.ib():
-			r.skip(t.subject(), ReasonInfiniBand)
+		case why != "":
+			r.skip(t.subject(), why)
 		case t.absent():
 			r.skip(t.subject(), t.missingReason("netdev"))
 		default:
@@ -86,9 +91,11 @@ func (e *env) ethernetTargets(r *results, each func(t *target)) {
 	}
 }
 
-// dcbTargets yields the Ethernet targets with readable DCB state, reporting the rest.
-func (e *env) dcbTargets(r *results, each func(t *target, d *node.DCBState)) {
-	e.ethernetTargets(r, func(t *target) {
+// dcbTargets yields the RoCE targets with readable DCB state, reporting the rest:
+// PFC and the trust mode are what makes RoCE lossless, which iWARP (over TCP)
+// does not need.
+func (e *env) dcbTargets(r *results, what string, each func(t *target, d *node.DCBState)) {
+	e.ethernetTargets(r, what, true, func(t *target) {
 		d, why := e.dcbFor(t)
 		if d == nil {
 			r.skip(t.subject(), why)
@@ -102,7 +109,7 @@ func (e *env) dcbTargets(r *results, each func(t *target, d *node.DCBState)) {
 // driver that answered without a PFC object (or an interface where only the
 // MLNX_OFED ECN files were found) leaves PFC unknown, which is not "off".
 func (e *env) pfcTargets(r *results, each func(t *target, d *node.DCBState)) {
-	e.dcbTargets(r, func(t *target, d *node.DCBState) {
+	e.dcbTargets(r, "PFC", func(t *target, d *node.DCBState) {
 		if !d.PFCKnown {
 			how := "its driver reported no PFC configuration over DCB netlink"
 			if d.ECN != nil {
@@ -117,8 +124,8 @@ func (e *env) pfcTargets(r *results, each func(t *target, d *node.DCBState)) {
 
 // ethtoolTargets yields the Ethernet targets with ethtool statistics, reporting the
 // rest.
-func (e *env) ethtoolTargets(r *results, each func(t *target, st *node.EthtoolStats)) {
-	e.ethernetTargets(r, func(t *target) {
+func (e *env) ethtoolTargets(r *results, what string, each func(t *target, st *node.EthtoolStats)) {
+	e.ethernetTargets(r, what, false, func(t *target) {
 		st, why := e.ethtoolFor(t)
 		if st == nil {
 			r.skip(t.subject(), why)
@@ -181,7 +188,7 @@ func pauseText(p *node.GlobalPause) string {
 
 func checkGlobalPause(e *env, r *results) {
 	exp, hasPlan := e.expectations()
-	e.ethtoolTargets(r, func(t *target, st *node.EthtoolStats) {
+	e.ethtoolTargets(r, "802.3x pause", func(t *target, st *node.EthtoolStats) {
 		subj := t.subject()
 		if st.GlobalPause == nil {
 			r.skip(subj, fmt.Sprintf("802.3x pause settings of %s could not be read", t.netdev))
@@ -191,7 +198,9 @@ func checkGlobalPause(e *env, r *results) {
 		if d := e.snap.DCB[t.netdev]; d != nil {
 			pfcOn = enabledPriorities(d)
 		}
-		pfcUsed := hasPlan && exp.PFCPriority != nil || len(pfcOn) > 0
+		// The plan's PFC is RoCE's; an iWARP port runs over TCP and may use
+		// global pause.
+		pfcUsed := hasPlan && exp.PFCPriority != nil && t.roce() || len(pfcOn) > 0
 		p := st.GlobalPause
 		switch {
 		case !p.RX && !p.TX:
@@ -215,7 +224,7 @@ func checkTrust(e *env, r *results) {
 		r.skip(SubjectNode, "the plan sets no trust mode (expectations.trust)")
 		return
 	}
-	e.dcbTargets(r, func(t *target, d *node.DCBState) {
+	e.dcbTargets(r, "the QoS trust mode", func(t *target, d *node.DCBState) {
 		switch {
 		case d.Trust == "":
 			r.skip(t.subject(), fmt.Sprintf("trust mode of %s could not be read", t.netdev))
@@ -235,8 +244,11 @@ func checkTrust(e *env, r *results) {
 }
 
 // rocePriorities are the priorities RoCE uses on the target: the plan's, else the
-// ones with PFC on; none when neither says.
+// ones with PFC on; none when neither says, or on a port that is not RoCE.
 func (e *env) rocePriorities(t *target) []int {
+	if !t.roce() {
+		return nil
+	}
 	if exp, ok := e.expectations(); ok && exp.PFCPriority != nil {
 		return []int{*exp.PFCPriority}
 	}
@@ -264,7 +276,7 @@ func checkECN(e *env, r *results) {
 		r.skip(SubjectNode, "the plan sets ecn: false")
 		return
 	}
-	e.ethernetTargets(r, func(t *target) {
+	e.ethernetTargets(r, "ECN (DCQCN)", true, func(t *target) {
 		d := e.snap.DCB[t.netdev]
 		prios := e.rocePriorities(t)
 		if d != nil && d.ECN != nil && d.ECN[node.ECNRoleNP] != nil && d.ECN[node.ECNRoleRP] != nil && len(prios) > 0 {

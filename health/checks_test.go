@@ -1104,3 +1104,98 @@ func TestMLX4HWCountersOptional(t *testing.T) {
 		}, id: "port_counters_readable", subject: "mlx5_0/2", want: StatusWarn, msg: []string{"counters/ and hw_counters/"}},
 	})
 }
+
+// makeEFA turns rail 0 into an AWS EFA device as its driver registers it: node
+// type unspecified, link layer Unknown (IB_LINK_LAYER_UNSPECIFIED), no netdev of
+// its own and a single GID, its EFA address.
+func makeEFA(s *node.Snapshot) {
+	d, p := s.Devices[0], port(s, 0)
+	d.Name, d.Driver, d.HCAType, d.BoardID = "efa_0", "efa", "", ""
+	d.NodeType, d.NodeTypeName = node.NodeTypeUnspecified, "unspecified"
+	p.Device, p.LinkLayer, p.Interface, p.RateBitsPerSecond = "efa_0", node.LinkLayerUnknown, "", 100e9
+	p.Counters, p.DefaultRoCEMode = nil, ""
+	p.GIDs = []node.GID{{Index: 0, GID: "fe80:0000:0000:0000:04d7:a2ff:fe12:3456", Type: node.GIDTypeRoCEv1}}
+	s.PCI[pciAddr(0)].RDMADevices = []string{"efa_0"}
+	delete(s.Interfaces, netdevName(0))
+	delete(s.Ethtool, netdevName(0))
+	delete(s.DCB, netdevName(0))
+	s.Modules["efa"] = true
+}
+
+// makeIWARP turns rail 0 into an Intel X722 running iWARP under i40iw (kernels
+// before 5.14): node type RNIC, link layer Ethernet, its one GID the MAC padded
+// with zeros, no RoCE mode.
+func makeIWARP(s *node.Snapshot) {
+	d, p := s.Devices[0], port(s, 0)
+	d.Name, d.Driver, d.HCAType, d.BoardID = "i40iw0", "i40e", "I40IW", "I40IW Board ID"
+	d.NodeType, d.NodeTypeName = node.NodeTypeRNIC, "RNIC"
+	p.Device, p.DefaultRoCEMode = "i40iw0", ""
+	p.GIDs = []node.GID{{Index: 0, GID: "3cfd:fe9c:5b60:0000:0000:0000:0000:0000", Type: node.GIDTypeRoCEv1}}
+	s.Interfaces[netdevName(0)].RDMADevice = "i40iw0"
+	s.PCI[pciAddr(0)].RDMADevices = []string{"i40iw0"}
+	s.Modules["i40e"], s.Modules["i40iw"] = true, true
+}
+
+func iwarpPlan(p *config.Plan) { p.Nodes[0].Interfaces[0].RDMADevice = "i40iw0" }
+
+// TestNonRoCEPorts: EFA and iWARP ports are RDMA ports that are not RoCE; the RoCE
+// checks skip them with a reason, as they skip InfiniBand ports, and the other
+// rails are still judged.
+func TestNonRoCEPorts(t *testing.T) {
+	const efaWhy, iwarpWhy = "efa_0 is not a RoCE port (EFA", "i40iw0 is not a RoCE port (iWARP"
+	var cases []checkCase
+	for _, c := range []struct{ id, subject, what string }{
+		{"roce_v2_gid_present", "efa_0", "a RoCE v2 GID does not apply"},
+		{"default_roce_mode_v2", "efa_0", "RoCE mode does not apply"},
+		{"roce_mtu_4096_possible", "efa_0", "RoCE path MTU does not apply"},
+		{"mtu_consistent", "efa_0", "does not apply"},
+		{"port_rate_matches_netdev", "efa_0", "does not apply"},
+		{"global_pause_off_with_pfc", "efa_0", "802.3x pause does not apply"},
+		{"ecn_enabled", "efa_0", "ECN (DCQCN) does not apply"},
+		{"no_pfc_storm", "efa_0", "does not apply"},
+		{"no_packet_discards", "efa_0", "does not apply"},
+	} {
+		cases = append(cases, checkCase{name: "EFA", noPlan: true, snap: makeEFA, id: c.id, subject: c.subject, want: StatusSkipped,
+			msg: []string{efaWhy, "link layer Unknown", "node type 7: unspecified", c.what}})
+	}
+	for _, c := range []struct{ id, subject, what string }{
+		{"roce_v2_gid_present", "ens1f0np0", "a RoCE v2 GID does not apply"},
+		{"default_roce_mode_v2", "i40iw0", "RoCE mode does not apply"},
+		{"roce_mtu_4096_possible", "ens1f0np0", "RoCE path MTU does not apply"},
+		{"pfc_enabled_on_roce_priority", "ens1f0np0", "PFC does not apply"},
+		{"pfc_only_on_roce_priority", "ens1f0np0", "PFC does not apply"},
+		{"trust_mode_matches_plan", "ens1f0np0", "trust mode does not apply"},
+		{"ecn_enabled", "ens1f0np0", "ECN (DCQCN) does not apply"},
+	} {
+		cases = append(cases, checkCase{name: "iWARP", plan: iwarpPlan, snap: makeIWARP, id: c.id, subject: c.subject, want: StatusSkipped,
+			msg: []string{iwarpWhy, "RDMA over TCP", "node type 4: RNIC", c.what}})
+	}
+	cases = append(cases,
+		// The Ethernet side of an iWARP port is still judged.
+		checkCase{name: "iWARP MTU", plan: iwarpPlan, snap: func(s *node.Snapshot) { makeIWARP(s); s.Interfaces["ens1f0np0"].MTU = 1500 },
+			id: "mtu_matches_plan", subject: "ens1f0np0", want: StatusFail, msg: []string{"MTU 1500"}},
+		checkCase{name: "iWARP rate", plan: iwarpPlan, snap: makeIWARP, id: "port_rate_matches_netdev", subject: "i40iw0", want: StatusOK},
+		// Global pause is not wrong on a TCP port because the plan asks RoCE for PFC.
+		checkCase{name: "iWARP with global pause", plan: iwarpPlan, snap: func(s *node.Snapshot) {
+			makeIWARP(s)
+			s.Ethtool["ens1f0np0"].GlobalPause = &node.GlobalPause{RX: true, TX: true}
+			s.DCB["ens1f0np0"].PFCEnabled = [8]bool{}
+		}, id: "global_pause_off_with_pfc", subject: "ens1f0np0", want: StatusOK, msg: []string{"no PFC is in use"}},
+		checkCase{name: "RoCE rail beside iWARP", plan: iwarpPlan, snap: makeIWARP, id: "roce_v2_gid_present", subject: "ens2f0np0", want: StatusOK},
+		checkCase{name: "RoCE rail beside EFA", noPlan: true, snap: makeEFA, id: "roce_v2_gid_present", subject: "ens2f0np0", want: StatusOK},
+
+		// NCCL's IB transport cannot use them: they are not in NCCL_IB_HCA and
+		// need no GID index.
+		checkCase{name: "EFA", noPlan: true, snap: makeEFA, id: "nccl_env", subject: "node", want: StatusOK,
+			msg:    []string{"NCCL_IB_HCA==mlx5_1:1,mlx5_2:1 NCCL_IB_GID_INDEX=3", "efa_0 is EFA", "aws-ofi-nccl"},
+			notMsg: []string{"efa_0:1", "roce_v2_gid_present"}},
+		checkCase{name: "iWARP", plan: iwarpPlan, snap: makeIWARP, id: "nccl_env", subject: "node", want: StatusOK,
+			msg:    []string{"NCCL_SOCKET_IFNAME==ens1f0np0,ens2f0np0,ens3f0np0 NCCL_IB_HCA==mlx5_1:1,mlx5_2:1 NCCL_IB_GID_INDEX=3", "i40iw0 is iWARP"},
+			notMsg: []string{"i40iw0:1", "roce_v2_gid_present"}},
+		checkCase{name: "only EFA", noPlan: true, snap: func(s *node.Snapshot) {
+			makeEFA(s)
+			s.Devices = s.Devices[:1]
+		}, id: "nccl_env", subject: "node", want: StatusSkipped, msg: []string{"no RoCE or InfiniBand port", "aws-ofi-nccl"}},
+	)
+	runCases(t, cases)
+}

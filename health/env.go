@@ -197,6 +197,79 @@ func (t *target) ib() bool {
 	return false
 }
 
+// ethernet reports whether the port's Ethernet side (its netdev's MTU, pause,
+// PHY) can be judged: not an InfiniBand port, nor one whose link layer is
+// neither (EFA's driver reports an unspecified one, and the device has no netdev
+// of its own). A target without a port, or whose link layer is unreadable,
+// counts as Ethernet, as before its kind was known.
+func (t *target) ethernet() bool {
+	return t.port == nil || t.port.LinkLayer == "" || t.port.Ethernet()
+}
+
+// roce reports whether RoCE checks apply: an Ethernet port of an adapter that
+// speaks RoCE. iWARP (RDMA over TCP) and usNIC ports read link layer Ethernet
+// too; only the node type tells them from RoCE, which is a CA like InfiniBand.
+func (t *target) roce() bool {
+	return t.ethernet() && (t.port == nil || rdmaProtocol(t.dev) == "")
+}
+
+// notEthernet says why a check of the port's Ethernet side does not apply, ""
+// when it does; what names what the check judges, for the reason.
+func (t *target) notEthernet(what string) string {
+	if t.ethernet() {
+		return ""
+	}
+	return t.notRoCEText(what)
+}
+
+// notRoCE says why a RoCE check does not apply to the port, "" when it does.
+func (t *target) notRoCE(what string) string {
+	if t.roce() {
+		return ""
+	}
+	return t.notRoCEText(what)
+}
+
+// rdmaProtocol names the protocol of a device that is neither RoCE nor
+// InfiniBand, "" for those (and for a device whose node type is unknown).
+func rdmaProtocol(d *node.Device) string {
+	switch {
+	case d == nil:
+		return ""
+	case d.IWARP():
+		return "iWARP, RDMA over TCP"
+	case d.NodeType == node.NodeTypeUSNIC || d.NodeType == node.NodeTypeUSNICUDP:
+		return "usNIC"
+	case d.Driver == "efa":
+		return "EFA, AWS's Elastic Fabric Adapter"
+	}
+	return ""
+}
+
+// notRoCEText is ReasonInfiniBand on an InfiniBand port, else "efa_0 is not a
+// RoCE port (EFA…; link layer Unknown, node type 7: unspecified): a RoCE v2 GID
+// does not apply".
+func (t *target) notRoCEText(what string) string {
+	if t.ib() {
+		return ReasonInfiniBand
+	}
+	var kind []string
+	if p := rdmaProtocol(t.dev); p != "" {
+		kind = append(kind, p)
+	}
+	var attrs []string
+	if t.port.LinkLayer != "" {
+		attrs = append(attrs, "link layer "+t.port.LinkLayer)
+	}
+	if t.dev != nil && t.dev.NodeType != 0 {
+		attrs = append(attrs, "node type "+stateText(t.dev.NodeType, t.dev.NodeTypeName))
+	}
+	if len(attrs) > 0 {
+		kind = append(kind, strings.Join(attrs, ", "))
+	}
+	return fmt.Sprintf("%s is not a RoCE port (%s): %s does not apply", portSubject(t.dev, t.port), strings.Join(kind, "; "), what)
+}
+
 // subject names the target by its netdev, the name operators configure; ports
 // without one fall back to the RDMA name.
 func (t *target) subject() string {

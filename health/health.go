@@ -10,7 +10,10 @@
 // carries the values that were observed, and each fix is a command to run or a thing to
 // look at. When the root cause hides everything else (no RDMA device at all), the
 // root-cause checks fail and every other check is skipped with that reason, so the
-// reader sees one problem instead of twenty symptoms. A node with no RDMA hardware
+// reader sees one problem instead of twenty symptoms. RoCE checks (GIDs, RoCE mode,
+// PFC, trust, ECN, the RoCE path MTU) skip, with the reason, every port that is not
+// RoCE: InfiniBand, iWARP (node type RNIC, RDMA over TCP), EFA (link layer
+// unspecified). A node with no RDMA hardware
 // that the plan does not list is not an RDMA node: every check is skipped, nothing
 // fails, so an exporter on the CPU-only nodes of a mixed cluster does not page.
 package health

@@ -2,6 +2,7 @@ package health
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,7 +13,7 @@ import (
 // device named mlx5_1 does not also select mlx5_10, and the GID index read from the
 // GID table rather than assumed to be 3 (it is not in containers).
 func checkNCCLEnv(e *env, r *results) {
-	var ifnames, hcas, problems []string
+	var ifnames, hcas, problems, notIB []string
 	gidIndex := map[string]int{}
 	var gidDevs []string
 	roce := false
@@ -25,11 +26,15 @@ func checkNCCLEnv(e *env, r *results) {
 			if t.planned.Address.IsValid() {
 				ifnames = append(ifnames, t.netdev)
 			}
-		} else if t.netdev != "" && (ifaceHasIPv4(t) || !t.ib() && anyV2IPv4(t) >= 0) {
+		} else if t.netdev != "" && (ifaceHasIPv4(t) || t.roce() && anyV2IPv4(t) >= 0) {
 			ifnames = append(ifnames, t.netdev)
 		}
 		if t.port == nil {
 			problems = append(problems, fmt.Sprintf("%s has no RDMA port (see planned_interface_present)", t.netdev))
+			continue
+		}
+		if why := ncclIBUnusable(t); why != "" {
+			notIB = append(notIB, why)
 			continue
 		}
 		hcas = append(hcas, t.port.Device+":"+strconv.Itoa(t.port.Number))
@@ -55,11 +60,14 @@ func checkNCCLEnv(e *env, r *results) {
 		}
 	}
 	if len(hcas) == 0 && len(ifnames) == 0 {
-		if len(problems) > 0 {
-			r.warn(SubjectNode, "no NCCL setting resolves: "+strings.Join(problems, "; "), "fix the failing checks named here, then run the doctor again")
-			return
+		switch {
+		case len(problems) > 0:
+			r.warn(SubjectNode, "no NCCL setting resolves: "+strings.Join(slices.Concat(problems, notIB), "; "), "fix the failing checks named here, then run the doctor again")
+		case len(notIB) > 0:
+			r.skip(SubjectNode, "no RoCE or InfiniBand port for NCCL_IB_HCA: "+strings.Join(notIB, "; "))
+		default:
+			r.skip(SubjectNode, "no active compute port to build the NCCL environment from")
 		}
-		r.skip(SubjectNode, "no active compute port to build the NCCL environment from")
 		return
 	}
 
@@ -101,6 +109,9 @@ func checkNCCLEnv(e *env, r *results) {
 		}
 	}
 	msg := strings.Join(vars, " ")
+	if len(notIB) > 0 {
+		msg += " (not for NCCL_IB_HCA: " + strings.Join(notIB, "; ") + ")"
+	}
 	if len(problems) > 0 {
 		r.warn(SubjectNode, msg+" (unresolved: "+strings.Join(problems, "; ")+")", fix)
 		return
@@ -109,6 +120,25 @@ func checkNCCLEnv(e *env, r *results) {
 		msg += " (from this node's active RDMA ports; no plan entry for this node)"
 	}
 	r.ok(SubjectNode, msg)
+}
+
+// ncclIBUnusable says why NCCL's IB transport cannot use the target's port, ""
+// when it can (InfiniBand and RoCE). It connects its queue pairs itself over
+// its bootstrap sockets, while an iWARP queue pair is connected only through
+// the iWARP connection manager (rdma_cm over TCP); EFA offers no reliable
+// connected queue pairs and is NCCL's only through the aws-ofi-nccl plugin.
+func ncclIBUnusable(t *target) string {
+	if t.port == nil || t.ib() || t.roce() {
+		return ""
+	}
+	name := portSubject(t.dev, t.port)
+	switch {
+	case t.dev != nil && t.dev.Driver == "efa":
+		return fmt.Sprintf("%s is EFA, which NCCL reaches through the aws-ofi-nccl plugin (libfabric), not NCCL_IB_HCA or NCCL_IB_GID_INDEX", name)
+	case t.dev != nil && t.dev.IWARP():
+		return fmt.Sprintf("%s is iWARP, whose connections only rdma_cm sets up, which NCCL's IB transport does not use: NCCL runs over sockets there (NCCL_SOCKET_IFNAME)", name)
+	}
+	return fmt.Sprintf("%s is not a RoCE or InfiniBand port (%s), which NCCL's IB transport needs", name, orPlaceholder(rdmaProtocol(t.dev), "link layer "+t.port.LinkLayer))
 }
 
 func ifaceHasIPv4(t *target) bool {

@@ -9,7 +9,7 @@ var registry = []checkDef{
 		Description: "A Mellanox/NVIDIA, Broadcom or Intel RDMA-capable PCI function exists and a driver is bound to it. Without one nothing else can work, so this is reported first."},
 		rootCause: true, run: checkNICPresent},
 	{Check: Check{ID: "rdma_driver_loaded", Title: "RDMA kernel modules loaded",
-		Description: "The NIC's Ethernet driver and its RDMA driver (mlx5_core + mlx5_ib, bnxt_en + bnxt_re, ice + irdma) and ib_uverbs, which user-space verbs (NCCL, perftest) open, are loaded."},
+		Description: "The NIC's Ethernet driver and its RDMA driver (mlx5_core + mlx5_ib, bnxt_en + bnxt_re, ice + irdma; an X722's i40e + i40iw before Linux 5.14, i40e + irdma since) and ib_uverbs, which user-space verbs (NCCL, perftest) open, are loaded."},
 		rootCause: true, run: checkDriverLoaded},
 	{Check: Check{ID: "rdma_devices_readable", Title: "RDMA devices readable",
 		Description: "Every RDMA device sysfs lists could be read. One whose files are not readable, or whose reads hang in the kernel (a firmware command that never returns), is reported here instead of being taken for a device without ports or no device at all."},

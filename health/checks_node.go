@@ -151,7 +151,7 @@ func checkDriverLoaded(e *env, r *results) {
 	}
 	families := map[string]*fam{}
 	for _, d := range snap.Devices {
-		if f, ok := node.DriverFamilyOf(d.Driver); ok {
+		if f, ok := node.DriverFamilyOfDevice(d); ok {
 			families[f.Name] = &fam{DriverFamily: f, haveDevices: true}
 		}
 	}

@@ -1199,3 +1199,18 @@ func TestNonRoCEPorts(t *testing.T) {
 	)
 	runCases(t, cases)
 }
+
+// TestX722DriverFamily: i40iw drove the X722's iWARP until Linux 5.14, irdma
+// since; the driver check names the one the device uses.
+func TestX722DriverFamily(t *testing.T) {
+	runCases(t, []checkCase{
+		{name: "i40iw", plan: iwarpPlan, snap: makeIWARP, id: "rdma_driver_loaded", subject: "node", want: StatusOK,
+			msg: []string{"loaded: i40e, i40iw, mlx5_core"}, notMsg: []string{"irdma", "built in"}},
+		{name: "irdma on X722", snap: func(s *node.Snapshot) {
+			makeIWARP(s)
+			s.Devices[0].Name, s.Devices[0].HCAType, s.Devices[0].BoardID = "irdma0", "", ""
+			port(s, 0).Device = "irdma0"
+			s.Modules["i40iw"], s.Modules["irdma"] = false, true
+		}, noPlan: true, id: "rdma_driver_loaded", subject: "node", want: StatusOK, msg: []string{"loaded: i40e, irdma"}, notMsg: []string{"i40iw"}},
+	})
+}

@@ -150,6 +150,21 @@ func DriverFamilyOf(driver string) (DriverFamily, bool) {
 	return DriverFamily{}, false
 }
 
+// i40iwFamily drove the X722's iWARP (i40e) until Linux 5.14, which removed
+// it for irdma (and gave irdma its module alias).
+var i40iwFamily = DriverFamily{Name: "i40iw", Core: "i40e", RDMA: "i40iw"}
+
+// DriverFamilyOfDevice is DriverFamilyOf for a registered RDMA device, which
+// tells apart the RDMA drivers one PCI driver has had: an X722 (i40e) device
+// is i40iw's on kernels before 5.14 and irdma's since. Only i40iw has a
+// hca_type ("I40IW") and names its devices i40iw<n>.
+func DriverFamilyOfDevice(d *Device) (DriverFamily, bool) {
+	if d.Driver == "i40e" && (d.HCAType == "I40IW" || strings.HasPrefix(d.Name, "i40iw")) {
+		return i40iwFamily, true
+	}
+	return DriverFamilyOf(d.Driver)
+}
+
 // DriverFamilyOfVendor returns the family a vendor's NICs usually need.
 func DriverFamilyOfVendor(vendor string) (DriverFamily, bool) {
 	for _, f := range driverFamilies {
@@ -164,7 +179,7 @@ func DriverFamilyOfVendor(vendor string) (DriverFamily, bool) {
 var KernelModules = []string{
 	"ib_core", "ib_uverbs", "rdma_cm", "rdma_ucm",
 	"mlx5_core", "mlx5_ib", "mlx4_core", "mlx4_ib",
-	"bnxt_en", "bnxt_re", "ice", "irdma", "ionic", "ionic_rdma", "efa",
+	"bnxt_en", "bnxt_re", "ice", "i40e", "irdma", "i40iw", "ionic", "ionic_rdma", "efa",
 }
 
 // pcieLaneMbps is the usable Mb/s per lane after line encoding, as the

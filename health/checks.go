@@ -33,7 +33,7 @@ var registry = []checkDef{
 		Description: "The port's rate equals expectations.link_rate_gbps; a lower rate means a bad cable, optic or switch port setting."},
 		needsPlan: true, run: checkLinkRate},
 	{Check: Check{ID: "port_rate_matches_netdev", Title: "RDMA rate matches the netdev speed",
-		Description: "An up RoCE port reports the same rate as its netdev. mlx5 reports a 40 Gb/s (4X QDR) placeholder when it cannot map the link mode, and tools that size themselves from the RDMA rate then go wrong."},
+		Description: "An up RoCE port reports the same rate as its netdev. mlx5 reports a 40 Gb/s (4X QDR) placeholder when it cannot map the link mode, and tools that size themselves from the RDMA rate then go wrong. A RoCE LAG port (mlx5_bond_0) is compared with the bond's slaves, since the bond's speed is their sum."},
 		run: checkRateMatchesNetdev},
 	{Check: Check{ID: "compute_ip_configured", Title: "Compute IP configured",
 		Description: "The planned compute IP is on the planned interface. RoCE v2 routes over IP, so without it there is no usable GID."},

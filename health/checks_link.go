@@ -129,13 +129,16 @@ func checkRateMatchesNetdev(e *env, r *results) {
 		case !t.port.Up():
 			r.skip(subj, "port is down (see port_active)")
 			continue
+		case len(t.port.BondSlaves) > 0:
+			e.rateMatchesBondSlaves(r, t)
+			continue
 		case t.iface == nil || t.iface.SpeedMbps <= 0:
 			r.skip(subj, fmt.Sprintf("speed of %s unknown", orPlaceholder(t.netdev, "its netdev")))
 			continue
 		}
 		netSpeed := float64(t.iface.SpeedMbps) * 1e6
 		rate := t.port.RateBitsPerSecond
-		fix := fmt.Sprintf("the RDMA driver cannot map the link mode the NIC negotiated: update the NIC firmware (`mlxfwmanager --query`) and the kernel or DOCA-OFED driver; until then tools that size themselves from /sys/class/infiniband/%s/ports/%d/rate see the wrong speed", t.port.Device, t.port.Number)
+		fix := rateFix(t)
 		switch {
 		case rate <= 0:
 			r.warn(subj, fmt.Sprintf("port is up but reports no rate while %s runs at %d Mb/s", t.netdev, t.iface.SpeedMbps), fix)
@@ -147,6 +150,46 @@ func checkRateMatchesNetdev(e *env, r *results) {
 			r.warn(subj, fmt.Sprintf("port reports %s Gb/s while %s runs at %d Mb/s", gbps(rate), t.netdev, t.iface.SpeedMbps), fix)
 		}
 	}
+}
+
+// rateMatchesBondSlaves judges a RoCE LAG port (mlx5_bond_0 behind bond0). The
+// bond's speed is the sum of its slaves' (bond_update_speed_duplex), while the
+// RDMA port reports the rate of one physical port, so the rate is compared with
+// the slaves' speeds.
+func (e *env) rateMatchesBondSlaves(r *results, t *target) {
+	subj := t.devSubject()
+	rate := t.port.RateBitsPerSecond
+	bond := t.port.Interface
+	var speeds []string
+	matched := false
+	for _, name := range t.port.BondSlaves {
+		s := e.snap.Interfaces[name]
+		if s == nil || !s.Up() || s.SpeedMbps <= 0 {
+			continue
+		}
+		speeds = append(speeds, fmt.Sprintf("%s at %d Mb/s", name, s.SpeedMbps))
+		netSpeed := float64(s.SpeedMbps) * 1e6
+		matched = matched || math.Abs(rate-netSpeed) <= netSpeed*0.005
+	}
+	sum := bond
+	if b := e.snap.Interfaces[bond]; b != nil && b.SpeedMbps > 0 {
+		sum = fmt.Sprintf("%s, their sum, at %d Mb/s", bond, b.SpeedMbps)
+	}
+	switch {
+	case len(speeds) == 0:
+		r.skip(subj, fmt.Sprintf("no up slave of %s (%s) has a known speed; the bond's own speed is the sum of its slaves', not the rate of one RDMA port", bond, strings.Join(t.port.BondSlaves, ", ")))
+	case rate <= 0:
+		r.warn(subj, fmt.Sprintf("port is up but reports no rate while the slaves of %s run at %s", bond, strings.Join(speeds, ", ")), rateFix(t))
+	case matched:
+		r.ok(subj, fmt.Sprintf("rate %s Gb/s matches a slave of the RoCE LAG bond: %s (%s)", gbps(rate), strings.Join(speeds, ", "), sum))
+	default:
+		r.warn(subj, fmt.Sprintf("port reports %s Gb/s while the slaves of %s run at %s", gbps(rate), bond, strings.Join(speeds, ", ")), rateFix(t))
+	}
+}
+
+// rateFix is what to do about an RDMA rate that differs from its netdev's speed.
+func rateFix(t *target) string {
+	return fmt.Sprintf("the RDMA driver cannot map the link mode the NIC negotiated: update the NIC firmware (`mlxfwmanager --query`) and the kernel or DOCA-OFED driver; until then tools that size themselves from /sys/class/infiniband/%s/ports/%d/rate see the wrong speed", t.port.Device, t.port.Number)
 }
 
 // ipFix is how to put an address on an interface now and across reboots.

@@ -1214,3 +1214,37 @@ func TestX722DriverFamily(t *testing.T) {
 		}, noPlan: true, id: "rdma_driver_loaded", subject: "node", want: StatusOK, msg: []string{"loaded: i40e, irdma"}, notMsg: []string{"i40iw"}},
 	})
 }
+
+// makeLAG bonds rail 0's port with a second PF's netdev into bond0 (RoCE LAG):
+// the RDMA port's netdev is the bond, whose speed is the sum of its slaves'.
+func makeLAG(s *node.Snapshot) {
+	p := port(s, 0)
+	p.Interface, p.BondSlaves = "bond0", []string{"ens1f0np0", "ens1f1np1"}
+	for i := range p.GIDs {
+		p.GIDs[i].Interface = "bond0"
+	}
+	s.Interfaces["bond0"] = &node.Interface{Name: "bond0", RDMADevice: "mlx5_0", Port: 1, MTU: 9000, OperState: "up", SpeedMbps: 800000}
+	s.Interfaces["ens1f1np1"] = &node.Interface{Name: "ens1f1np1", RDMADevice: "mlx5_0", Port: 1, MTU: 9000, OperState: "up", SpeedMbps: 400000}
+}
+
+func TestRoCELAGRate(t *testing.T) {
+	slaveSpeed := func(mbps int) func(s *node.Snapshot) {
+		return func(s *node.Snapshot) {
+			makeLAG(s)
+			s.Interfaces["ens1f0np0"].SpeedMbps, s.Interfaces["ens1f1np1"].SpeedMbps = mbps, mbps
+		}
+	}
+	runCases(t, []checkCase{
+		{name: "slave speed", noPlan: true, snap: makeLAG, id: "port_rate_matches_netdev", subject: "mlx5_0", want: StatusOK,
+			msg: []string{"rate 400 Gb/s matches", "ens1f0np0 at 400000 Mb/s", "bond0, their sum, at 800000 Mb/s"}},
+		{name: "slaves slower", noPlan: true, snap: slaveSpeed(200000), id: "port_rate_matches_netdev", subject: "mlx5_0", want: StatusWarn,
+			msg: []string{"400 Gb/s while the slaves of bond0 run at ens1f0np0 at 200000 Mb/s"}, fix: []string{"firmware"}},
+		{name: "one slave down", noPlan: true, snap: func(s *node.Snapshot) {
+			makeLAG(s)
+			s.Interfaces["ens1f1np1"].OperState, s.Interfaces["ens1f1np1"].SpeedMbps = "down", -1
+			s.Interfaces["bond0"].SpeedMbps = 400000
+		}, id: "port_rate_matches_netdev", subject: "mlx5_0", want: StatusOK, msg: []string{"ens1f0np0 at 400000 Mb/s"}, notMsg: []string{"ens1f1np1"}},
+		{name: "slave speeds unknown", noPlan: true, snap: slaveSpeed(-1), id: "port_rate_matches_netdev", subject: "mlx5_0", want: StatusSkipped,
+			msg: []string{"no up slave of bond0 (ens1f0np0, ens1f1np1)"}},
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -412,5 +413,77 @@ func TestFindingJSON(t *testing.T) {
 	var back []Finding
 	if err := json.Unmarshal(b, &back); err != nil || len(back) != len(fs) || back[0] != fs[0] {
 		t.Errorf("findings do not round-trip: %v", err)
+	}
+}
+
+// TestFixtureRealWorldLayouts reads issue 18's real-world layouts as the doctor
+// does (no plan: none of them is in the test plan) and checks each verdict the
+// layout once got wrong, and that nothing else fails.
+func TestFixtureRealWorldLayouts(t *testing.T) {
+	// wantFinding is a finding's status and texts its message must hold.
+	type wantFinding struct {
+		id, subject string
+		want        Status
+		text        []string
+	}
+	for _, c := range []struct {
+		scenario string
+		findings []wantFinding
+		// warns are the only findings that may warn.
+		warns []string
+	}{
+		{scenario: "efa", findings: []wantFinding{
+			{"roce_v2_gid_present", "efa_0", StatusSkipped, []string{"efa_0 is not a RoCE port (EFA", "link layer Unknown", "node type 7: unspecified", "does not apply"}},
+			{"ecn_enabled", "efa_0", StatusSkipped, []string{"efa_0 is not a RoCE port (EFA"}},
+			{"roce_mtu_4096_possible", "efa_0", StatusSkipped, []string{"efa_0 is not a RoCE port (EFA"}},
+			{"nccl_env", "node", StatusSkipped, []string{"aws-ofi-nccl"}},
+		}},
+		{scenario: "iwarp-no-pma", findings: []wantFinding{
+			{"roce_v2_gid_present", "eno1", StatusSkipped, []string{"i40iw0 is not a RoCE port (iWARP", "node type 4: RNIC", "does not apply"}},
+			{"default_roce_mode_v2", "i40iw0", StatusSkipped, []string{"i40iw0 is not a RoCE port (iWARP"}},
+			{"rdma_driver_loaded", "node", StatusOK, []string{"loaded: i40e, i40iw, ib_uverbs"}},
+			{"port_rate_matches_netdev", "i40iw0", StatusOK, []string{"10 Gb/s"}},
+			{"nccl_env", "node", StatusSkipped, []string{"i40iw0 is iWARP"}},
+		}},
+		{scenario: "mlx5-sriov-vf", findings: []wantFinding{
+			{"pcie_bandwidth_sufficient", "mlx5_0", StatusOK, []string{"504.1 Gb/s usable (32 GT/s x16) for 400 Gb/s of port rate"}},
+			{"pcie_bandwidth_sufficient", "mlx5_1", StatusSkipped, []string{"SR-IOV virtual function of 0000:18:00.0", "judged on mlx5_0"}},
+			{"pcie_link_not_degraded", "mlx5_1", StatusSkipped, []string{"SR-IOV virtual function of 0000:18:00.0"}},
+		}},
+		{scenario: "mlx5-roce-lag", findings: []wantFinding{
+			{"port_rate_matches_netdev", "mlx5_bond_0", StatusOK, []string{"rate 100 Gb/s matches", "ens1f0np0 at 100000 Mb/s", "bond0, their sum, at 200000 Mb/s"}},
+		}},
+		{scenario: "mlx4-ib-counters-ext", findings: []wantFinding{
+			{"pcie_bandwidth_sufficient", "mlx4_0", StatusWarn, []string{"63 Gb/s usable (8 GT/s x8) for 80 Gb/s", "both ports cannot run at line rate at once", "design limit"}},
+			{"port_counters_readable", "mlx4_0/1", StatusOK, []string{"counters/ values read", "no hw_counters/"}},
+			{"port_counters_readable", "mlx4_0/2", StatusOK, []string{"counters/ values read", "no hw_counters/"}},
+		}, warns: []string{"pcie_bandwidth_sufficient mlx4_0",
+			// Its IPoIB addresses are not in a copied tree.
+			"nccl_env node"}},
+	} {
+		t.Run(c.scenario, func(t *testing.T) {
+			fx := fixtureReader(t, c.scenario)
+			for _, snap := range []*node.Snapshot{fx.Snapshot(), fx.Snapshot()} {
+				fs := Run(snap, nil, "node01")
+				checkInvariants(t, fs)
+				for _, w := range c.findings {
+					f, ok := find(fs, w.id, w.subject)
+					if !ok || f.Status != w.want {
+						t.Errorf("%s %s = %s %q, want %s", w.id, w.subject, f.Status, f.Message, w.want)
+						continue
+					}
+					for _, text := range w.text {
+						if !strings.Contains(f.Message, text) {
+							t.Errorf("%s %s: message %q lacks %q", w.id, w.subject, f.Message, text)
+						}
+					}
+				}
+				for _, f := range fs {
+					if f.Status == StatusFail || f.Status == StatusWarn && !slices.Contains(c.warns, f.ID+" "+f.Subject) {
+						t.Errorf("unexpected %s %s %s: %s", f.Status, f.ID, f.Subject, f.Message)
+					}
+				}
+			}
+		})
 	}
 }

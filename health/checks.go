@@ -84,7 +84,7 @@ var registry = []checkDef{
 		Description: "The port's counter directories could be read, so its error counters reach the metrics. A directory the driver does not create is not missing: bnxt_re, irdma and efa have no counters/, mlx4 has hw_counters/ only with firmware per-port diagnostics."},
 		run: checkCountersReadable},
 	{Check: Check{ID: "no_pfc_storm", Title: "No PFC pause storm",
-		Description: "Between two samples, the share of time each priority was paused (pause duration / interval) stays below 5% (warn) and 20% (fail), and the NIC's pause-storm watchdog did not fire (fail); watchdog error events since boot warn."},
+		Description: "Between two samples, the share of time each priority was paused (pause duration / interval) stays below 5% (warn; heavy congestion) and 95% (fail: pause that never lets go is a storm or a deadlock, not incast), and the NIC's pause-storm watchdog did not fire (fail); watchdog error events since boot warn."},
 		run: checkPFCStorm},
 	{Check: Check{ID: "no_packet_discards", Title: "No receive drops on the RoCE priority",
 		Description: "The NIC drops no received packets of the RoCE priority for lack of buffer (rx_prio<N>_discards; rx_discards_phy where drops are not split by priority). Between two samples, more than 1 in 100,000 packets of that priority at 1/s or more fails and more than 1 in a million warns; more than 1 in a million since boot warns as history."},

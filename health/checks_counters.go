@@ -12,11 +12,14 @@ import (
 )
 
 // Shares of time paused on one priority (rate of the pause duration counter, as
-// yuuki/rdma_exporter's design derives it): a few percent is normal back-pressure,
-// a fifth of the time means the fabric is stuck.
+// yuuki/rdma_exporter's design derives it). A few percent is normal back-pressure
+// and more is heavy congestion worth a warning, but even half the time paused can
+// be legitimate incast; a storm or a deadlock is pause that (almost) never lets go,
+// as switch PFC watchdogs define it (SONiC: paused for more than 99% of the
+// detection window). The alerts draw the same line (alerts/README.md).
 const (
 	pauseWarnShare = 0.05
-	pauseFailShare = 0.2
+	pauseFailShare = 0.95
 )
 
 // pmaDrivers are the PCI drivers whose RDMA ports have IBA PMA counters/; bnxt_re,

@@ -561,8 +561,10 @@ func TestCounterChecks(t *testing.T) {
 		{name: "calm", prev: addPause("rx", 1000), id: "no_pfc_storm", subject: "ens2f0np0", want: StatusOK, msg: []string{"0% of the time paused (rx priority 3)"}},
 		{name: "10% rx", prev: addPause("rx", 1_000_000), id: "no_pfc_storm", subject: "ens2f0np0", want: StatusWarn,
 			msg: []string{"rx priority 3 paused 10% of the time", "last 10s"}, fix: []string{"switch is pausing ens2f0np0"}},
-		{name: "30% tx", prev: addPause("tx", 3_000_000), id: "no_pfc_storm", subject: "ens2f0np0", want: StatusFail,
+		{name: "30% tx is incast, not a storm", prev: addPause("tx", 3_000_000), id: "no_pfc_storm", subject: "ens2f0np0", want: StatusWarn,
 			msg: []string{"tx priority 3 paused 30% of the time"}, fix: []string{"cannot drain"}},
+		{name: "97% tx", prev: addPause("tx", 9_700_000), id: "no_pfc_storm", subject: "ens2f0np0", want: StatusFail,
+			msg: []string{"PFC storm", "tx priority 3 paused 97% of the time"}, fix: []string{"cannot drain"}},
 		{name: "exactly 5% is not a warning", prev: addPause("rx", 500_000), id: "no_pfc_storm", subject: "ens2f0np0", want: StatusOK},
 		{name: "storm error events", prev: func(prev, cur *node.Snapshot) {
 			setEth(rx(cur), node.FamilyPFCPauseStormEvents, "", -1, node.StormError, 2)

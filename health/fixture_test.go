@@ -235,7 +235,7 @@ func TestFixturePFCStorm(t *testing.T) {
 		t.Errorf("one sample: no_pfc_storm ens3f0np0 = %s %q, want warn since boot", f.Status, f.Message)
 	}
 
-	// Ten seconds later the port was paused for four of them.
+	// Ten seconds later the port was paused for 9.8 of them: a storm.
 	second := cloneSnapshot(t, first)
 	second.Previous = first
 	second.Time = first.Time.Add(10 * time.Second)
@@ -244,13 +244,13 @@ func TestFixturePFCStorm(t *testing.T) {
 	if !ok {
 		t.Fatal("fixture has no rx priority 3 pause duration on ens3f0np0")
 	}
-	setEth(st, node.FamilyPFCPauseDuration, node.DirRX, 3, "", before+4_000_000)
+	setEth(st, node.FamilyPFCPauseDuration, node.DirRX, 3, "", before+9_800_000)
 
 	fs = Run(second, plan, "node01")
 	checkInvariants(t, fs)
 	f, _ := find(fs, "no_pfc_storm", "ens3f0np0")
-	if f.Status != StatusFail || !strings.Contains(f.Message, "rx priority 3 paused 40% of the time") || !strings.Contains(f.Fix, "switch is pausing ens3f0np0") {
-		t.Errorf("no_pfc_storm ens3f0np0 = %s %q (fix %q), want fail at 40%% rx", f.Status, f.Message, f.Fix)
+	if f.Status != StatusFail || !strings.Contains(f.Message, "rx priority 3 paused 98% of the time") || !strings.Contains(f.Fix, "switch is pausing ens3f0np0") {
+		t.Errorf("no_pfc_storm ens3f0np0 = %s %q (fix %q), want fail at 98%% rx", f.Status, f.Message, f.Fix)
 	}
 	for _, other := range []string{"ens1f0np0", "ens2f0np0", "ens4f0np0", "ens8f0np0"} {
 		if f, _ := find(fs, "no_pfc_storm", other); f.Status != StatusOK {

@@ -222,11 +222,11 @@ func (l *loader) address(f field) (netip.Addr, bool) {
 	return addr.Unmap(), true
 }
 
-func (l *loader) decodeInterface(f field, rail int) *Interface {
+func (l *loader) decodeInterface(f field, rail int) *ComputeInterface {
 	if !l.mapping(f) {
 		return nil
 	}
-	iface := &Interface{Rail: rail}
+	iface := &ComputeInterface{Rail: rail}
 	isMapping := l.object(f, fieldHandlers{
 		"netdev":      func(f field) { iface.Netdev, _ = l.deviceName(f, maxNetdevName) },
 		"rdma_device": func(f field) { iface.RDMADevice, _ = l.deviceName(f, maxRDMADeviceName) },

@@ -74,7 +74,7 @@ func Parse(filename string, data []byte) (*Plan, error) {
 		file:          filename,
 		written:       map[string]position{},
 		nodePath:      map[*Node]string{},
-		interfacePath: map[*Interface]string{},
+		interfacePath: map[*ComputeInterface]string{},
 	}
 	if len(data) > MaxPlanBytes {
 		l.errorf("", "the plan is %d bytes, more than the limit of %d (4 MiB, some 5,800 RoCE nodes of 8 rails written out); this is not a plan file, or split the cluster into several plans", len(data), MaxPlanBytes)
@@ -124,7 +124,7 @@ type loader struct {
 	// Paths of decoded items, for checks that run after decoding. Items that failed to
 	// decode are left out of the plan, so a slice index is not a YAML index.
 	nodePath      map[*Node]string
-	interfacePath map[*Interface]string
+	interfacePath map[*ComputeInterface]string
 	computePath   []string // parallel to Plan.Networks.Compute
 }
 

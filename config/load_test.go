@@ -56,7 +56,7 @@ func TestExamplePlan(t *testing.T) {
 		want := &Node{
 			Name:         node.Name,
 			ManagementIP: netip.AddrFrom4([4]byte{10, 0, 0, byte(11 + i)}),
-			Interfaces: []*Interface{{
+			Interfaces: []*ComputeInterface{{
 				Rail:       0,
 				Netdev:     "ens1f0",
 				RDMADevice: "mlx5_0",

@@ -91,11 +91,11 @@ type Node struct {
 	ManagementIP netip.Addr
 	// Interfaces are the compute interfaces in rail order: Interfaces[i].Rail == i, and
 	// probes pair rail i of one node with rail i of another.
-	Interfaces []*Interface
+	Interfaces []*ComputeInterface
 }
 
-// Interface is one compute port: a netdev, the RDMA device behind it, and its address.
-type Interface struct {
+// ComputeInterface is one compute port of the plan (node.Interface is what the kernel shows): a netdev, the RDMA device behind it, and its address.
+type ComputeInterface struct {
 	Rail   int
 	Netdev string
 	// RDMADevice is empty when the plan leaves it to discovery from the netdev.
@@ -107,7 +107,7 @@ type Interface struct {
 }
 
 // IP is the interface's compute address.
-func (i *Interface) IP() netip.Addr { return i.Address.Addr() }
+func (i *ComputeInterface) IP() netip.Addr { return i.Address.Addr() }
 
 // Node finds a node by name. A linear scan keeps Plan a plain value (safe to copy and
 // compare); even at a few thousand nodes it costs microseconds.

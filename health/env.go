@@ -42,7 +42,7 @@ type env struct {
 // node-side parts may be nil when the node lacks them.
 type target struct {
 	netdev  string
-	planned *config.Interface
+	planned *config.ComputeInterface
 	dev     *node.Device
 	port    *node.Port
 	iface   *node.Interface

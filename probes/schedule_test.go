@@ -236,7 +236,7 @@ func TestLinksPairRails(t *testing.T) {
 	node := func(devices []string) *config.Node {
 		n := &config.Node{Name: "node02"}
 		for i, d := range devices {
-			n.Interfaces = append(n.Interfaces, &config.Interface{Rail: i, RDMADevice: d})
+			n.Interfaces = append(n.Interfaces, &config.ComputeInterface{Rail: i, RDMADevice: d})
 		}
 		return n
 	}

@@ -213,7 +213,7 @@ func (s *Scheduler) localLinks() []Link {
 	return out
 }
 
-func addrString(i *config.Interface) string {
+func addrString(i *config.ComputeInterface) string {
 	if !i.Address.IsValid() {
 		return ""
 	}

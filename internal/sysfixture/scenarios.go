@@ -118,10 +118,6 @@ func ipv4GID(a, b, c, d int) string {
 	return fmt.Sprintf("0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", a, b, c, d)
 }
 
-// ComputeIP is the compute address of rail i on node01 of the fixtures:
-// one /24 per rail, host .11.
-func ComputeIP(rail int) string { return fmt.Sprintf("192.168.%d.11", 100+rail) }
-
 // Netdev is the interface name of rail i.
 func Netdev(rail int) string { return fmt.Sprintf("ens%df0np0", rail+1) }
 

@@ -39,11 +39,11 @@ func ParseCounter(b []byte) (uint64, error) {
 	var v uint64
 	for _, ch := range b {
 		if ch < '0' || ch > '9' {
-			return 0, fmt.Errorf("%q: %w", Truncate(string(b), 40), ErrNotNumeric)
+			return 0, fmt.Errorf("%q: %w", truncate(string(b), 40), ErrNotNumeric)
 		}
 		d := uint64(ch - '0')
 		if v > (^uint64(0)-d)/10 {
-			return 0, fmt.Errorf("%q overflows 64 bits: %w", Truncate(string(b), 40), ErrNotNumeric)
+			return 0, fmt.Errorf("%q overflows 64 bits: %w", truncate(string(b), 40), ErrNotNumeric)
 		}
 		v = v*10 + d
 	}
@@ -91,11 +91,11 @@ func parseIDState(s string, names []string, what string) (int, string, error) {
 				return n, name, nil
 			}
 		}
-		return 0, "", fmt.Errorf("%s %q: neither \"<n>: <name>\" nor a known name", what, Truncate(s, 40))
+		return 0, "", fmt.Errorf("%s %q: neither \"<n>: <name>\" nor a known name", what, truncate(s, 40))
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(id))
 	if err != nil || n < 0 {
-		return 0, "", fmt.Errorf("%s %q: bad number", what, Truncate(s, 40))
+		return 0, "", fmt.Errorf("%s %q: bad number", what, truncate(s, 40))
 	}
 	return n, strings.TrimSpace(text), nil
 }
@@ -116,12 +116,12 @@ func ParseRate(s string) (float64, error) {
 	}
 	num, rest, ok := strings.Cut(strings.TrimSpace(s), " ")
 	if !ok || !strings.HasPrefix(strings.TrimSpace(rest), "Gb/sec") {
-		return 0, fmt.Errorf("rate %q: want \"<n> Gb/sec (...)\"", Truncate(s, 40))
+		return 0, fmt.Errorf("rate %q: want \"<n> Gb/sec (...)\"", truncate(s, 40))
 	}
 	g, err := strconv.ParseFloat(num, 64)
 	// !(g >= 0) also rejects NaN, which ParseFloat accepts.
 	if err != nil || !(g >= 0) || g > 1e6 {
-		return 0, fmt.Errorf("rate %q: bad number", Truncate(s, 40))
+		return 0, fmt.Errorf("rate %q: bad number", truncate(s, 40))
 	}
 	return g * 1e9, nil
 }
@@ -169,8 +169,8 @@ func CleanText(s string) string {
 	}, strings.ToValidUTF8(s, ""))
 }
 
-// Truncate shortens s to n bytes for an error message.
-func Truncate(s string, n int) string {
+// truncate shortens s to n bytes for an error message.
+func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

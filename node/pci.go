@@ -194,14 +194,14 @@ var pcieLaneMbps = map[float64]float64{
 func ParsePCIeSpeed(s string) (float64, error) {
 	num, rest, ok := strings.Cut(strings.TrimSpace(s), " ")
 	if !ok || !strings.HasPrefix(rest, "GT/s") {
-		return 0, fmt.Errorf("PCIe speed %q: want \"<n> GT/s\"", Truncate(s, 40))
+		return 0, fmt.Errorf("PCIe speed %q: want \"<n> GT/s\"", truncate(s, 40))
 	}
 	gt, err := strconv.ParseFloat(num, 64)
 	if err != nil {
-		return 0, fmt.Errorf("PCIe speed %q: %w", Truncate(s, 40), err)
+		return 0, fmt.Errorf("PCIe speed %q: %w", truncate(s, 40), err)
 	}
 	if _, ok := pcieLaneMbps[gt]; !ok {
-		return 0, fmt.Errorf("PCIe speed %q: unknown generation", Truncate(s, 40))
+		return 0, fmt.Errorf("PCIe speed %q: unknown generation", truncate(s, 40))
 	}
 	return gt, nil
 }
@@ -227,7 +227,7 @@ func ParseAERTotal(text string) (uint64, bool, error) {
 		}
 		v, err := strconv.ParseUint(strings.TrimSpace(val), 10, 64)
 		if err != nil {
-			return 0, false, fmt.Errorf("AER %s: %q is not a number", name, Truncate(val, 40))
+			return 0, false, fmt.Errorf("AER %s: %q is not a number", name, truncate(val, 40))
 		}
 		return v, true, nil
 	}

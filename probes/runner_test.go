@@ -477,7 +477,12 @@ func TestNCCLFailures(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			standinEnv(t, mode)
 			plan := testPlan(t, "0.9", "")
-			plan.Probes.NCCL.Timeout = time.Second
+			// Only the hanging stand-in needs the timeout; the others must
+			// finish on a loaded machine, or they fail as "timeout" too.
+			plan.Probes.NCCL.Timeout = time.Minute
+			if mode == "hang" {
+				plan.Probes.NCCL.Timeout = time.Second
+			}
 			s := newTestScheduler(t, plan, fakeNode{rate: 400e9, gid: 3})
 			res := s.runNCCL(context.Background())
 			if res.Success || res.Reason != reason {

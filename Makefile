@@ -72,13 +72,15 @@ rules:
 	$(GO) run ./alerts/cmd/genprometheusrule
 
 # Scrape cost: Go benchmarks per fixture size, then the binary against
-# Debian's prometheus-node-exporter on the same 8-port fixture, the p99
+# Debian's prometheus-node-exporter on the same 8-port fixture (without and
+# with both exporters' own go_*/process_* metrics, -default-flags), the p99
 # latency on 32 ports, a 10,000-scrape soak and 50 clients for a minute.
 bench: build
 	$(GO) test -run '^$$' -bench BenchmarkScrape -benchtime 300x ./collector
 	$(GO) test -run '^$$' -bench BenchmarkFullScrape -benchtime 300x ./cmd/roce_exporter
 	$(GO) test -run '^$$' -bench BenchmarkLiveHeap -benchtime 20000x -timeout 30m ./collector
 	$(GO) run ./internal/benchtool -ports 8 -scrapes 2000 -binary ./$(BIN)
+	$(GO) run ./internal/benchtool -ports 8 -scrapes 2000 -default-flags -strace-scrapes 0 -binary ./$(BIN)
 	$(GO) run ./internal/benchtool -ports 32 -scrapes 2000 -all-collectors -strace-scrapes 0 -node-exporter '' -binary ./$(BIN)
 	$(GO) run ./internal/benchtool -ports 32 -soak 10000 -all-collectors -binary ./$(BIN)
 	$(GO) run ./internal/benchtool -ports 32 -all-collectors -load 50 -load-duration 60s -node-exporter '' -binary ./$(BIN)

@@ -26,6 +26,9 @@ type familyMetric struct {
 }
 
 func newFamilyMetric(name, help string, scale float64, labels ...string) familyMetric {
+	if slices.Contains(labels, "priority") {
+		help += " Only the priorities that matter (the plan's RoCE priority, PFC on, counters ever above 0) unless --collector.priority.all."
+	}
 	m := familyMetric{desc: newCounterDesc(name, help, append([]string{"interface"}, labels...)...), scale: scale}
 	for _, l := range labels {
 		switch l {
@@ -78,18 +81,20 @@ var familyMetrics = [node.NumFamilies]familyMetric{
 type ethtoolCollector struct {
 	raw    map[string]*Desc
 	labels []string // reused label buffer
+	prio   *prioritySet
 }
 
-func newEthtoolCollector(*Options, *slog.Logger) Collector {
-	return &ethtoolCollector{raw: map[string]*Desc{}}
+func newEthtoolCollector(o *Options, _ *slog.Logger) Collector {
+	return &ethtoolCollector{raw: map[string]*Desc{}, prio: o.priorities()}
 }
 
 func (c *ethtoolCollector) Update(snap *node.Snapshot, out *Sink) error {
 	for _, iface := range slices.Sorted(maps.Keys(snap.Ethtool)) {
 		st := snap.Ethtool[iface]
+		want := c.prio.of(snap, iface)
 		for _, v := range st.Values {
 			m := &familyMetrics[v.Family]
-			if m.desc == nil {
+			if m.desc == nil || m.priority && (v.Priority < 0 || v.Priority > 7 || !want[v.Priority]) {
 				continue
 			}
 			l := append(c.labels[:0], iface)

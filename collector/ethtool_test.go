@@ -188,21 +188,57 @@ func TestDCBHealthyReplay(t *testing.T) {
 	if v := value(t, mustSeries(t, out, "roce_pfc_enabled", `interface="ens1f0np0"`, `priority="3"`)); v != "1" {
 		t.Errorf("pfc prio3 = %s", v)
 	}
-	if v := value(t, mustSeries(t, out, "roce_pfc_enabled", `interface="ens1f0np0"`, `priority="0"`)); v != "0" {
-		t.Errorf("pfc prio0 = %s", v)
+	// Without the ethtool source no traffic is known and there is no plan:
+	// only the PFC priority matters.
+	if s := series(out, "roce_pfc_enabled", `interface="ens1f0np0"`); len(s) != 1 {
+		t.Errorf("pfc_enabled on the PFC priority only, got %q", s)
 	}
 	mustSeries(t, out, "roce_dcb_trust_info", `interface="ens5f0np0"`, `trust="dscp"`)
-	if v := value(t, mustSeries(t, out, "roce_ecn_enabled", `interface="ens1f0np0"`, `priority="3"`, `role="rp"`)); v != "1" {
-		t.Errorf("ecn rp prio3 = %s", v)
+	// ECN is on for all 8 priorities: one series says so.
+	if v := value(t, mustSeries(t, out, "roce_ecn_enabled", `interface="ens1f0np0"`, `priority="all"`, `role="rp"`)); v != "1" {
+		t.Errorf("ecn rp all = %s", v)
 	}
+	if s := series(out, "roce_ecn_enabled", `interface="ens1f0np0"`); len(s) != 2 {
+		t.Errorf("uniform ECN: want one series per role, got %q", s)
+	}
+}
+
+// With the ethtool counters, priorities that carry traffic join the PFC
+// priority; --collector.priority.all brings back all eight.
+func TestDCBPrioritiesThatMatter(t *testing.T) {
+	e, _ := newTestExporter(t, replayConfig("mlx5-8x400g-healthy", "dcb", "ethtool"))
+	out := scrape(t, e)
+	if v := value(t, mustSeries(t, out, "roce_pfc_enabled", `interface="ens1f0np0"`, `priority="0"`)); v != "0" {
+		t.Errorf("pfc prio0 (carries TCP traffic) = %s", v)
+	}
+	for _, fam := range []string{"roce_pfc_enabled", "roce_priority_packets_total", "roce_priority_bytes_total", "roce_priority_discards_total"} {
+		if s := series(out, fam, `interface="ens1f0np0"`, `priority="5"`); len(s) != 0 {
+			t.Errorf("%s on an idle priority without PFC: %q", fam, s)
+		}
+	}
+	mustSeries(t, out, "roce_priority_discards_total", `interface="ens1f0np0"`, `priority="3"`)
+
+	cfg := replayConfig("mlx5-8x400g-healthy", "dcb", "ethtool")
+	cfg.o.AllPriorities = true
+	e, _ = newTestExporter(t, cfg)
+	out = scrape(t, e)
+	if s := series(out, "roce_pfc_enabled", `interface="ens1f0np0"`); len(s) != 8 {
+		t.Errorf("--collector.priority.all: want 8 pfc_enabled, got %q", s)
+	}
+	if s := series(out, "roce_ecn_enabled", `interface="ens1f0np0"`, `priority="all"`); len(s) != 0 {
+		t.Errorf("--collector.priority.all keeps per-priority ECN, got %q", s)
+	}
+	mustSeries(t, out, "roce_priority_packets_total", `interface="ens1f0np0"`, `direction="rx"`, `priority="5"`)
 }
 
 func TestDCBDegradedReplay(t *testing.T) {
 	e, _ := newTestExporter(t, replayConfig("mlx5-degraded", "dcb", "ethtool"))
 	out := scrape(t, e)
 	mustSeries(t, out, "roce_dcb_trust_info", `interface="ens1f0np0"`, `trust="pcp"`)
-	if v := value(t, mustSeries(t, out, "roce_pfc_enabled", `interface="ens8f0np0"`, `priority="3"`)); v != "0" {
-		t.Errorf("wrong-priority card has PFC on 3: %s", v)
+	// No plan and no traffic on 3 on this card: priority 3 does not matter
+	// here (with a plan it would; see TestPrioritySet).
+	if s := series(out, "roce_pfc_enabled", `interface="ens8f0np0"`, `priority="3"`); len(s) != 0 {
+		t.Errorf("wrong-priority card exports idle priority 3 without a plan: %q", s)
 	}
 	if v := value(t, mustSeries(t, out, "roce_pfc_enabled", `interface="ens8f0np0"`, `priority="0"`)); v != "1" {
 		t.Errorf("wrong-priority card prio0 = %s", v)
@@ -228,7 +264,7 @@ func TestDCBWithoutSupportIsQuiet(t *testing.T) {
 	if len(series(out, "roce_pfc_enabled")) != 0 {
 		t.Error("PFC state invented without a source")
 	}
-	mustSeries(t, out, "roce_ecn_enabled", `interface="ens1f0np0"`, `priority="3"`, `role="np"`)
+	mustSeries(t, out, "roce_ecn_enabled", `interface="ens1f0np0"`, `priority="all"`, `role="np"`)
 	if strings.Contains(logs.String(), "level=WARN") {
 		t.Errorf("missing DCB support must not warn:\n%s", logs)
 	}

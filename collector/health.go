@@ -15,8 +15,11 @@ func init() {
 
 var (
 	healthOKDesc = newGaugeDesc(namespace+"_health_check_ok",
-		"1 if the doctor check passed for the subject, 0 if it warned or failed; skipped checks are absent. device and interface name the port the subject is (empty for the node), so alerts and inhibition can tell ports apart.",
+		"0 if the doctor check warned or failed for the subject; 1 if it passed, exported only with --collector.health.ok-subjects (roce_health_check_subjects counts the subjects judged); skipped checks are absent. device and interface name the port the subject is (empty for the node), so alerts and inhibition can tell ports apart.",
 		"check", "subject", "device", "interface")
+	healthSubjectsDesc = newGaugeDesc(namespace+"_health_check_subjects",
+		"Subjects the doctor check judged (ok, warn or fail; skipped ones are not counted); a check that judged none is absent. Those that did not pass have roce_health_check_ok 0, so the passing ones are this minus count(roce_health_check_ok == 0).",
+		"check")
 	healthInfoDesc = newGaugeDesc(namespace+"_health_check_info",
 		"A doctor check that is not ok, with its severity (critical = fail, warning = warn) and the fix; value is always 1.",
 		"check", "subject", "device", "interface", "severity", "hint")
@@ -24,17 +27,42 @@ var (
 
 // healthCollector exports the doctor's findings on the collection's
 // snapshot, judged against the plan.
+//
+// A passing subject has no roce_health_check_ok series by default: on a
+// healthy 8-port node those were ~130 series of 1 that no alert or panel
+// reads (they all select == 0). Each check that judged something gets one
+// count of its subjects instead, so "did it run, on how many, how many
+// failed" stays answerable with one series per check.
 type healthCollector struct{ opts *Options }
 
 func newHealthCollector(o *Options, _ *slog.Logger) Collector { return &healthCollector{opts: o} }
 
+// checkCount is the number of subjects one check judged.
+type checkCount struct {
+	id       string
+	subjects int
+}
+
 func (c *healthCollector) Update(snap *node.Snapshot, out *Sink) error {
 	ports := subjectPorts(snap)
+	var counts []checkCount
+	index := map[string]int{}
 	for _, f := range health.Run(snap, c.opts.Plan, c.opts.NodeName) {
 		p := ports[f.Subject]
+		if f.Status == health.StatusOK || f.Status == health.StatusWarn || f.Status == health.StatusFail {
+			i, ok := index[f.ID]
+			if !ok {
+				i = len(counts)
+				index[f.ID] = i
+				counts = append(counts, checkCount{id: f.ID})
+			}
+			counts[i].subjects++
+		}
 		switch f.Status {
 		case health.StatusOK:
-			out.emit(healthOKDesc, 1, f.ID, f.Subject, p.device, p.iface)
+			if c.opts.HealthOKSubjects {
+				out.emit(healthOKDesc, 1, f.ID, f.Subject, p.device, p.iface)
+			}
 		case health.StatusWarn, health.StatusFail:
 			out.emit(healthOKDesc, 0, f.ID, f.Subject, p.device, p.iface)
 			severity := "warning"
@@ -43,6 +71,9 @@ func (c *healthCollector) Update(snap *node.Snapshot, out *Sink) error {
 			}
 			out.emit(healthInfoDesc, 1, f.ID, f.Subject, p.device, p.iface, severity, hintLabel(f.Fix))
 		}
+	}
+	for _, cc := range counts {
+		out.emit(healthSubjectsDesc, float64(cc.subjects), cc.id)
 	}
 	return nil
 }

@@ -26,6 +26,14 @@ type Options struct {
 	// Probes is the result store of the probe scheduler; nil when the
 	// plan does not enable probes.
 	Probes *probes.Store
+	// AllPriorities exports the per-priority families for all eight
+	// priorities (--collector.priority.all), not only those that matter.
+	AllPriorities bool
+	// HealthOKSubjects exports roce_health_check_ok 1 for every subject
+	// that passed (--collector.health.ok-subjects), not only the failing ones.
+	HealthOKSubjects bool
+
+	prio *prioritySet // shared by the DCB and ethtool collectors
 }
 
 // flagGroup is a kingpin application or command: either can hold flags.
@@ -66,6 +74,8 @@ type Flags struct {
 	refresh           *time.Duration
 	ethtoolReplay     *string
 	ethtoolRawInclude *string
+	allPriorities     *bool
+	healthOKSubjects  *bool
 }
 
 // RegisterFlags adds the collector flags to a command, in node_exporter's
@@ -98,6 +108,10 @@ func registerFlags(app flagGroup, sourcesOnly bool) *Flags {
 	f.netdevInclude = app.Flag("collector.netdev.include", "Regexp of extra network interfaces to report besides those backing RDMA ports.").PlaceHolder("REGEX").String()
 	f.ethtoolReplay = app.Flag("collector.ethtool.replay-dir", "Read recorded `ethtool -S/-i/-a` and DCB text from DIR/<iface>.txt, <iface>.driver.txt, <iface>.pause.txt, <iface>.dcb.txt instead of the kernel.").PlaceHolder("DIR").String()
 	f.ethtoolRawInclude = app.Flag("collector.ethtool.raw-include", "Regexp of raw ethtool stat names to export as roce_ethtool_<name> (off by default: NICs have thousands).").PlaceHolder("REGEX").String()
+	if !sourcesOnly {
+		f.allPriorities = app.Flag("collector.priority.all", "Export the per-priority families (roce_priority_*, roce_pfc_*, roce_pfc_enabled, roce_ecn_enabled) for all 8 priorities. By default only the priorities that matter are exported: the plan's RoCE priority, those with PFC on, and those whose counters ever rose above zero; ECN settings equal on all 8 priorities collapse to priority=\"all\".").Default("false").Bool()
+		f.healthOKSubjects = app.Flag("collector.health.ok-subjects", "Export roce_health_check_ok 1 for every subject that passed a check. By default only failing or warning subjects have a series (0), and roce_health_check_subjects counts the subjects each check judged.").Default("false").Bool()
+	}
 	return f
 }
 
@@ -123,6 +137,8 @@ func (f *Flags) Options() (Options, reader.Options, error) {
 		return Options{}, ro, err
 	}
 	var o Options
+	o.AllPriorities = f.allPriorities != nil && *f.allPriorities
+	o.HealthOKSubjects = f.healthOKSubjects != nil && *f.healthOKSubjects
 	for _, name := range Names() {
 		if f.enable[name] == nil {
 			continue

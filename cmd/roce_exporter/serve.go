@@ -23,6 +23,7 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/internal/connguard"
+	"github.com/roce-exporter/roce_exporter/internal/procself"
 	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/probes"
 	"github.com/roce-exporter/roce_exporter/reader"
@@ -187,7 +188,12 @@ func (s *serveCommand) handler(exporter *collector.Exporter, sysPath string, sto
 	self := prometheus.NewRegistry()
 	self.MustRegister(versioncollector.NewCollector("roce_exporter"))
 	if !*s.disableExpMetr {
-		self.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		// procself: client_golang's process_* metrics without re-reading
+		// /proc/self/{limits,fd,…} and /proc/stat on every scrape.
+		self.MustRegister(collectors.NewGoCollector(), procself.New(func() int64 {
+			_, open := reader.FileBudget()
+			return open
+		}))
 	}
 	metrics := collector.NewHandler(exporter, collector.HandlerOpts{
 		MaxRequests: *s.maxRequests,

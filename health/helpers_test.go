@@ -113,7 +113,9 @@ func buildSnap() *node.Snapshot {
 		var pfc [8]bool
 		pfc[3] = true
 		s.DCB[nd] = &node.DCBState{Interface: nd, PFCKnown: true, PFCCap: 8, PFCEnabled: pfc, Trust: "dscp",
-			ECN: map[string]*node.ECNSetting{"np": allPrio(true), "rp": allPrio(true)}}
+			ECN:  map[string]*node.ECNSetting{"np": allPrio(true), "rp": allPrio(true)},
+			DSCP: mlx5DefaultDSCPMap(), CNPDSCP: intp(48), CNPPrio: intp(6)}
+		port.TrafficClass, port.TrafficClassFile = intp(106), true
 	}
 	return s
 }
@@ -274,4 +276,15 @@ func dump(fs []Finding) string {
 		fmt.Fprintf(&b, "  %s %s %s: %s\n", f.ID, f.Subject, f.Status, f.Message)
 	}
 	return b.String()
+}
+
+func intp(v int) *int { return &v }
+
+// mlx5DefaultDSCPMap is the map mlx5 fills in DSCP trust: DSCP d on priority d/8.
+func mlx5DefaultDSCPMap() *node.DSCPMap {
+	var m node.DSCPMap
+	for d := 0; d < node.NumDSCP; d++ {
+		m.Set(uint8(d), uint8(d/8))
+	}
+	return &m
 }

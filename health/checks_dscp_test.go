@@ -27,7 +27,7 @@ func TestDSCPChecks(t *testing.T) {
 			id: "roce_dscp_maps_to_pfc_priority", subject: "node", want: StatusSkipped},
 		{name: "pcp trust, untagged", plan: func(p *config.Plan) { p.Expectations.Trust = config.TrustPCP },
 			snap: func(s *node.Snapshot) { s.DCB[nd].Trust, s.DCB[nd].DSCP = "pcp", nil },
-			id: "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusFail, msg: []string{"untagged", "priority 0"}, fix: []string{"NCCL_IB_SL=3", "egress-qos-map 0:3"}},
+			id:   "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusFail, msg: []string{"untagged", "priority 0"}, fix: []string{"NCCL_IB_SL=3", "egress-qos-map 0:3"}},
 		{name: "pcp trust, on a VLAN", plan: func(p *config.Plan) { p.Expectations.Trust = config.TrustPCP },
 			snap: func(s *node.Snapshot) {
 				s.DCB[nd].Trust, s.DCB[nd].DSCP = "pcp", nil
@@ -56,7 +56,9 @@ func TestDSCPChecks(t *testing.T) {
 			id: "default_traffic_class", subject: "mlx5_1", want: StatusWarn, msg: []string{"no device traffic class"}},
 		{name: "rdma_cm ToS wrong", snap: func(s *node.Snapshot) { port(s, 1).DefaultRoCETOS = intp(0) },
 			id: "default_traffic_class", subject: "mlx5_1", want: StatusWarn, msg: []string{"rdma_cm default ToS is 0"}, fix: []string{"cma_roce_tos -d mlx5_1 -p 1 -t 106"}},
-		{name: "rdma_cm ToS right", snap: func(s *node.Snapshot) { port(s, 1).TrafficClass, port(s, 1).TrafficClassFile, port(s, 1).DefaultRoCETOS = nil, false, intp(106) },
+		{name: "rdma_cm ToS right", snap: func(s *node.Snapshot) {
+			port(s, 1).TrafficClass, port(s, 1).TrafficClassFile, port(s, 1).DefaultRoCETOS = nil, false, intp(106)
+		},
 			id: "default_traffic_class", subject: "mlx5_1", want: StatusOK, msg: []string{"rdma_cm default ToS 106"}},
 		{name: "upstream kernel", snap: func(s *node.Snapshot) { port(s, 1).TrafficClass, port(s, 1).TrafficClassFile = nil, false },
 			id: "default_traffic_class", subject: "mlx5_1", want: StatusSkipped, msg: []string{"NCCL_IB_TC=106"}},

@@ -242,3 +242,145 @@ func checkDefaultTrafficClass(e *env, r *results) {
 		}
 	}
 }
+
+// Thresholds of rdma_bytes_on_roce_priority. The priority counters count whole
+// frames (Ethernet, IP, UDP and RoCE headers on top of what the PMA data counters
+// count) plus any non-RDMA traffic of the class, so a port whose RoCE runs on the
+// priority shows at least as many bytes there as RDMA moved; below half, most RDMA
+// bytes went elsewhere. The floors keep an idle port from being judged on noise.
+const (
+	roceShareMin       = 0.5
+	rdmaFloorSinceBoot = 1 << 30   // 1 GiB
+	rdmaFloorInterval  = 100 << 20 // 100 MiB
+)
+
+// checkRDMABytesOnRoCEPriority proves where the bytes went: the RDMA bytes of the
+// port (port_xmit_data / port_rcv_data) must appear in the byte counters of the
+// RoCE priority. Between two samples it judges the interval; with one, the totals
+// since the counters started.
+func checkRDMABytesOnRoCEPriority(e *env, r *results) {
+	e.ethtoolTargets(r, "per-priority byte counters", func(t *target, st *node.EthtoolStats) {
+		subj := t.subject()
+		prios := e.rocePriorities(t)
+		switch {
+		case !t.roce():
+			r.skip(subj, t.notRoCE("RoCE's priority"))
+			return
+		case len(prios) == 0:
+			r.skip(subj, "no RoCE priority: the plan sets no pfc_priority and no priority has PFC on")
+			return
+		case t.port == nil:
+			r.skip(subj, t.missingReason("RDMA port"))
+			return
+		}
+		rx, tx, ok := t.port.DataBytes()
+		if !ok {
+			r.skip(subj, "the port's RDMA data counters (port_rcv_data, port_xmit_data) are not readable")
+			return
+		}
+		prioBytes := func(s *node.EthtoolStats, dir string) ([8]uint64, bool) {
+			var out [8]uint64
+			any := false
+			for p := 0; p < 8; p++ {
+				if v, ok := s.Get(node.FamilyPriorityBytes, dir, p, ""); ok {
+					out[p], any = v, true
+				}
+			}
+			return out, any
+		}
+		cur := map[string][8]uint64{}
+		for _, dir := range []string{node.DirTX, node.DirRX} {
+			b, ok := prioBytes(st, dir)
+			if !ok {
+				r.skip(subj, fmt.Sprintf("%s exposes no per-priority byte counters (ethtool -S %s_prio<N>_bytes)", t.netdev, dir))
+				return
+			}
+			cur[dir] = b
+		}
+		rdma := map[string]uint64{node.DirTX: tx, node.DirRX: rx}
+		floor, span := uint64(rdmaFloorSinceBoot), "since the counters started"
+		// The interval is judged when it moved enough RDMA bytes to tell; an idle
+		// interval falls back to the totals, so one and two samples agree.
+		if pp, pst := e.prevPort(t.port), e.prevEthtool(t.netdev); pp != nil && pst != nil {
+			prx, ptx, ok1 := pp.DataBytes()
+			ptxb, ok2 := prioBytes(pst, node.DirTX)
+			prxb, ok3 := prioBytes(pst, node.DirRX)
+			if ok1 && ok2 && ok3 && rx >= prx && tx >= ptx && max(rx-prx, tx-ptx) >= rdmaFloorInterval {
+				rdma[node.DirRX], rdma[node.DirTX] = rx-prx, tx-ptx
+				for dir, prev := range map[string][8]uint64{node.DirTX: ptxb, node.DirRX: prxb} {
+					c := cur[dir]
+					for p := range c {
+						c[p] -= min(prev[p], c[p])
+					}
+					cur[dir] = c
+				}
+				floor, span = rdmaFloorInterval, "in the last interval"
+			}
+		}
+		var bad, good []string
+		for _, dir := range []string{node.DirTX, node.DirRX} {
+			moved := rdma[dir]
+			if moved < floor {
+				continue
+			}
+			var onRoCE uint64
+			for _, p := range prios {
+				onRoCE += cur[dir][p]
+			}
+			share := float64(onRoCE) / float64(moved)
+			if share >= roceShareMin {
+				good = append(good, fmt.Sprintf("%s %s of RDMA, %s on priority %s", dir, humanBytes(moved), humanBytes(onRoCE), prioList(prios)))
+				continue
+			}
+			top, topBytes := -1, uint64(0)
+			for p, v := range cur[dir] {
+				if !slicesContains(prios, p) && v > topBytes {
+					top, topBytes = p, v
+				}
+			}
+			where := "on no other priority either"
+			if top >= 0 {
+				where = fmt.Sprintf("priority %d carried %s", top, humanBytes(topBytes))
+			}
+			bad = append(bad, fmt.Sprintf("%s: RDMA moved %s %s but the RoCE priority %s only %s (%.0f%%); %s", dir, humanBytes(moved), span, prioList(prios), humanBytes(onRoCE), 100*share, where))
+		}
+		switch {
+		case len(bad) > 0:
+			tc := "<traffic class>"
+			if exp, ok := e.expectations(); ok {
+				if v, ok := exp.RoCETrafficClass(); ok {
+					tc = strconv.Itoa(v)
+				}
+			}
+			r.fail(subj, strings.Join(bad, "; ")+": RoCE runs on a lossy priority and drops instead of pausing under congestion",
+				fmt.Sprintf("mark RoCE with the plan's traffic class: NCCL_IB_TC=%[1]s in the job environment (perftest: --tclass=%[1]s), or for every QP `echo %[1]s > /sys/class/infiniband/%[2]s/tc/%[3]d/traffic_class` (MLNX_OFED); then check roce_dscp_maps_to_pfc_priority for the DSCP to priority map", tc, t.port.Device, t.port.Number))
+		case len(good) > 0:
+			r.ok(subj, strings.Join(good, "; ")+" "+span)
+		default:
+			r.ok(subj, fmt.Sprintf("too little RDMA traffic %s to tell its priority (under %s)", span, humanBytes(floor)))
+		}
+	})
+}
+
+func slicesContains(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// humanBytes prints a byte count with a binary unit.
+func humanBytes(b uint64) string {
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	v, i := float64(b), -1
+	for v >= unit && i < 5 {
+		v /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %ciB", v, "KMGTPE"[i])
+}

@@ -70,5 +70,28 @@ func TestDSCPChecks(t *testing.T) {
 		{name: "infiniband SL", snap: makeIB, plan: func(p *config.Plan) {
 			p.Expectations.LinkLayer, p.Expectations.RoCEDSCP, p.Expectations.IBServiceLevel = config.LinkLayerInfiniBand, nil, intp(5)
 		}, id: "nccl_env", subject: "node", want: StatusOK, msg: []string{"NCCL_IB_SL=5"}, notMsg: []string{"NCCL_IB_TC"}},
+
+		{name: "bytes on 3 since boot", id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusOK, msg: []string{"on priority 3 since the counters started"}},
+		{name: "bytes on 0 since boot", snap: func(s *node.Snapshot) {
+			st := s.Ethtool[nd]
+			setEth(st, node.FamilyPriorityBytes, "tx", 0, "", 4_500_000_000)
+			setEth(st, node.FamilyPriorityBytes, "tx", 3, "", 1000)
+		}, id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusFail,
+			msg: []string{"tx: RDMA moved 4.1 GiB since the counters started", "priority 0 carried 4.2 GiB"}, notMsg: []string{"rx:"}, fix: []string{"NCCL_IB_TC=106", "--tclass=106"}},
+		{name: "interval on 0 although the totals look fine", prev: func(prev, cur *node.Snapshot) {
+			// 10 GB of RDMA in the interval, all of it counted on priority 0.
+			setCounter(&port(cur, 1).Counters, "port_xmit_data", 1_100_000_000+2_500_000_000)
+			setEth(cur.Ethtool[nd], node.FamilyPriorityBytes, "tx", 0, "", 80_000_000+10_100_000_000)
+		}, id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusFail, msg: []string{"in the last interval", "priority 0 carried 9.4 GiB"}},
+		{name: "interval on 3", prev: func(prev, cur *node.Snapshot) {
+			setCounter(&port(cur, 1).Counters, "port_xmit_data", 1_100_000_000+2_500_000_000)
+			setEth(cur.Ethtool[nd], node.FamilyPriorityBytes, "tx", 3, "", 4_500_000_000+10_100_000_000)
+		}, id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusOK, msg: []string{"in the last interval"}},
+		{name: "idle port", snap: func(s *node.Snapshot) {
+			setCounter(&port(s, 1).Counters, "port_xmit_data", 1000)
+			setCounter(&port(s, 1).Counters, "port_rcv_data", 1000)
+		}, id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusOK, msg: []string{"too little RDMA traffic"}},
+		{name: "no priority counters", snap: func(s *node.Snapshot) { dropEth(s.Ethtool[nd], node.FamilyPriorityBytes) },
+			id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusSkipped},
 	})
 }

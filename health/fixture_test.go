@@ -143,8 +143,10 @@ func TestFixtureDegraded(t *testing.T) {
 		{"roce_dscp_maps_to_pfc_priority", "ens1f0np0"}: StatusFail,
 		{"pfc_enabled_on_roce_priority", "ens8f0np0"}:   StatusFail,
 		{"pfc_only_on_roce_priority", "ens8f0np0"}:      StatusWarn,
-		{"global_pause_off_with_pfc", "ens8f0np0"}:      StatusFail,
-		{"nccl_env", "node"}:                            StatusWarn,
+		// Its RoCE runs where its PFC is, priority 0, not the plan's 3.
+		{"rdma_bytes_on_roce_priority", "ens8f0np0"}: StatusFail,
+		{"global_pause_off_with_pfc", "ens8f0np0"}:   StatusFail,
+		{"nccl_env", "node"}:                         StatusWarn,
 	}
 	got := map[[2]string]Finding{}
 	for _, f := range fs {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
@@ -346,7 +347,8 @@ func checkRDMABytesOnRoCEPriority(e *env, r *results) {
 		}
 		switch {
 		case len(bad) > 0:
-			tc := "<traffic class>"
+			// Without a plan, the usual marking (DSCP 26, config's default).
+			tc := strconv.Itoa(config.DefaultRoCEDSCP<<2 | config.ECT0)
 			if exp, ok := e.expectations(); ok {
 				if v, ok := exp.RoCETrafficClass(); ok {
 					tc = strconv.Itoa(v)

@@ -168,20 +168,30 @@ func (r *perftestRunner) judgePriority(res *Result, before, after PriorityTraffi
 	if res.BandwidthBytesPerSecond <= 0 || !after.Have[r.rocePrio] || !before.Have[r.rocePrio] {
 		return
 	}
-	var moved uint64
-	if before.HaveRDMA && after.HaveRDMA && after.RDMATX > before.RDMATX {
-		moved = after.RDMATX - before.RDMATX
-	} else if r.cfg.Duration > 0 {
-		moved = uint64(res.BandwidthBytesPerSecond * r.cfg.Duration.Seconds())
-	}
-	if moved < minBytesToJudge {
-		return
-	}
 	delta := func(p int) uint64 {
 		if after.TX[p] < before.TX[p] {
 			return 0 // counter reset
 		}
 		return after.TX[p] - before.TX[p]
+	}
+	var anyPrio uint64
+	for p := 0; p < 8; p++ {
+		anyPrio += delta(p)
+	}
+	var moved uint64
+	switch {
+	case before.HaveRDMA && after.HaveRDMA && after.RDMATX > before.RDMATX:
+		moved = after.RDMATX - before.RDMATX
+	case anyPrio > 0 && r.cfg.Duration > 0:
+		// No RDMA data counters: what perftest says it sent.
+		moved = uint64(res.BandwidthBytesPerSecond * r.cfg.Duration.Seconds())
+	default:
+		// Not one counter moved while the test ran: the counters are not live (a
+		// replayed node), so there is nothing to prove either way.
+		return
+	}
+	if moved < minBytesToJudge {
+		return
 	}
 	share := float64(delta(r.rocePrio)) / float64(moved)
 	res.RoCEPriorityShare = &share

@@ -72,8 +72,9 @@ func TestBandwidthProbeProvesItsPriority(t *testing.T) {
 	}
 }
 
-// TestPriorityNotJudged: without a RoCE priority in the plan, or with a NodeInfo that
-// cannot read the counters, a bandwidth run is judged on its bandwidth alone.
+// TestPriorityNotJudged: without a RoCE priority in the plan, with a NodeInfo that
+// cannot read the counters, or with counters that do not move, a bandwidth run is
+// judged on its bandwidth alone.
 func TestPriorityNotJudged(t *testing.T) {
 	standinEnv(t, "bw_ok")
 	plan := testPlan(t, "0.9", "")
@@ -86,5 +87,11 @@ func TestPriorityNotJudged(t *testing.T) {
 	s = newTestScheduler(t, testPlan(t, "0.9", ""), fakeNode{rate: 400e9, gid: 3})
 	if res := s.bw.runClient(context.Background(), link0); !res.Success || res.RoCEPriorityShare != nil {
 		t.Errorf("no counters: %+v", res)
+	}
+	// A replayed node whose counters do not move while the stand-in "runs": nothing
+	// to prove, not a wrong priority.
+	s = newTestScheduler(t, testPlan(t, "0.9", ""), info)
+	if res := s.bw.runClient(context.Background(), link0); !res.Success || res.RoCEPriorityShare != nil {
+		t.Errorf("frozen counters: %+v", res)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
@@ -18,16 +19,48 @@ var (
 	trustDesc = newGaugeDesc(namespace+"_dcb_trust_info",
 		"QoS trust mode: dscp when the DCB app table maps DSCP values, else pcp; value is always 1.",
 		"interface", "trust")
+	dscpPriorityDesc = newGaugeDesc(namespace+"_dcb_dscp_priority",
+		"802.1p priority the DCB app table (DSCP trust) maps the DSCP to. Only the plan's RoCE and CNP DSCPs (expectations.roce_dscp, cnp_dscp; 26 and 48 without a plan) are exported, two series per interface instead of 64; absent when the DSCP has no entry (PCP trust).",
+		"interface", "dscp", "use")
+	cnpDSCPDesc = newGaugeDesc(namespace+"_ecn_cnp_dscp",
+		"DSCP of the congestion notification packets the NIC sends (MLNX_OFED ecn/roce_np/cnp_dscp).",
+		"interface")
+	cnpPrioDesc = newGaugeDesc(namespace+"_ecn_cnp_priority",
+		"802.1p priority of the congestion notification packets the NIC sends (MLNX_OFED ecn/roce_np/cnp_802p_prio).",
+		"interface")
 	ecnEnabledDesc = newGaugeDesc(namespace+"_ecn_enabled",
 		"1 if DCQCN/ECN is enabled for the priority in that role (np = notification point, rp = reaction point). Only where the driver exposes it (MLNX_OFED). priority=\"all\" when the setting is the same on all 8 priorities; else only the priorities that matter, unless --collector.priority.all.",
 		"interface", "priority", "role")
 )
 
-// dcbCollector exports PFC, the trust mode and per-priority ECN.
-type dcbCollector struct{ prio *prioritySet }
+// dcbCollector exports PFC, the trust mode, the plan's DSCPs' priorities and
+// per-priority ECN.
+type dcbCollector struct {
+	prio *prioritySet
+	// dscps are the DSCPs whose priority is exported, with what uses them.
+	dscps []plannedDSCP
+}
+
+type plannedDSCP struct {
+	dscp int
+	use  string
+}
 
 func newDCBCollector(o *Options, _ *slog.Logger) Collector {
-	return dcbCollector{prio: o.priorities()}
+	roce, cnp := config.DefaultRoCEDSCP, config.DefaultCNPDSCP
+	if o != nil && o.Plan != nil {
+		if e := o.Plan.Expectations; e.RoCEDSCP != nil {
+			roce = *e.RoCEDSCP
+		}
+		if e := o.Plan.Expectations; e.CNPDSCP != nil {
+			cnp = *e.CNPDSCP
+		}
+	}
+	c := dcbCollector{prio: o.priorities(), dscps: []plannedDSCP{{roce, "roce"}}}
+	if cnp != roce {
+		c.dscps = append(c.dscps, plannedDSCP{cnp, "cnp"})
+	}
+	return c
 }
 
 func (c dcbCollector) Update(snap *node.Snapshot, out *Sink) error {
@@ -43,6 +76,17 @@ func (c dcbCollector) Update(snap *node.Snapshot, out *Sink) error {
 		}
 		if st.Trust != "" {
 			out.emit(trustDesc, 1, iface, st.Trust)
+		}
+		for _, d := range c.dscps {
+			if p, ok := st.DSCP.Lookup(d.dscp); ok {
+				out.emit(dscpPriorityDesc, float64(p), iface, strconv.Itoa(d.dscp), d.use)
+			}
+		}
+		if st.CNPDSCP != nil {
+			out.emit(cnpDSCPDesc, float64(*st.CNPDSCP), iface)
+		}
+		if st.CNPPrio != nil {
+			out.emit(cnpPrioDesc, float64(*st.CNPPrio), iface)
 		}
 		for _, role := range node.ECNRoles {
 			e := st.ECN[role]

@@ -3,6 +3,7 @@ package collector
 import (
 	"sync"
 
+	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
@@ -17,9 +18,11 @@ import (
 //   - PFC is enabled on it: the lossless-class alerts join on
 //     roce_pfc_enabled == 1 per priority;
 //   - any of its ethtool counters is above zero: it carries (or carried)
-//     traffic, pause frames or drops. The CNP priority is here too: CNPs
-//     are counted on the priority they travel on, and the exporter has no
-//     other view of it (the plan has no CNP priority).
+//     traffic, pause frames or drops;
+//   - the NIC sends its CNPs on it (MLNX_OFED ecn/roce_np/cnp_802p_prio),
+//     or the DCB app table maps the plan's RoCE DSCP to it: these are the
+//     links of the lossless-class chain, and a DSCP mapped to the wrong
+//     priority must show that priority's counters from the first scrape.
 //
 // A priority that mattered once keeps its series for the life of the
 // process, so a series never disappears and reappears (a counter that
@@ -28,8 +31,9 @@ import (
 // started matters from the first scrape. --collector.priority.all exports
 // every priority, as before.
 type prioritySet struct {
-	all     bool
-	planned int // the plan's RoCE priority, -1 when none
+	all      bool
+	planned  int // the plan's RoCE priority, -1 when none
+	roceDSCP int // the plan's RoCE DSCP (or the default)
 
 	mu       sync.Mutex
 	lastSnap *node.Snapshot
@@ -41,9 +45,12 @@ type prioritySet struct {
 // built one after another (NewExporter), so the lazy creation needs no lock.
 func (o *Options) priorities() *prioritySet {
 	if o.prio == nil {
-		s := &prioritySet{all: o.AllPriorities, planned: -1, seen: map[string][8]bool{}}
+		s := &prioritySet{all: o.AllPriorities, planned: -1, roceDSCP: config.DefaultRoCEDSCP, seen: map[string][8]bool{}}
 		if o.Plan != nil && o.Plan.Expectations.PFCPriority != nil {
 			s.planned = *o.Plan.Expectations.PFCPriority
+		}
+		if o.Plan != nil && o.Plan.Expectations.RoCEDSCP != nil {
+			s.roceDSCP = *o.Plan.Expectations.RoCEDSCP
 		}
 		o.prio = s
 	}
@@ -92,6 +99,12 @@ func (s *prioritySet) update(snap *node.Snapshot) {
 					mark(iface, p)
 				}
 			}
+		}
+		if st.CNPPrio != nil {
+			mark(iface, *st.CNPPrio)
+		}
+		if p, ok := st.DSCP.Lookup(s.roceDSCP); ok {
+			mark(iface, p)
 		}
 	}
 	for iface := range names {

@@ -101,7 +101,19 @@ func (c *rdmaCollector) emitPort(p *node.Port, out *Sink) {
 	if p.DefaultRoCEMode != "" {
 		out.emit(defaultRoCEModeDesc, 1, dev, port, p.DefaultRoCEMode)
 	}
+	if p.TrafficClass != nil {
+		out.emit(defaultTrafficClassDesc, float64(*p.TrafficClass), dev, port, "mlx5_tc")
+	}
+	if p.DefaultRoCETOS != nil {
+		out.emit(defaultTrafficClassDesc, float64(*p.DefaultRoCETOS), dev, port, "rdma_cm")
+	}
 }
+
+// defaultTrafficClassDesc: one series per source that sets a default, absent when
+// neither file exists or no global traffic class is set (never 0 for "unknown").
+var defaultTrafficClassDesc = newGaugeDesc(namespace+"_rdma_default_traffic_class",
+	"Default IP traffic class (ToS byte: DSCP<<2 | ECN bits) RDMA is sent with: source=mlx5_tc is MLNX_OFED's /sys/class/infiniband/<dev>/tc/<port>/traffic_class global override (every QP), source=rdma_cm is configfs default_roce_tos (rdma_cm connections that set none). Absent where the file does not exist or sets nothing.",
+	"device", "port", "source")
 
 // family returns the metric family of a counter file, made once per name.
 func (c *rdmaCollector) family(cache map[string]counterFamily, name string, hw bool) counterFamily {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"maps"
 	"net/netip"
 	"path/filepath"
@@ -115,6 +116,17 @@ func (l *loader) decodeExpectations(f field, e *Expectations) {
 				e.PFCPriority = &priority
 			}
 		},
+		"roce_dscp": func(f field) { e.RoCEDSCP = l.dscp(f) },
+		"cnp_dscp":  func(f field) { e.CNPDSCP = l.dscp(f) },
+		"ib_service_level": func(f field) {
+			if sl, ok := l.integer(f); ok {
+				if sl < 0 || sl > 15 {
+					l.errorAt(f.node, f.path, "%d is not an InfiniBand service level (0–15)", sl)
+					return
+				}
+				e.IBServiceLevel = &sl
+			}
+		},
 		"trust": func(f field) { e.Trust = keyword(l, f, []Trust{TrustDSCP, TrustPCP}, "%q must be dscp or pcp") },
 		"ecn": func(f field) {
 			if on, ok := l.boolean(f); ok {
@@ -141,6 +153,24 @@ func (l *loader) decodeExpectations(f field, e *Expectations) {
 		},
 		"firmware_consistent": func(f field) { e.FirmwareConsistent, _ = l.boolean(f) },
 	})
+}
+
+// dscp reads a DSCP code point, the six upper bits of the IP traffic class.
+func (l *loader) dscp(f field) *int {
+	v, ok := l.integer(f)
+	if !ok {
+		return nil
+	}
+	if v < 0 || v > 63 {
+		hint := ""
+		if v > 63 && v <= 255 {
+			// 106, the traffic class (ToS byte) of DSCP 26 with ECT, is a common mix-up.
+			hint = fmt.Sprintf("; %d looks like a traffic class (DSCP<<2 plus the ECN bits), which is DSCP %d", v, v>>2)
+		}
+		l.errorAt(f.node, f.path, "%d is not a DSCP (0–63)%s", v, hint)
+		return nil
+	}
+	return &v
 }
 
 // keyword reads one of a fixed set of words, in any letter case, as the value it names;

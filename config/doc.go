@@ -13,6 +13,9 @@
 //	  pfc_priority: 3                  # 0-7; absent = lossy RoCE, PFC checks skipped
 //	  trust: dscp                      # dscp | pcp
 //	  ecn: true
+//	  roce_dscp: 26                    # 0-63; traffic class = dscp<<2 | ECT(0) = 106
+//	  cnp_dscp: 48                     # 0-63
+//	  ib_service_level: 0              # InfiniBand only, 0-15 (NCCL_IB_SL)
 //	  min_bandwidth_fraction: 0.9
 //	  link_rate_gbps: 400
 //	  firmware_consistent: true
@@ -53,6 +56,8 @@
 //
 //	expectations.link_layer              Ethernet
 //	expectations.roce_mode               v2 (Ethernet only; NCCL and perftest use RoCE v2)
+//	expectations.roce_dscp               26 (Ethernet only; the usual RoCE marking, AF31)
+//	expectations.cnp_dscp                48 (Ethernet only; MLNX_OFED's roce_np/cnp_dscp)
 //	expectations.min_bandwidth_fraction  0.9 (NVIDIA ngc_multinode_perf's pass mark; a
 //	                                     healthy RoCE link reaches 96–98% of line rate)
 //	expectations.firmware_consistent     true

@@ -35,6 +35,8 @@ func TestExamplePlan(t *testing.T) {
 		PFCPriority:          intPtr(3),
 		Trust:                TrustDSCP,
 		ECN:                  boolPtr(true),
+		RoCEDSCP:             intPtr(26),
+		CNPDSCP:              intPtr(48),
 		MinBandwidthFraction: 0.9,
 		LinkRateGbps:         400,
 		FirmwareConsistent:   true,
@@ -95,7 +97,7 @@ func TestExampleNamesEveryKey(t *testing.T) {
 	example := string(data)
 	for _, key := range []string{
 		"cluster", "management", "compute", "link_layer", "mtu", "roce_mode", "pfc_priority", "trust",
-		"ecn", "min_bandwidth_fraction", "link_rate_gbps", "firmware_consistent", "name",
+		"ecn", "roce_dscp", "cnp_dscp", "ib_service_level", "min_bandwidth_fraction", "link_rate_gbps", "firmware_consistent", "name",
 		"management_ip", "interfaces", "netdev", "rdma_device", "ip", "enabled", "state_dir",
 		"max_port_utilization", "ib_write_bw", "ib_write_lat", "interval", "timeout", "jitter",
 		"command", "duration", "message_size", "queue_pairs", "gid_index", "port_range",
@@ -145,6 +147,8 @@ func TestDefaults(t *testing.T) {
 	wantExpectations := Expectations{
 		LinkLayer:            LinkLayerEthernet,
 		RoCEMode:             RoCEv2,
+		RoCEDSCP:             intPtr(26),
+		CNPDSCP:              intPtr(48),
 		MinBandwidthFraction: 0.9,
 		FirmwareConsistent:   true,
 	}
@@ -313,5 +317,31 @@ func TestSelfName(t *testing.T) {
 	got := SelfName("")
 	if got != short || strings.Contains(got, ".") {
 		t.Errorf("SelfName(\"\") = %q, want the short hostname %q", got, short)
+	}
+}
+
+// TestRoCETrafficClass: the traffic class is the DSCP shifted past the two ECN bits, with
+// ECT(0) set; DSCP 26 gives NVIDIA's 106.
+func TestRoCETrafficClass(t *testing.T) {
+	plan, err := Parse("cluster.yaml", []byte(minimalPlan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc, ok := plan.Expectations.RoCETrafficClass(); !ok || tc != 106 {
+		t.Errorf("default traffic class = %d, %v; want 106", tc, ok)
+	}
+	plan, err = Parse("cluster.yaml", []byte(minimalPlan+"expectations:\n  roce_dscp: 24\n  cnp_dscp: 0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc, _ := plan.Expectations.RoCETrafficClass(); tc != 98 || *plan.Expectations.CNPDSCP != 0 {
+		t.Errorf("DSCP 24: traffic class %d (want 98), cnp_dscp %d (want 0 as written)", tc, *plan.Expectations.CNPDSCP)
+	}
+	plan, err = Parse("cluster.yaml", []byte(minimalPlan+"expectations:\n  link_layer: InfiniBand\n  ib_service_level: 5\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := plan.Expectations.RoCETrafficClass(); ok || *plan.Expectations.IBServiceLevel != 5 {
+		t.Errorf("InfiniBand plan: a RoCE traffic class, or SL %v", plan.Expectations.IBServiceLevel)
 	}
 }

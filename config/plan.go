@@ -75,12 +75,40 @@ type Expectations struct {
 	Trust Trust
 	// ECN is nil when not checked; true means DCQCN/ECN must be on for the RoCE priority.
 	ECN *bool
+	// RoCEDSCP is the DSCP (0–63) RoCE data carries, default 26 on Ethernet; nil on
+	// InfiniBand. With DSCP trust it must map to PFCPriority.
+	RoCEDSCP *int
+	// CNPDSCP is the DSCP (0–63) of DCQCN's congestion notification packets, default 48
+	// (MLNX_OFED's roce_np/cnp_dscp default); nil on InfiniBand.
+	CNPDSCP *int
+	// IBServiceLevel is the InfiniBand service level (0–15) NCCL_IB_SL should select;
+	// nil when the plan leaves it to NCCL's default (0).
+	IBServiceLevel *int
 	// MinBandwidthFraction is the share of the port rate a bandwidth probe must reach.
 	MinBandwidthFraction float64
 	// LinkRateGbps is the expected port rate; 0 means each port's own reported rate is used.
 	LinkRateGbps float64
 	// FirmwareConsistent asks that NICs of one model run one firmware version fleet-wide.
 	FirmwareConsistent bool
+}
+
+// ECT0 is the ECN field value "ECN-Capable Transport (0)" (RFC 3168, binary 10): the
+// two low bits of the traffic class RoCE v2 data is sent with, so that switches mark
+// congestion (CE) instead of dropping, which DCQCN needs.
+const ECT0 = 2
+
+// RoCETrafficClass is the IP traffic class (ToS byte) RoCE should be sent with: the plan's
+// DSCP in the upper six bits and ECT(0) in the ECN bits. This is the value NCCL_IB_TC,
+// perftest's --tclass, mlx5's tc/<port>/traffic_class and cma_roce_tos take: NVIDIA's
+// RoCE QoS guidance for DSCP 26 is 106 = 26<<2 | 0b10 (see "Setting the traffic class" in
+// NVIDIA's MLNX_OFED/DOCA "RoCE Configuration" and att/netarbiter
+// nvmf/setup-nic-lossless-layer3.sh, which runs `echo 106 > .../tc/1/traffic_class` and
+// `cma_roce_tos -t 106`). ok is false when the plan has no RoCE DSCP (InfiniBand).
+func (e Expectations) RoCETrafficClass() (tc int, ok bool) {
+	if e.RoCEDSCP == nil {
+		return 0, false
+	}
+	return *e.RoCEDSCP<<2 | ECT0, true
 }
 
 // Node is one machine of the cluster.

@@ -48,12 +48,15 @@ func (l *loader) validateExpectations(e Expectations) {
 		// These settings are Ethernet QoS; InfiniBand is lossless through credit-based flow
 		// control and has neither RoCE versions nor DSCP. Writing them means the plan was
 		// meant for the other fabric.
-		for _, key := range []string{"roce_mode", "pfc_priority", "trust", "ecn"} {
+		for _, key := range []string{"roce_mode", "pfc_priority", "trust", "ecn", "roce_dscp", "cnp_dscp"} {
 			if path := "expectations." + key; l.isWritten(path) {
 				l.errorf(path, "applies to RoCE (link_layer: Ethernet) only; InfiniBand has no %s, remove it", key)
 			}
 		}
 	case LinkLayerEthernet:
+		if l.isWritten("expectations.ib_service_level") {
+			l.errorf("expectations.ib_service_level", "applies to InfiniBand only; RoCE selects its class by DSCP (roce_dscp) and PFC priority, remove it")
+		}
 		switch {
 		case e.MTU > maxEthernetMTU:
 			l.errorf("expectations.mtu", "%d is above %d, the largest Ethernet jumbo frame RoCE NICs and switches take", e.MTU, maxEthernetMTU)

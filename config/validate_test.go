@@ -375,12 +375,29 @@ nodes:
   pfc_priority: 3
   trust: dscp
   ecn: true
+  roce_dscp: 26
+  cnp_dscp: 48
 `,
 		want: []wantError{
 			{13, "expectations.roce_mode", "applies to RoCE (link_layer: Ethernet) only"},
 			{14, "expectations.pfc_priority", "applies to RoCE"},
 			{15, "expectations.trust", "applies to RoCE"},
 			{16, "expectations.ecn", "applies to RoCE"},
+			{17, "expectations.roce_dscp", "applies to RoCE"},
+			{18, "expectations.cnp_dscp", "applies to RoCE"},
+		},
+	},
+	{
+		name: "DSCPs out of range, a traffic class written as a DSCP, an SL on RoCE",
+		yaml: minimalPlan + `expectations:
+  roce_dscp: 106
+  cnp_dscp: -1
+  ib_service_level: 3
+`,
+		want: []wantError{
+			{12, "expectations.roce_dscp", "106 is not a DSCP (0–63); 106 looks like a traffic class (DSCP<<2 plus the ECN bits), which is DSCP 26"},
+			{13, "expectations.cnp_dscp", "-1 is not a DSCP (0–63)"},
+			{14, "expectations.ib_service_level", "applies to InfiniBand only"},
 		},
 	},
 	{

@@ -49,9 +49,31 @@ func NodeDetail() *dashboard.DashboardBuilder {
 	b.add(b.timeseries("Port utilization", "Throughput as a share of the port rate.", "percentunit", 12, 8,
 		q(rate("roce_port_rcv_data_bytes_total", dev)+` / on(instance, device, port) `+sel("roce_port_rate_bytes_per_second", dev), "{{instance}} {{device}} rx"),
 		q(rate("roce_port_xmit_data_bytes_total", dev)+` / on(instance, device, port) `+sel("roce_port_rate_bytes_per_second", dev), "{{instance}} {{device}} tx")))
-	b.add(b.timeseries("Throughput per priority", "Bytes per second per 802.1p priority and direction (ethtool per-priority counters). "+
-		"RoCE traffic should sit on the PFC priority of the plan.", "Bps", 24, 8,
-		q(byDevice(rate("roce_priority_bytes_total")), "{{instance}} {{device}} {{direction}} prio {{priority}}")))
+	// The RoCE priority is the one with PFC on (roce_pfc_enabled): drawn bold and
+	// green (query B), every other priority thin (query A).
+	pfcOn := sel("roce_pfc_enabled") + " == 1"
+	b.add(b.timeseries("Bytes per priority (RoCE priority highlighted)", "Bytes per second per 802.1p priority and direction (ethtool per-priority counters). "+
+		"The PFC-protected RoCE priority is drawn bold; RDMA bytes on any other priority travel lossy (RoCETrafficOnLossyPriority).", "Bps", 16, 8,
+		q(byDevice(rate("roce_priority_bytes_total")+" unless on(instance, interface, priority) ("+pfcOn+")"), "{{instance}} {{device}} {{direction}} prio {{priority}}"),
+		q(byDevice(rate("roce_priority_bytes_total")+" * on(instance, interface, priority) group_left() ("+pfcOn+")"), "{{instance}} {{device}} {{direction}} RoCE prio {{priority}}")).
+		OverrideByQuery("B", []dashboard.DynamicConfigValue{
+			{Id: "custom.lineWidth", Value: 3},
+			{Id: "custom.fillOpacity", Value: 25},
+			{Id: "color", Value: map[string]any{"mode": "fixed", "fixedColor": "green"}},
+		}))
+	// Share of the RDMA bytes the RoCE priority counted, per direction: about 1 (or a
+	// little above, frames carry headers the RDMA counters do not) when RoCE is on it.
+	roceShare := func(dir, rdma string) string {
+		return "sum by (instance, interface) (" + rate("roce_priority_bytes_total", `direction="`+dir+`"`) +
+			" * on(instance, interface, priority) group_left() (" + pfcOn + "))" +
+			" / on(instance, interface) group_right() sum by (instance, interface, device) (" + rate(rdma, dev) +
+			" * on(instance, device, port) group_left(interface) group by (instance, device, port, interface) (" + sel("roce_port_info", dev) + "))"
+	}
+	b.add(b.timeseries("RoCE priority share of RDMA bytes", "Bytes counted on the PFC priority divided by the RDMA port's bytes (port_xmit_data / port_rcv_data). "+
+		"At or slightly above 100% RoCE runs lossless; far below, it goes out on another priority (check NCCL_IB_TC and the DSCP map with the doctor).",
+		"percentunit", 8, 8,
+		q(roceShare("tx", "roce_port_xmit_data_bytes_total"), "{{instance}} {{device}} tx"),
+		q(roceShare("rx", "roce_port_rcv_data_bytes_total"), "{{instance}} {{device}} rx")))
 
 	b.row("PFC and congestion")
 	b.add(b.timeseries("PFC pause share per priority and direction",

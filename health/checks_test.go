@@ -545,7 +545,7 @@ func TestCounterChecks(t *testing.T) {
 		}
 	}
 	runCases(t, []checkCase{
-		{name: "both dirs", id: "port_counters_readable", subject: "mlx5_0", want: StatusOK, msg: []string{"2 counters/", "5 hw_counters/"}},
+		{name: "both dirs", id: "port_counters_readable", subject: "mlx5_0", want: StatusOK, msg: []string{"4 counters/", "5 hw_counters/"}},
 		{name: "mlx5 counters unreadable", snap: func(s *node.Snapshot) { port(s, 0).Counters = nil },
 			id: "port_counters_readable", subject: "mlx5_0", want: StatusWarn, msg: []string{"counters/ of /sys/class/infiniband/mlx5_0/ports/1"}, fix: []string{"--collector.rdma.device-exclude"}},
 		{name: "only hw_counters/ missing", snap: func(s *node.Snapshot) { port(s, 0).HWCounters = nil },
@@ -1099,7 +1099,7 @@ func TestMultiPortDesignLimit(t *testing.T) {
 func TestMLX4HWCountersOptional(t *testing.T) {
 	runCases(t, []checkCase{
 		{name: "mlx4 without hw_counters/", noPlan: true, snap: makeDualPortCX3, id: "port_counters_readable", subject: "mlx5_0/1", want: StatusOK,
-			msg: []string{"2 counters/ values read", "no hw_counters/", "per-port diagnostic counters"}},
+			msg: []string{"4 counters/ values read", "no hw_counters/", "per-port diagnostic counters"}},
 		{name: "mlx4 without counters/", noPlan: true, snap: func(s *node.Snapshot) {
 			makeDualPortCX3(s)
 			s.Devices[0].Ports[1].Counters = nil

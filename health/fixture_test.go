@@ -105,7 +105,7 @@ func TestFixtureHealthy(t *testing.T) {
 			}
 			nccl, _ := find(fs, "nccl_env", "node")
 			want := "NCCL_SOCKET_IFNAME==ens1f0np0,ens2f0np0,ens3f0np0,ens4f0np0,ens5f0np0,ens6f0np0,ens7f0np0,ens8f0np0 " +
-				"NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1 NCCL_IB_GID_INDEX=3"
+				"NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1 NCCL_IB_GID_INDEX=3 NCCL_IB_TC=106"
 			if nccl.Message != want {
 				t.Errorf("nccl_env = %q\nwant      %q", nccl.Message, want)
 			}
@@ -127,22 +127,26 @@ func TestFixtureDegraded(t *testing.T) {
 	checkInvariants(t, fs)
 	// Every injected fault, named by check and subject, and nothing else.
 	want := map[[2]string]Status{
-		{"port_active", "mlx5_1"}:                     StatusFail,
-		{"pcie_bandwidth_sufficient", "mlx5_2"}:       StatusFail,
-		{"pcie_link_not_degraded", "mlx5_2"}:          StatusFail,
-		{"pcie_no_aer_errors", "mlx5_2"}:              StatusWarn,
-		{"mtu_matches_plan", "ens4f0np0"}:             StatusFail,
-		{"roce_mtu_4096_possible", "ens4f0np0"}:       StatusWarn,
-		{"mtu_consistent", "ens4f0np0"}:               StatusWarn,
-		{"firmware_consistent", "mlx5_4"}:             StatusWarn,
-		{"no_uncorrected_phy_errors", "ens6f0np0"}:    StatusWarn,
-		{"port_counters_readable", "mlx5_6"}:          StatusWarn,
-		{"ecn_enabled", "ens7f0np0"}:                  StatusFail,
-		{"trust_mode_matches_plan", "ens1f0np0"}:      StatusFail,
-		{"pfc_enabled_on_roce_priority", "ens8f0np0"}: StatusFail,
-		{"pfc_only_on_roce_priority", "ens8f0np0"}:    StatusWarn,
-		{"global_pause_off_with_pfc", "ens8f0np0"}:    StatusFail,
-		{"nccl_env", "node"}:                          StatusWarn,
+		{"port_active", "mlx5_1"}:                  StatusFail,
+		{"pcie_bandwidth_sufficient", "mlx5_2"}:    StatusFail,
+		{"pcie_link_not_degraded", "mlx5_2"}:       StatusFail,
+		{"pcie_no_aer_errors", "mlx5_2"}:           StatusWarn,
+		{"mtu_matches_plan", "ens4f0np0"}:          StatusFail,
+		{"roce_mtu_4096_possible", "ens4f0np0"}:    StatusWarn,
+		{"mtu_consistent", "ens4f0np0"}:            StatusWarn,
+		{"firmware_consistent", "mlx5_4"}:          StatusWarn,
+		{"no_uncorrected_phy_errors", "ens6f0np0"}: StatusWarn,
+		{"port_counters_readable", "mlx5_6"}:       StatusWarn,
+		{"ecn_enabled", "ens7f0np0"}:               StatusFail,
+		{"trust_mode_matches_plan", "ens1f0np0"}:   StatusFail,
+		// The same fault seen from the chain: PCP trust on untagged RoCE is priority 0.
+		{"roce_dscp_maps_to_pfc_priority", "ens1f0np0"}: StatusFail,
+		{"pfc_enabled_on_roce_priority", "ens8f0np0"}:   StatusFail,
+		{"pfc_only_on_roce_priority", "ens8f0np0"}:      StatusWarn,
+		// Its RoCE runs where its PFC is, priority 0, not the plan's 3.
+		{"rdma_bytes_on_roce_priority", "ens8f0np0"}: StatusFail,
+		{"global_pause_off_with_pfc", "ens8f0np0"}:   StatusFail,
+		{"nccl_env", "node"}:                         StatusWarn,
 	}
 	got := map[[2]string]Finding{}
 	for _, f := range fs {

@@ -66,7 +66,8 @@ func buildSnap() *node.Snapshot {
 			Device: dev, Number: 1, LinkLayer: "Ethernet",
 			State: 4, StateName: "ACTIVE", PhysState: 5, PhysStateName: "LinkUp",
 			RateBitsPerSecond: 400e9, Interface: nd,
-			Counters: []node.Counter{{Name: "link_downed", Value: 1}, {Name: "symbol_error", Value: 0}},
+			Counters: []node.Counter{{Name: "link_downed", Value: 1}, {Name: "symbol_error", Value: 0},
+				{Name: "port_rcv_data", Value: 1_000_000_000}, {Name: "port_xmit_data", Value: 1_100_000_000}},
 			HWCounters: []node.Counter{
 				{Name: "rp_cnp_ignored", Value: 0}, {Name: "rp_cnp_handled", Value: 500},
 				{Name: "np_ecn_marked_roce_packets", Value: 1000}, {Name: "np_cnp_sent", Value: 900},
@@ -105,6 +106,10 @@ func buildSnap() *node.Snapshot {
 				{Family: node.FamilyPHYLinkDownEvents, Priority: -1, Value: 1},
 				{Family: node.FamilyPriorityPackets, Direction: "rx", Priority: 0, Value: 2_000_000},
 				{Family: node.FamilyPriorityPackets, Direction: "rx", Priority: 3, Value: 3_000_000_000},
+				{Family: node.FamilyPriorityBytes, Direction: "rx", Priority: 0, Value: 90_000_000},
+				{Family: node.FamilyPriorityBytes, Direction: "tx", Priority: 0, Value: 80_000_000},
+				{Family: node.FamilyPriorityBytes, Direction: "rx", Priority: 3, Value: 4_100_000_000},
+				{Family: node.FamilyPriorityBytes, Direction: "tx", Priority: 3, Value: 4_500_000_000},
 				{Family: node.FamilyPriorityDiscards, Direction: "rx", Priority: 0, Label: node.DiscardOther},
 				{Family: node.FamilyPriorityDiscards, Direction: "rx", Priority: 3, Label: node.DiscardOther},
 				{Family: node.FamilyPHYDiscards, Direction: "rx", Priority: -1},
@@ -113,7 +118,9 @@ func buildSnap() *node.Snapshot {
 		var pfc [8]bool
 		pfc[3] = true
 		s.DCB[nd] = &node.DCBState{Interface: nd, PFCKnown: true, PFCCap: 8, PFCEnabled: pfc, Trust: "dscp",
-			ECN: map[string]*node.ECNSetting{"np": allPrio(true), "rp": allPrio(true)}}
+			ECN:  map[string]*node.ECNSetting{"np": allPrio(true), "rp": allPrio(true)},
+			DSCP: mlx5DefaultDSCPMap(), CNPDSCP: intp(48), CNPPrio: intp(6)}
+		port.TrafficClass, port.TrafficClassFile = intp(106), true
 	}
 	return s
 }
@@ -274,4 +281,15 @@ func dump(fs []Finding) string {
 		fmt.Fprintf(&b, "  %s %s %s: %s\n", f.ID, f.Subject, f.Status, f.Message)
 	}
 	return b.String()
+}
+
+func intp(v int) *int { return &v }
+
+// mlx5DefaultDSCPMap is the map mlx5 fills in DSCP trust: DSCP d on priority d/8.
+func mlx5DefaultDSCPMap() *node.DSCPMap {
+	var m node.DSCPMap
+	for d := 0; d < node.NumDSCP; d++ {
+		m.Set(uint8(d), uint8(d/8))
+	}
+	return &m
 }

@@ -2,10 +2,13 @@ package health
 
 import (
 	"fmt"
+
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/roce-exporter/roce_exporter/config"
 )
 
 // checkNCCLEnv prints the NCCL variables that pin NCCL to this node's compute ports,
@@ -108,6 +111,7 @@ func checkNCCLEnv(e *env, r *results) {
 			fix = "unset NCCL_IB_GID_INDEX (or set NCCL_IB_GID_INDEX=-1) in the job environment; " + fix
 		}
 	}
+	vars = append(vars, ncclClassVars(e, roce, len(hcas) > 0)...)
 	msg := strings.Join(vars, " ")
 	if len(notIB) > 0 {
 		msg += " (not for NCCL_IB_HCA: " + strings.Join(notIB, "; ") + ")"
@@ -120,6 +124,30 @@ func checkNCCLEnv(e *env, r *results) {
 		msg += " (from this node's active RDMA ports; no plan entry for this node)"
 	}
 	r.ok(SubjectNode, msg)
+}
+
+// ncclClassVars are the variables that put NCCL's traffic on the plan's class: on RoCE
+// NCCL_IB_TC, the traffic class (DSCP<<2 | ECT) the DSCP map sends to the PFC priority,
+// and with PCP trust NCCL_IB_SL, whose value becomes the VLAN PCP; on InfiniBand
+// NCCL_IB_SL, the service level the plan names. NCCL's defaults are 0 for both, the
+// best-effort class.
+func ncclClassVars(e *env, roce, anyHCA bool) []string {
+	exp, ok := e.expectations()
+	if !ok || !anyHCA {
+		return nil
+	}
+	var vars []string
+	if roce {
+		if tc, ok := exp.RoCETrafficClass(); ok {
+			vars = append(vars, "NCCL_IB_TC="+strconv.Itoa(tc))
+		}
+		if exp.Trust == config.TrustPCP && exp.PFCPriority != nil {
+			vars = append(vars, "NCCL_IB_SL="+strconv.Itoa(*exp.PFCPriority))
+		}
+	} else if exp.IBServiceLevel != nil {
+		vars = append(vars, "NCCL_IB_SL="+strconv.Itoa(*exp.IBServiceLevel))
+	}
+	return vars
 }
 
 // ncclIBUnusable says why NCCL's IB transport cannot use the target's port, ""

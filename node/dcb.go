@@ -30,6 +30,13 @@ type DCBState struct {
 	// ECN holds the MLNX_OFED per-priority enable files, keyed by role
 	// (ECNRoleNP, ECNRoleRP); nil when the driver does not expose them.
 	ECN map[string]*ECNSetting
+	// DSCP is the DSCP → priority map of the APP table; nil when the table has no
+	// DSCP entry (PCP trust on mlx5) or the DCB state could not be read.
+	DSCP *DSCPMap
+	// CNPDSCP and CNPPrio are MLNX_OFED's ecn/roce_np/cnp_dscp and cnp_802p_prio, the
+	// marking of the CNPs this NIC sends; nil where the files do not exist.
+	CNPDSCP *int
+	CNPPrio *int
 }
 
 // ECNSetting is one role's per-priority ECN enable files.

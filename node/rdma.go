@@ -133,6 +133,15 @@ type Port struct {
 	ActiveMTU int
 	// DefaultRoCEMode is the rdma_cm default from configfs, "" when unreadable.
 	DefaultRoCEMode string
+	// DefaultRoCETOS is rdma_cm's configfs default_roce_tos (the ToS rdma_cm
+	// connections get when the application sets none); nil when unreadable, which
+	// is usual: the configfs directory exists only once someone created it.
+	DefaultRoCETOS *int
+	// TrafficClass is MLNX_OFED's tc/<port>/traffic_class global override, which
+	// every QP of the port is sent with; nil when the file does not exist or no
+	// global traffic class is set (TrafficClassFile tells the two apart).
+	TrafficClass     *int
+	TrafficClassFile bool
 }
 
 // Up reports whether the port is ACTIVE with the physical link up. An

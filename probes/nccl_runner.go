@@ -59,6 +59,17 @@ func (r *ncclRunner) env() map[string]string {
 			env["NCCL_IB_GID_INDEX"] = strconv.Itoa(g)
 		}
 	}
+	// The class the plan's DSCP map sends to the PFC priority; NCCL's default 0 is
+	// DSCP 0, the best-effort class. The health check nccl_env prints the same.
+	exp := r.plan.Expectations
+	if tc, ok := exp.RoCETrafficClass(); ok {
+		env["NCCL_IB_TC"] = strconv.Itoa(tc)
+		if exp.Trust == config.TrustPCP && exp.PFCPriority != nil {
+			env["NCCL_IB_SL"] = strconv.Itoa(*exp.PFCPriority) // becomes the VLAN PCP
+		}
+	} else if exp.IBServiceLevel != nil {
+		env["NCCL_IB_SL"] = strconv.Itoa(*exp.IBServiceLevel)
+	}
 	for k, v := range r.cfg().Env {
 		env[k] = v
 	}

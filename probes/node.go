@@ -20,6 +20,26 @@ type NodeInfo interface {
 	PortUtilization(ctx context.Context, device string, window time.Duration) (float64, error)
 }
 
+// PriorityTraffic is a reading of the counters that tell which 802.1p priority
+// carried a device's traffic: the RDMA data counters of its port and the
+// per-priority byte counters of its netdev (ethtool tx/rx_prio<N>_bytes and the
+// bnxt/ice equivalents node maps onto node.FamilyPriorityBytes).
+type PriorityTraffic struct {
+	// RDMATX and RDMARX are port_xmit_data and port_rcv_data in bytes; HaveRDMA
+	// is false when the port has no data counters.
+	RDMATX, RDMARX uint64
+	HaveRDMA       bool
+	// TX and RX are the bytes per priority; Have[p] marks the priorities read.
+	TX, RX [8]uint64
+	Have   [8]bool
+}
+
+// PriorityCounters is the optional part of NodeInfo that lets a bandwidth probe
+// prove which priority its bytes went on. A NodeInfo without it skips that proof.
+type PriorityCounters interface {
+	PriorityTraffic(device string) (PriorityTraffic, bool)
+}
+
 // SnapshotNode answers NodeInfo from snapshots of the node, read by the same
 // reader the exporter serves its metrics from: the probes and the metrics
 // see one node, parsed by one set of rules.
@@ -94,4 +114,44 @@ func (n SnapshotNode) PortUtilization(ctx context.Context, device string, window
 	elapsed := time.Since(begin).Seconds()
 	busiest := max(float64(rx1-rx0), float64(tx1-tx0))
 	return busiest / elapsed / (p0.RateBitsPerSecond / 8), nil
+}
+
+// PriorityTraffic reads the device's first Ethernet port: its RDMA data counters
+// and the per-priority byte counters of its netdev (of the bond's slaves, summed,
+// for a RoCE LAG port, where the physical ports count the frames).
+func (n SnapshotNode) PriorityTraffic(device string) (PriorityTraffic, bool) {
+	snap := n.Read()
+	d := snap.Device(device)
+	if d == nil {
+		return PriorityTraffic{}, false
+	}
+	for _, p := range d.Ports {
+		if !p.Ethernet() || p.Interface == "" {
+			continue
+		}
+		var out PriorityTraffic
+		out.RDMARX, out.RDMATX, out.HaveRDMA = p.DataBytes()
+		netdevs := []string{p.Interface}
+		if len(p.BondSlaves) > 0 {
+			netdevs = p.BondSlaves
+		}
+		any := false
+		for _, nd := range netdevs {
+			st := snap.Ethtool[nd]
+			if st == nil {
+				continue
+			}
+			for prio := 0; prio < 8; prio++ {
+				tx, ok1 := st.Get(node.FamilyPriorityBytes, node.DirTX, prio, "")
+				rx, ok2 := st.Get(node.FamilyPriorityBytes, node.DirRX, prio, "")
+				if ok1 || ok2 {
+					out.TX[prio] += tx
+					out.RX[prio] += rx
+					out.Have[prio], any = true, true
+				}
+			}
+		}
+		return out, any
+	}
+	return PriorityTraffic{}, false
 }

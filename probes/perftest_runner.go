@@ -3,6 +3,7 @@ package probes
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"strconv"
@@ -32,6 +33,22 @@ type perftestRunner struct {
 	node     NodeInfo
 	base     *Baselines
 	logger   *slog.Logger
+	// tclass is the plan's RoCE traffic class (DSCP<<2 | ECT), passed as perftest's
+	// --tclass when haveTClass; rocePrio is the PFC priority RoCE must land on, -1
+	// when the plan sets none (then where the bytes went is not judged).
+	tclass     int
+	haveTClass bool
+	rocePrio   int
+}
+
+// newPerftestRunner makes a runner for kind with the plan's traffic class.
+func newPerftestRunner(kind string, cfg config.Perftest, plan *config.Plan, node NodeInfo, base *Baselines, logger *slog.Logger) *perftestRunner {
+	r := &perftestRunner{kind: kind, cfg: cfg, fraction: plan.Expectations.MinBandwidthFraction, node: node, base: base, logger: logger, rocePrio: -1}
+	r.tclass, r.haveTClass = plan.Expectations.RoCETrafficClass()
+	if p := plan.Expectations.PFCPriority; p != nil {
+		r.rocePrio = *p
+	}
+	return r
 }
 
 func (r *perftestRunner) latency() bool { return r.kind == KindIBWriteLat }
@@ -54,6 +71,12 @@ func (r *perftestRunner) args(l Link, gid int, haveGID bool, server bool) []stri
 	}
 	if r.cfg.Duration > 0 {
 		argv = append(argv, "-D", strconv.Itoa(int(r.cfg.Duration.Round(time.Second)/time.Second)))
+	}
+	if r.haveTClass {
+		// The GRH traffic class of every packet (perftest: "Set the Traffic Class in
+		// GRH"): without it the test runs on whatever class the device defaults to,
+		// not the one NCCL is told to use.
+		argv = append(argv, "--tclass="+strconv.Itoa(r.tclass))
 	}
 	argv = append(argv, r.cfg.ExtraArgs...)
 	if !server {
@@ -85,6 +108,7 @@ func (r *perftestRunner) runClient(ctx context.Context, l Link) *Result {
 	argv := r.args(l, gid, haveGID, false)
 	res.Command = argv
 	deadline := time.Now().Add(r.cfg.Timeout)
+	before, counted := r.priorityTraffic(l.Device)
 	var out execResult
 	for attempt := 0; ; attempt++ {
 		remaining := time.Until(deadline)
@@ -107,7 +131,87 @@ func (r *perftestRunner) runClient(ctx context.Context, l Link) *Result {
 	res.Duration = time.Since(res.Start)
 	res.ExitCode, res.StderrTail = out.ExitCode, out.Stderr
 	r.evaluate(res, out)
+	if counted {
+		if after, ok := r.priorityTraffic(l.Device); ok {
+			r.judgePriority(res, before, after)
+		}
+	}
 	return res
+}
+
+// priorityTraffic reads the device's per-priority counters when the runner can
+// judge them: a bandwidth test, a plan with a RoCE priority and a NodeInfo that
+// reads them.
+func (r *perftestRunner) priorityTraffic(device string) (PriorityTraffic, bool) {
+	pc, ok := r.node.(PriorityCounters)
+	if !ok || r.latency() || r.rocePrio < 0 {
+		return PriorityTraffic{}, false
+	}
+	return pc.PriorityTraffic(device)
+}
+
+// Thresholds of the wrong-priority verdict: the priority counters count whole
+// frames (headers on top of the payload perftest counts), so a test on the RoCE
+// priority shows at least the bytes it moved there; under half means most went
+// elsewhere. Below the floor the test moved too little to tell from other traffic.
+const (
+	minRoCEPriorityShare = 0.5
+	minBytesToJudge      = 64 << 20
+)
+
+// judgePriority proves where the bytes of a bandwidth run went: the client is
+// the sender of ib_write_bw, so the bytes it moved (the growth of its port's
+// port_xmit_data, or the reported bandwidth times the duration) must appear in
+// the tx byte counter of the RoCE priority. A run that measured no bandwidth
+// (it failed for another reason) is left alone.
+func (r *perftestRunner) judgePriority(res *Result, before, after PriorityTraffic) {
+	if res.BandwidthBytesPerSecond <= 0 || !after.Have[r.rocePrio] || !before.Have[r.rocePrio] {
+		return
+	}
+	delta := func(p int) uint64 {
+		if after.TX[p] < before.TX[p] {
+			return 0 // counter reset
+		}
+		return after.TX[p] - before.TX[p]
+	}
+	var anyPrio uint64
+	for p := 0; p < 8; p++ {
+		anyPrio += delta(p)
+	}
+	var moved uint64
+	switch {
+	case before.HaveRDMA && after.HaveRDMA && after.RDMATX > before.RDMATX:
+		moved = after.RDMATX - before.RDMATX
+	case anyPrio > 0 && r.cfg.Duration > 0:
+		// No RDMA data counters: what perftest says it sent.
+		moved = uint64(res.BandwidthBytesPerSecond * r.cfg.Duration.Seconds())
+	default:
+		// Not one counter moved while the test ran: the counters are not live (a
+		// replayed node), so there is nothing to prove either way.
+		return
+	}
+	if moved < minBytesToJudge {
+		return
+	}
+	share := float64(delta(r.rocePrio)) / float64(moved)
+	res.RoCEPriorityShare = &share
+	if share >= minRoCEPriorityShare {
+		return
+	}
+	top := -1
+	var topBytes uint64
+	for p := 0; p < 8; p++ {
+		if p != r.rocePrio && after.Have[p] && delta(p) > topBytes {
+			top, topBytes = p, delta(p)
+		}
+	}
+	msg := fmt.Sprintf("the test sent %d bytes but priority %d (PFC, RoCE) counted %d (%.0f%%)", moved, r.rocePrio, delta(r.rocePrio), 100*share)
+	if top >= 0 {
+		res.CarriedOnPriority = &top
+		msg += fmt.Sprintf("; priority %d carried %d", top, topBytes)
+	}
+	res.Warnings = append(res.Warnings, msg)
+	res.fail(ReasonWrongPriority)
 }
 
 func perftestOutcome(out execResult) string {

@@ -29,6 +29,9 @@ const (
 	// ReasonParseError: nothing in the output could be read as the test's results, or a
 	// number in it is impossible (a bandwidth above any port that exists).
 	ReasonParseError = "parse_error"
+	// ReasonWrongPriority: the bandwidth test's bytes were not counted on the RoCE
+	// priority's byte counters but on another, lossy priority, however fast it ran.
+	ReasonWrongPriority = "wrong_priority"
 )
 
 // ErrNoResults is returned (wrapped) by the parsers when the output holds no
@@ -48,6 +51,7 @@ var hints = map[string]string{
 	ReasonExecError:        "The test program failed to run or printed no result: run the same command by hand on the node and read its error output (missing binary, wrong flags, CUDA or MPI problems).",
 	ReasonQPConnectTimeout: "The queue pair could not reach the peer (ibv_modify_qp: Connection timed out, errno 110): this is the compute network, not NCCL. On both nodes check the peer's entry on the compute interface with `ip neigh show dev <interface>` (REACHABLE is good, FAILED or INCOMPLETE means ARP gets no answer), ping the peer's compute IP from it (`ping -I <interface> <peer compute IP>`), check that both switch ports are in the same VLAN with PFC on the RoCE priority, that a route exists when the peers are in different subnets, and that the GID index (`show_gids`) is the RoCE v2 entry holding the compute IPv4 on both nodes; on a rail-only fabric also set NCCL_CROSS_NIC=0.",
 	ReasonIncompleteOutput: "The output stops before the test's closing summary (nccl-tests prints \"# Avg bus bandwidth\" at the end): the run was killed, timed out or its log was cut off, so the largest message sizes may be missing. Run it again to the end; if it stops at the same place, read the last lines of the rank that stopped.",
+	ReasonWrongPriority:    "The test's RDMA bytes travelled on another priority than the PFC-protected RoCE priority, so RoCE runs lossy there and will drop instead of pausing under congestion: run `roce_exporter doctor` and read roce_dscp_maps_to_pfc_priority (the DSCP to priority map: `mlnx_qos -i <if> --dscp2prio set,26,3`) and default_traffic_class (the traffic class RDMA is marked with: NCCL_IB_TC=106, or /sys/class/infiniband/<dev>/tc/1/traffic_class).",
 	ReasonParseError:       "Could not parse the probe output: it holds no result table this version can read, or a number in it is impossible (above any port's rate). Check that it is the complete, unedited output of the program this probe kind names (ib_write_bw, ib_write_lat or all_reduce_perf, as text or its JSON file) and that nothing else was written into it.",
 }
 

@@ -382,14 +382,14 @@ func TestNCCLRunner(t *testing.T) {
 		t.Errorf("the fallback is not stated: %q", res.Warnings)
 	}
 	argv := calls(t, dir)[0]
-	for _, want := range []string{"-np 16", "-H 10.0.0.11:8,10.0.0.12:8", "-x NCCL_IB_GID_INDEX", "-x NCCL_IB_HCA", "-x NCCL_SOCKET_IFNAME",
+	for _, want := range []string{"-np 16", "-H 10.0.0.11:8,10.0.0.12:8", "-x NCCL_IB_GID_INDEX", "-x NCCL_IB_HCA", "-x NCCL_IB_TC", "-x NCCL_SOCKET_IFNAME",
 		"/opt/nccl-tests/build/all_reduce_perf -b 8 -e 8589934592 -f 2 -g 1"} {
 		if !strings.Contains(argv, want) {
 			t.Errorf("mpirun argv %q lacks %q", argv, want)
 		}
 	}
 	env, _ := os.ReadFile(filepath.Join(dir, "env"))
-	for _, want := range []string{"NCCL_IB_GID_INDEX=3", "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1", "NCCL_SOCKET_IFNAME==ens1f0np0,ens2f0np0"} {
+	for _, want := range []string{"NCCL_IB_GID_INDEX=3", "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1", "NCCL_SOCKET_IFNAME==ens1f0np0,ens2f0np0", "NCCL_IB_TC=106"} {
 		if !strings.Contains(string(env), want) {
 			t.Errorf("NCCL env lacks %q:\n%s", want, env)
 		}

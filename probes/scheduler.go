@@ -70,11 +70,10 @@ func New(opts Options) (*Scheduler, error) {
 		return nil, err
 	}
 	p := opts.Plan.Probes
-	fraction := opts.Plan.Expectations.MinBandwidthFraction
 	s := &Scheduler{
 		opts: opts, self: self, pairs: NewSchedule(opts.Plan.NodeNames()), store: NewStore(), base: base, locks: newDeviceLocks(), logger: opts.Logger,
-		bw:   &perftestRunner{kind: KindIBWriteBW, cfg: p.IBWriteBW, fraction: fraction, node: opts.Node, base: base, logger: opts.Logger},
-		lat:  &perftestRunner{kind: KindIBWriteLat, cfg: p.IBWriteLat, fraction: fraction, node: opts.Node, base: base, logger: opts.Logger},
+		bw:   newPerftestRunner(KindIBWriteBW, p.IBWriteBW, opts.Plan, opts.Node, base, opts.Logger),
+		lat:  newPerftestRunner(KindIBWriteLat, p.IBWriteLat, opts.Plan, opts.Node, base, opts.Logger),
 		nccl: &ncclRunner{plan: opts.Plan, self: self, node: opts.Node, base: base, logger: opts.Logger},
 		ping: &pingRunner{count: p.Ping.Count, timeout: p.Ping.Timeout, interval: 200 * time.Millisecond},
 	}

@@ -55,6 +55,11 @@ type Result struct {
 	// BusBandwidth is NCCL's busbw per message size (bytes/s, in-place).
 	BusBandwidth map[uint64]float64 `json:"bus_bandwidth_bytes_per_second,omitempty"`
 	WrongResults int64              `json:"wrong_results,omitempty"`
+	// RoCEPriorityShare is the share of the bytes a bandwidth test sent that the
+	// RoCE priority's tx byte counter counted, and CarriedOnPriority the priority
+	// that counted most of them when it was another; nil when not measured.
+	RoCEPriorityShare *float64 `json:"roce_priority_share,omitempty"`
+	CarriedOnPriority *int     `json:"carried_on_priority,omitempty"`
 
 	Command    []string `json:"command,omitempty"`
 	ExitCode   int      `json:"exit_code"`

@@ -2,6 +2,7 @@ package reader
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"path/filepath"
@@ -65,15 +66,24 @@ func (c *dcbSource) read(sc *scan) (func(*node.Snapshot), error) {
 				st.PFCEnabled = ieee.PFC.Enabled
 			}
 			st.Trust = ieee.Trust()
+			var m node.DSCPMap
+			n := 0
+			ieee.DSCPPrio(func(d, p uint8) { m.Set(d, p); n++ })
+			if n > 0 {
+				st.DSCP = &m
+			}
 		case errors.Is(err, dcbnl.ErrNotSupported), errors.Is(err, fs.ErrNotExist), errors.Is(err, dcbnl.ErrNoDevice):
 			// veth, VFs/SFs (mlx5 registers dcbnl on PFs only), or no capture.
 			c.r.logger.Debug("no DCB state", "interface", iface, "err", err)
 		default:
 			sc.readError(node.SourceDCB, iface, err)
 		}
-		if ecn := c.readECN(sc, iface); ecn != nil {
-			st.ECN = ecn
+		if ecn := c.readECN(sc, iface); ecn.values != nil {
+			st.ECN = ecn.values
 			have = true
+		}
+		if ecn := c.ecn[iface]; ecn.cnpDSCP != nil || ecn.cnpPrio != nil {
+			st.CNPDSCP, st.CNPPrio = ecn.cnpDSCP, ecn.cnpPrio
 		}
 		if have {
 			states[iface] = st
@@ -93,23 +103,29 @@ var errNoKernel = errors.New("not asking this machine's kernel about a copied sy
 type ecnState struct {
 	at     time.Time
 	values map[string]*node.ECNSetting // nil when the driver has no ecn/ files
+	// cnpDSCP and cnpPrio are roce_np/cnp_dscp and cnp_802p_prio (MLNX_OFED).
+	cnpDSCP, cnpPrio *int
 }
 
 // readECN reads MLNX_OFED's /sys/class/net/<if>/ecn/roce_{np,rp}/enable/<p>.
 // Upstream mlx5 has no such files; then the health checks infer ECN from
 // counters. The files are settings, not readings, so they are read on the
 // refresh interval (16 files per interface) and kept in between.
-func (c *dcbSource) readECN(sc *scan, iface string) map[string]*node.ECNSetting {
+func (c *dcbSource) readECN(sc *scan, iface string) *ecnState {
 	cached, ok := c.ecn[iface]
 	if !ok || c.r.due(cached.at, sc.Time) {
 		cached = c.loadECN(sc, iface)
 		c.ecn[iface] = cached
 	}
-	return cached.values
+	return cached
 }
 
 func (c *dcbSource) loadECN(sc *scan, iface string) *ecnState {
 	st := &ecnState{at: sc.Time}
+	// The marking of the CNPs this NIC sends as notification point.
+	np := c.r.sys("class", "net", iface, "ecn", "roce_np")
+	st.cnpDSCP = c.readSmallInt(sc, joinPath(np, "cnp_dscp"), 63)
+	st.cnpPrio = c.readSmallInt(sc, joinPath(np, "cnp_802p_prio"), 7)
 	for _, role := range node.ECNRoles {
 		dir := c.r.sys("class", "net", iface, "ecn", "roce_"+role, "enable")
 		var setting node.ECNSetting
@@ -140,6 +156,27 @@ func (c *dcbSource) loadECN(sc *scan, iface string) *ecnState {
 		}
 	}
 	return st
+}
+
+// readSmallInt reads a setting file holding 0..max; nil when absent or invalid.
+func (c *dcbSource) readSmallInt(sc *scan, path string, max uint64) *int {
+	text, err := readSysfsFile(c.r.fs, path)
+	if err != nil {
+		if !isVanished(err) {
+			sc.readError(node.SourceDCB, path, err)
+		}
+		return nil
+	}
+	v, err := parseCounterAt(path, []byte(text))
+	if err == nil && v > max {
+		err = fmt.Errorf("%s: %d is above %d", path, v, max)
+	}
+	if err != nil {
+		sc.readError(node.SourceDCB, path, err)
+		return nil
+	}
+	n := int(v)
+	return &n
 }
 
 // liveDCB queries the kernel over one long-lived netlink socket.

@@ -52,6 +52,11 @@ type rdmaPortState struct {
 	gids     []node.GID
 	gidsAt   time.Time
 	roceMode string
+	// tos is rdma_cm's default_roce_tos; tclass and tclassFile MLNX_OFED's
+	// tc/<port>/traffic_class (see node.Port).
+	tos        *int
+	tclass     *int
+	tclassFile bool
 }
 
 func newRDMASource(r *Reader) *rdmaSource {
@@ -314,6 +319,8 @@ func (c *rdmaSource) readPort(sc *scan, td *topoDevice, tp *topoPort, ps *rdmaPo
 	if c.r.due(ps.gidsAt, sc.Time) {
 		ps.gids = c.readGIDs(sc, tp)
 		ps.roceMode = c.readRoCEMode(td.Name, tp.Label)
+		ps.tos = c.readRoCETOS(sc, td.Name, tp.Label)
+		ps.tclass, ps.tclassFile = c.readTrafficClass(sc, td.Name, tp.Label)
 		// The active MTU is configuration derived from the netdev MTU, like
 		// the GIDs, so it follows their refresh.
 		ps.activeMTU = 0
@@ -325,6 +332,8 @@ func (c *rdmaSource) readPort(sc *scan, td *topoDevice, tp *topoPort, ps *rdmaPo
 	p.ActiveMTU = ps.activeMTU
 	p.GIDs = ps.gids
 	p.DefaultRoCEMode = ps.roceMode
+	p.DefaultRoCETOS = ps.tos
+	p.TrafficClass, p.TrafficClassFile = ps.tclass, ps.tclassFile
 	return p
 }
 
@@ -528,6 +537,45 @@ func (c *rdmaSource) readRoCEMode(device, port string) string {
 		return ""
 	}
 	return node.CleanText(v)
+}
+
+// readRoCETOS reads rdma_cm's default ToS from configfs, under the same rule as
+// readRoCEMode: only where the directory already exists. Kernels before 4.19 have
+// no such file; both cases leave it nil (absent, never 0).
+func (c *rdmaSource) readRoCETOS(sc *scan, device, port string) *int {
+	path := c.r.sys("kernel", "config", "rdma_cm", device, "ports", port, "default_roce_tos")
+	v, err := readSysfsFile(c.r.fs, path)
+	if err != nil {
+		return nil
+	}
+	tos, err := node.ParseToS(v)
+	if err != nil {
+		sc.readError(node.SourceRDMA, path, err)
+		return nil
+	}
+	return &tos
+}
+
+// readTrafficClass reads MLNX_OFED's /sys/class/infiniband/<dev>/tc/<port>/traffic_class
+// (upstream mlx5 has no tc/ directory).
+func (c *rdmaSource) readTrafficClass(sc *scan, device, port string) (*int, bool) {
+	path := c.r.sys("class", "infiniband", device, "tc", port, "traffic_class")
+	v, err := readSysfsFile(c.r.fs, path)
+	if err != nil {
+		if !isVanished(err) {
+			sc.readError(node.SourceRDMA, path, err)
+		}
+		return nil, false
+	}
+	tc, set, err := node.ParseMlx5TrafficClass(v)
+	if err != nil {
+		sc.readError(node.SourceRDMA, path, fmt.Errorf("%s: %w", path, err))
+		return nil, true
+	}
+	if !set {
+		return nil, true
+	}
+	return &tc, true
 }
 
 func (c *rdmaSource) readActiveMTU(sc *scan, p *node.Port) int {

@@ -54,14 +54,14 @@ func TestDoctorDegradedNodeNamesEachFault(t *testing.T) {
 		t.Fatalf("exit %d, want 1 when a check fails:\n%s", code, out)
 	}
 	for _, want := range []string{
-		"FAIL  port_active                    mlx5_1",
-		"FAIL  mtu_matches_plan               ens4f0np0",
-		"FAIL  pfc_enabled_on_roce_priority   ens8f0np0",
-		"FAIL  pcie_link_not_degraded         mlx5_2",
-		"WARN  firmware_consistent            mlx5_4",
-		"FAIL  trust_mode_matches_plan        ens1f0np0",
-		"FAIL  ecn_enabled                    ens7f0np0",
-		"FAIL  global_pause_off_with_pfc      ens8f0np0",
+		"FAIL  port_active                     mlx5_1",
+		"FAIL  mtu_matches_plan                ens4f0np0",
+		"FAIL  pfc_enabled_on_roce_priority    ens8f0np0",
+		"FAIL  pcie_link_not_degraded          mlx5_2",
+		"WARN  firmware_consistent             mlx5_4",
+		"FAIL  trust_mode_matches_plan         ens1f0np0",
+		"FAIL  ecn_enabled                     ens7f0np0",
+		"FAIL  global_pause_off_with_pfc       ens8f0np0",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output lacks %q", want)
@@ -99,8 +99,8 @@ func TestDoctorReportsHistoryInBothModes(t *testing.T) {
 			t.Errorf("--interval=%s: exit %d, want 0 (history warns, it does not fail)", interval, code)
 		}
 		for _, want := range []string{
-			"WARN  no_pfc_storm                   ens3f0np0",
-			"WARN  no_packet_discards             ens3f0np0",
+			"WARN  no_pfc_storm                    ens3f0np0",
+			"WARN  no_packet_discards              ens3f0np0",
 			"1203344 received packet(s) of RoCE priority 3 dropped since boot",
 			"\n0 failed, 2 warnings,",
 		} {
@@ -292,4 +292,46 @@ func TestHealthMetricsOnServe(t *testing.T) {
 		t.Error("a skipped check was exported")
 	}
 	promtoolCheck(t, body)
+}
+
+// TestDoctorRoCEOffTheLosslessPriority: the two ways RoCE ends up on a lossy priority
+// while every PFC check passes, each named by the check that sees it.
+func TestDoctorRoCEOffTheLosslessPriority(t *testing.T) {
+	for _, c := range []struct {
+		scenario string
+		want     []string
+		notWant  []string
+	}{
+		{"mlx5-dscp-to-wrong-priority", []string{
+			"FAIL  roce_dscp_maps_to_pfc_priority  ens3f0np0  DSCP 26 maps to priority 0 on ens3f0np0, but PFC protects priority 3",
+			"fix: `mlnx_qos -i ens3f0np0 --dscp2prio set,26,3`",
+			"FAIL  rdma_bytes_on_roce_priority     ens3f0np0  tx: RDMA moved 10.0 TiB since the counters started but the RoCE priority 3 only 4.6 MiB (0%); priority 0 carried 10.0 TiB",
+			"NCCL_IB_TC=106",
+		}, []string{"pfc_enabled_on_roce_priority   ens3f0np0", "WARN"}},
+		{"mlx5-rdma-on-priority-0", []string{
+			"FAIL  rdma_bytes_on_roce_priority     ens6f0np0  tx: RDMA moved 19.9 TiB since the counters started but the RoCE priority 3 only 4.6 MiB (0%); priority 0 carried 19.9 TiB",
+			"WARN  default_traffic_class           mlx5_5     no device traffic class is set",
+			"fix: echo 106 > /sys/class/infiniband/mlx5_5/tc/1/traffic_class",
+		}, []string{"FAIL  roce_dscp_maps_to_pfc_priority"}},
+	} {
+		t.Run(c.scenario, func(t *testing.T) {
+			out, code := runDoctor(t, append(scenarioArgs(c.scenario), "--config.file="+healthyPlan, "--node.name=node01")...)
+			if code != 1 {
+				t.Errorf("exit %d, want 1", code)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("doctor output lacks %q", w)
+				}
+			}
+			for _, w := range c.notWant {
+				if strings.Contains(out, w) {
+					t.Errorf("doctor output has %q", w)
+				}
+			}
+			if t.Failed() {
+				t.Logf("output:\n%s", out)
+			}
+		})
+	}
 }

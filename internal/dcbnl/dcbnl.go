@@ -188,6 +188,15 @@ type IEEE struct {
 	TrustHint string
 }
 
+// DSCPPrio calls fn for every DSCP entry of the APP table, in table order.
+func (i *IEEE) DSCPPrio(fn func(dscp, prio uint8)) {
+	for _, a := range i.Apps {
+		if a.Selector == selDSCP && a.Protocol < 64 {
+			fn(uint8(a.Protocol), a.Priority)
+		}
+	}
+}
+
 // Trust returns "dscp" or "pcp". mlx5 has no trust getter in dcbnl: it
 // fills the APP table with all 64 DSCP entries when trust is DSCP and empties
 // them when it goes back to PCP, so trust is DSCP iff any APP entry uses the

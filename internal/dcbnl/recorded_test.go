@@ -269,3 +269,28 @@ func FuzzParseRecorded(f *testing.F) {
 		}
 	})
 }
+
+// TestRecordedMlnxQosFullDSCPMap: the full 64-entry dscp2prio map of a real mlnx_qos
+// (two-digit entries, "07,06,...,00,") lands every DSCP on d/8, as DSCPPrio reports it.
+func TestRecordedMlnxQosFullDSCPMap(t *testing.T) {
+	got := parseFile(t, "mlnx_qos-dscp-doc2792.txt")
+	if got.Trust() != "dscp" || got.PFC == nil || !reflect.DeepEqual(enabledList(got.PFC), []int{0, 2, 6, 7}) || got.PFC.Delay != 10 {
+		t.Fatalf("trust %q, PFC %+v", got.Trust(), got.PFC)
+	}
+	n := 0
+	got.DSCPPrio(func(d, p uint8) {
+		n++
+		if p != d/8 {
+			t.Errorf("DSCP %d -> %d, want %d", d, p, d/8)
+		}
+	})
+	if n != 64 {
+		t.Errorf("%d DSCP entries, want 64", n)
+	}
+	if p := got.PrioritiesForDSCP(26); !reflect.DeepEqual(p, []uint8{3}) {
+		t.Errorf("DSCP 26 -> %v", p)
+	}
+	if got.ETS == nil || got.ETS.TSA[6] != tsaStrict || got.ETS.PrioTC[0] != 1 || got.ETS.TCTxBW[7] != 40 {
+		t.Errorf("ETS = %+v", got.ETS)
+	}
+}

@@ -35,6 +35,16 @@ type NIC struct {
 	ECNEnabled                        *[8]bool // MLNX_OFED ecn/ files; nil = upstream driver
 	KernelVersion, FirmwarePSIDSuffix string
 	Channels                          int
+	// DSCPPrio overrides entries of mlx5's default DSCP map (DSCP d on
+	// priority d/8) in DSCP trust.
+	DSCPPrio map[int]int
+	// MlnxQos captures the DCB state as `mlnx_qos -i X` prints it instead of
+	// iproute2's `dcb`.
+	MlnxQos bool
+	// RDMAPriority, when set, is the priority RDMA bytes actually travel on
+	// (its per-priority byte counters carry them), instead of the PFC
+	// priority: RoCE sent with the wrong DSCP or mapped to the wrong priority.
+	RDMAPriority *int
 	// VF is an SR-IOV virtual function's netdev: mlx5 registers DCB
 	// netlink on PFs only (mlx5e_dcbnl_build_netdev wants
 	// vport_group_manager), so it has no `dcb` capture and no ECN files,
@@ -211,11 +221,22 @@ func ethtoolPhy(line func(string, uint64), zeros func(...string), n NIC, rdmaRX,
 	}
 	zeros("rx_buffer_passed_thres_phy", "rx_pci_signal_integrity", "tx_pci_signal_integrity", "outbound_pci_buffer_overflow",
 		"outbound_pci_stalled_rd", "outbound_pci_stalled_wr", "outbound_pci_stalled_rd_events", "outbound_pci_stalled_wr_events")
+	rdmaPrio := -1
+	if n.RDMAPriority != nil {
+		rdmaPrio = *n.RDMAPriority
+	}
 	for p := 0; p < 8; p++ {
 		var rxB, txB, rxP, txP, rxD uint64
 		switch {
-		case slices.Contains(n.PFCPriorities, p):
+		case rdmaPrio >= 0 && p != rdmaPrio && slices.Contains(n.PFCPriorities, p):
+			// The lossless priority only carries a trickle (a misrouted rdma_cm
+			// connection or a test that set its own class).
+			rxB, txB, rxP, txP = 1204*4096, 1187*4096, 1204, 1187
+		case slices.Contains(n.PFCPriorities, p) || p == rdmaPrio:
 			rxB, txB, rxP, txP, rxD = n.RXPrioBytes, n.TXPrioBytes, n.RXPrioPackets, n.TXPrioPackets, n.RXPrioDiscards
+			if p == 0 && rdmaPrio == 0 { // on top of the plain Ethernet traffic
+				rxB, txB, rxP, txP = rxB+523312871, txB+498112113, rxP+1832214, txP+1734412
+			}
 		case p == 0:
 			rxB, txB, rxP, txP = 523312871, 498112113, 1832214, 1734412
 		}
@@ -261,8 +282,58 @@ func onOff(b bool) string {
 	return "off"
 }
 
+// dscpPrio is the NIC's DSCP → priority map in DSCP trust.
+func (n NIC) dscpPrio(dscp int) int {
+	if p, ok := n.DSCPPrio[dscp]; ok {
+		return p
+	}
+	return dscp / 8
+}
+
+// mlnxQosShow renders `mlnx_qos -i X` in the layout of MLNX_OFED's mlnx_qos
+// (DCBX mode, trust, dscp2prio with "%02d," entries in descending order, cable
+// length, the PFC table, one "tc:" block per traffic class), as quoted from a
+// real ConnectX port in NVIDIA's community page DOC-2792 ("mlnx_qos", MLNX_OFED
+// 4.2) and att/netarbiter's OUTPUTSAMPLE.setup-nic-lossless-layer3.sh.md.
+func mlnxQosShow(d Device, n NIC) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# mlnx_qos -i %s\n", d.Netdev)
+	b.WriteString("DCBX mode: OS controlled\n")
+	fmt.Fprintf(&b, "Priority trust state: %s\n", n.Trust)
+	if n.Trust == "dscp" {
+		b.WriteString("dscp2prio mapping:\n")
+		for p := 0; p < 8; p++ {
+			var line strings.Builder
+			for dscp := 63; dscp >= 0; dscp-- {
+				if n.dscpPrio(dscp) == p {
+					fmt.Fprintf(&line, "%02d,", dscp)
+				}
+			}
+			if line.Len() > 0 {
+				fmt.Fprintf(&b, "        prio:%d dscp:%s\n", p, line.String())
+			}
+		}
+	}
+	b.WriteString("Cable len: 7\nPFC configuration:\n        priority    0   1   2   3   4   5   6   7\n        enabled  ")
+	for p := 0; p < 8; p++ {
+		v := 0
+		if slices.Contains(n.PFCPriorities, p) {
+			v = 1
+		}
+		fmt.Fprintf(&b, "   %d", v)
+	}
+	b.WriteString("\n")
+	for tc := 0; tc < 8; tc++ {
+		fmt.Fprintf(&b, "tc: %d ratelimit: unlimited, tsa: vendor\n         priority:  %d\n", tc, tc)
+	}
+	return b.String()
+}
+
 // dcbShow renders `dcb pfc show dev X; dcb app show dev X` (iproute2).
 func dcbShow(d Device, n NIC) string {
+	if n.MlnxQos {
+		return mlnxQosShow(d, n)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# dcb pfc show dev %s; dcb app show dev %s\n", d.Netdev, d.Netdev)
 	b.WriteString("pfc-cap 8 macsec-bypass off delay 7\nprio-pfc")
@@ -275,7 +346,7 @@ func dcbShow(d Device, n NIC) string {
 		// (CS3/AF3x, RoCE's DSCP 26) on priority 3, 48 (CNPs) on 6.
 		b.WriteString("dscp-prio")
 		for dscp := 0; dscp < 64; dscp++ {
-			fmt.Fprintf(&b, " %d:%d", dscp, dscp/8)
+			fmt.Fprintf(&b, " %d:%d", dscp, n.dscpPrio(dscp))
 		}
 		b.WriteString("\n")
 	}

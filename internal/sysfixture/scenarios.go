@@ -21,18 +21,54 @@ type Scenario struct {
 
 // Scenarios names every committed fixture and how to build it.
 var Scenarios = map[string]func() Scenario{
-	"mlx5-8x400g-healthy":  func() Scenario { return Scenario{Node: HealthyCX7(8), Replay: map[string]NIC{}} },
-	"mlx5-pfc-storm":       func() Scenario { return Scenario{Node: HealthyCX7(8), Replay: map[string]NIC{"mlx5_2": StormNIC(2)}} },
-	"mlx5-degraded":        func() Scenario { return Scenario{Node: DegradedCX7(), Replay: DegradedNICs()} },
-	"ib-hdr":               func() Scenario { return Scenario{Node: IBHDR()} },
-	"bnxt-no-counters":     func() Scenario { return Scenario{Node: BnxtNoCounters()} },
-	"no-rdma-driver":       func() Scenario { return Scenario{Node: NoRDMADriver(), NoRDMAClass: true} },
-	"mlx4-ib-counters-ext": func() Scenario { return Scenario{Node: MLX4CountersExt()} },
-	"iwarp-no-pma":         func() Scenario { return Scenario{Node: IWARPNoPMA()} },
-	"mlx5-sriov-vf":        SRIOVVFScenario,
-	"efa":                  func() Scenario { return Scenario{Node: EFA()} },
-	"mlx5-roce-lag":        func() Scenario { return Scenario{Node: RoCELAG()} },
+	"mlx5-8x400g-healthy":         func() Scenario { return Scenario{Node: HealthyCX7(8), Replay: map[string]NIC{}} },
+	"mlx5-pfc-storm":              func() Scenario { return Scenario{Node: HealthyCX7(8), Replay: map[string]NIC{"mlx5_2": StormNIC(2)}} },
+	"mlx5-degraded":               func() Scenario { return Scenario{Node: DegradedCX7(), Replay: DegradedNICs()} },
+	"ib-hdr":                      func() Scenario { return Scenario{Node: IBHDR()} },
+	"bnxt-no-counters":            func() Scenario { return Scenario{Node: BnxtNoCounters()} },
+	"no-rdma-driver":              func() Scenario { return Scenario{Node: NoRDMADriver(), NoRDMAClass: true} },
+	"mlx4-ib-counters-ext":        func() Scenario { return Scenario{Node: MLX4CountersExt()} },
+	"iwarp-no-pma":                func() Scenario { return Scenario{Node: IWARPNoPMA()} },
+	"mlx5-sriov-vf":               SRIOVVFScenario,
+	"efa":                         func() Scenario { return Scenario{Node: EFA()} },
+	"mlx5-roce-lag":               func() Scenario { return Scenario{Node: RoCELAG()} },
+	"mlx5-dscp-to-wrong-priority": DSCPToWrongPriority,
+	"mlx5-rdma-on-priority-0":     RDMAOnPriority0,
 }
+
+// DSCPToWrongPriority is a node where someone ran `mlnx_qos --dscp2prio
+// set,26,0` on rail 2 (the usual slip: the priority of the lossy class
+// instead of 3): PFC is still on priority 3, so every PFC check passes, but
+// RoCE marked DSCP 26 lands on priority 0 and its byte counters say so. Its DCB
+// state is an `mlnx_qos -i` capture; the device class is MLNX_OFED's 106.
+func DSCPToWrongPriority() Scenario {
+	n := HealthyCX7(8)
+	for i := range n.Devices {
+		n.Devices[i].TrafficClass = ptr("Global tclass=106\n")
+	}
+	nic := DefaultNIC(2)
+	nic.MlnxQos = true
+	nic.DSCPPrio = map[int]int{26: 0}
+	nic.RDMAPriority = ptr(0)
+	return Scenario{Node: n, Replay: map[string]NIC{"mlx5_2": nic}}
+}
+
+// RDMAOnPriority0 is a node whose DCB map is right (DSCP 26 → 3, PFC on 3) but
+// whose RDMA traffic was sent unmarked: MLNX_OFED's global traffic class is not
+// set on rail 5 and the jobs do not set NCCL_IB_TC, so RoCE goes out with DSCP 0
+// and its bytes grow on priority 0, lossy, while priority 3 stays nearly idle.
+func RDMAOnPriority0() Scenario {
+	n := HealthyCX7(8)
+	for i := range n.Devices {
+		n.Devices[i].TrafficClass = ptr("Global tclass=106\n")
+	}
+	n.Devices[5].TrafficClass = ptr("")
+	nic := DefaultNIC(5)
+	nic.RDMAPriority = ptr(0)
+	return Scenario{Node: n, Replay: map[string]NIC{"mlx5_5": nic}}
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // ScenarioNames lists the scenarios in order.
 func ScenarioNames() []string { return slices.Sorted(maps.Keys(Scenarios)) }

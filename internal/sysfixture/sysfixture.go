@@ -109,9 +109,13 @@ type Device struct {
 	// netdevs on the same PCI function.
 	MorePorts []Port
 
-	RoCEMode   string // configfs default_roce_mode; "" = directory not created
-	Uverbs     int
-	DevMissing bool // uverbs node absent from /dev (container without the device)
+	RoCEMode string // configfs default_roce_mode; "" = directory not created
+	// TrafficClass is the content of MLNX_OFED's tc/1/traffic_class ("Global
+	// tclass=106\n", or "" for a file with no global class); nil = no tc/ directory
+	// (upstream mlx5).
+	TrafficClass *string
+	Uverbs       int
+	DevMissing   bool // uverbs node absent from /dev (container without the device)
 }
 
 // Port is a port after the first of a device; the first port's fields are
@@ -318,6 +322,10 @@ func (w *writer) device(d Device) {
 	if d.RoCEMode != "" {
 		w.file("sys/kernel/config/rdma_cm/"+d.Name+"/ports/1/default_roce_mode", d.RoCEMode)
 		w.file("sys/kernel/config/rdma_cm/"+d.Name+"/ports/1/default_roce_tos", "106")
+	}
+
+	if d.TrafficClass != nil {
+		w.file(ib+"/tc/1/traffic_class", *d.TrafficClass)
 	}
 
 	uv := fmt.Sprintf("uverbs%d", d.Uverbs)

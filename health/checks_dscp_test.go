@@ -1,0 +1,97 @@
+package health
+
+import (
+	"testing"
+
+	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/node"
+)
+
+func TestDSCPChecks(t *testing.T) {
+	const nd = "ens2f0np0"
+	runCases(t, []checkCase{
+		{name: "26 on 3", id: "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusOK, msg: []string{"DSCP 26 maps to priority 3"}},
+		{name: "26 on 0", snap: func(s *node.Snapshot) { s.DCB[nd].DSCP.Set(26, 0) },
+			id: "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusFail,
+			msg: []string{"DSCP 26 maps to priority 0", "PFC protects priority 3", "DSCP 24, 25, 27, 28, 29, 30, 31"},
+			fix: []string{"mlnx_qos -i ens2f0np0 --dscp2prio set,26,3", "dcb app replace dev ens2f0np0 dscp-prio 26:3", "systemd"}},
+		{name: "26 unmapped", snap: func(s *node.Snapshot) { s.DCB[nd].DSCP.Mapped[26] = false },
+			id: "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusFail, msg: []string{"no entry", "priority 0"}},
+		{name: "plan DSCP 34 lands on 4", plan: func(p *config.Plan) { p.Expectations.RoCEDSCP = intp(34) },
+			id: "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusFail, msg: []string{"DSCP 34 maps to priority 4"}, fix: []string{"set,34,3"}},
+		{name: "PFC off on the mapped priority", snap: func(s *node.Snapshot) { s.DCB[nd].PFCEnabled = [8]bool{} },
+			id: "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusOK, msg: []string{"see pfc_enabled_on_roce_priority"}},
+		{name: "map unreadable", snap: func(s *node.Snapshot) { s.DCB[nd].DSCP = nil },
+			id: "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusSkipped},
+		{name: "lossy by design", plan: func(p *config.Plan) { p.Expectations.PFCPriority = nil },
+			id: "roce_dscp_maps_to_pfc_priority", subject: "node", want: StatusSkipped},
+		{name: "pcp trust, untagged", plan: func(p *config.Plan) { p.Expectations.Trust = config.TrustPCP },
+			snap: func(s *node.Snapshot) { s.DCB[nd].Trust, s.DCB[nd].DSCP = "pcp", nil },
+			id:   "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusFail, msg: []string{"untagged", "priority 0"}, fix: []string{"NCCL_IB_SL=3", "egress-qos-map 0:3"}},
+		{name: "pcp trust, on a VLAN", plan: func(p *config.Plan) { p.Expectations.Trust = config.TrustPCP },
+			snap: func(s *node.Snapshot) {
+				s.DCB[nd].Trust, s.DCB[nd].DSCP = "pcp", nil
+				port(s, 1).GIDs = gids(nd+".100", railIP(1), 3)
+			},
+			id: "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusOK, msg: []string{"tagged on ens2f0np0.100", "NCCL_IB_SL=3"}},
+
+		{name: "48 on 6", id: "cnp_dscp_priority", subject: nd, want: StatusOK, msg: []string{"DSCP 48 maps to priority 6", "queue of its own"}},
+		{name: "CNP on priority 0", snap: func(s *node.Snapshot) { s.DCB[nd].DSCP.Set(48, 0) },
+			id: "cnp_dscp_priority", subject: nd, want: StatusFail, msg: []string{"priority 0", "best-effort"}, fix: []string{"--dscp2prio set,48,6"}},
+		{name: "CNP on the RoCE priority", snap: func(s *node.Snapshot) { s.DCB[nd].DSCP.Mapped[48], s.DCB[nd].DSCP.Prio[48] = true, 3 },
+			id: "cnp_dscp_priority", subject: nd, want: StatusOK, msg: []string{"lossless"}},
+		{name: "NIC sends another CNP DSCP", snap: func(s *node.Snapshot) { s.DCB[nd].CNPDSCP = intp(0) },
+			id: "cnp_dscp_priority", subject: nd, want: StatusWarn, msg: []string{"CNPs with DSCP 0"}, fix: []string{"echo 48 > /sys/class/net/ens2f0np0/ecn/roce_np/cnp_dscp"}},
+		{name: "pcp trust from cnp_802p_prio", snap: func(s *node.Snapshot) {
+			s.DCB[nd].Trust, s.DCB[nd].DSCP, s.DCB[nd].CNPPrio = "pcp", nil, intp(0)
+		}, id: "cnp_dscp_priority", subject: nd, want: StatusFail, msg: []string{"cnp_802p_prio"}},
+		{name: "CNP priority unknown", snap: func(s *node.Snapshot) { s.DCB[nd].DSCP, s.DCB[nd].CNPPrio = nil, nil },
+			id: "cnp_dscp_priority", subject: nd, want: StatusSkipped},
+
+		{name: "106", id: "default_traffic_class", subject: "mlx5_1", want: StatusOK, msg: []string{"device traffic class 106 (DSCP 26)"}},
+		{name: "device class DSCP 0", snap: func(s *node.Snapshot) { port(s, 1).TrafficClass = intp(0) },
+			id: "default_traffic_class", subject: "mlx5_1", want: StatusFail, msg: []string{"traffic class is 0 (DSCP 0)", "plan's RoCE DSCP is 26"},
+			fix: []string{"echo 106 > /sys/class/infiniband/mlx5_1/tc/1/traffic_class", "NCCL_IB_TC=106"}},
+		{name: "device class unset", snap: func(s *node.Snapshot) { port(s, 1).TrafficClass = nil },
+			id: "default_traffic_class", subject: "mlx5_1", want: StatusWarn, msg: []string{"no device traffic class"}},
+		{name: "rdma_cm ToS wrong", snap: func(s *node.Snapshot) { port(s, 1).DefaultRoCETOS = intp(0) },
+			id: "default_traffic_class", subject: "mlx5_1", want: StatusWarn, msg: []string{"rdma_cm default ToS is 0"}, fix: []string{"cma_roce_tos -d mlx5_1 -p 1 -t 106"}},
+		{name: "rdma_cm ToS right", snap: func(s *node.Snapshot) {
+			port(s, 1).TrafficClass, port(s, 1).TrafficClassFile, port(s, 1).DefaultRoCETOS = nil, false, intp(106)
+		},
+			id: "default_traffic_class", subject: "mlx5_1", want: StatusOK, msg: []string{"rdma_cm default ToS 106"}},
+		{name: "upstream kernel", snap: func(s *node.Snapshot) { port(s, 1).TrafficClass, port(s, 1).TrafficClassFile = nil, false },
+			id: "default_traffic_class", subject: "mlx5_1", want: StatusSkipped, msg: []string{"NCCL_IB_TC=106"}},
+
+		{name: "TC from the plan", id: "nccl_env", subject: "node", want: StatusOK, msg: []string{"NCCL_IB_GID_INDEX=3 NCCL_IB_TC=106"}, notMsg: []string{"NCCL_IB_SL"}},
+		{name: "pcp trust adds SL", plan: func(p *config.Plan) { p.Expectations.Trust = config.TrustPCP },
+			id: "nccl_env", subject: "node", want: StatusOK, msg: []string{"NCCL_IB_TC=106 NCCL_IB_SL=3"}},
+		{name: "no plan, no TC", noPlan: true, id: "nccl_env", subject: "node", want: StatusOK, notMsg: []string{"NCCL_IB_TC"}},
+		{name: "infiniband SL", snap: makeIB, plan: func(p *config.Plan) {
+			p.Expectations.LinkLayer, p.Expectations.RoCEDSCP, p.Expectations.IBServiceLevel = config.LinkLayerInfiniBand, nil, intp(5)
+		}, id: "nccl_env", subject: "node", want: StatusOK, msg: []string{"NCCL_IB_SL=5"}, notMsg: []string{"NCCL_IB_TC"}},
+
+		{name: "bytes on 3 since boot", id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusOK, msg: []string{"on priority 3 since the counters started"}},
+		{name: "bytes on 0 since boot", snap: func(s *node.Snapshot) {
+			st := s.Ethtool[nd]
+			setEth(st, node.FamilyPriorityBytes, "tx", 0, "", 4_500_000_000)
+			setEth(st, node.FamilyPriorityBytes, "tx", 3, "", 1000)
+		}, id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusFail,
+			msg: []string{"tx: RDMA moved 4.1 GiB since the counters started", "priority 0 carried 4.2 GiB"}, notMsg: []string{"rx:"}, fix: []string{"NCCL_IB_TC=106", "--tclass=106"}},
+		{name: "interval on 0 although the totals look fine", prev: func(prev, cur *node.Snapshot) {
+			// 10 GB of RDMA in the interval, all of it counted on priority 0.
+			setCounter(&port(cur, 1).Counters, "port_xmit_data", 1_100_000_000+2_500_000_000)
+			setEth(cur.Ethtool[nd], node.FamilyPriorityBytes, "tx", 0, "", 80_000_000+10_100_000_000)
+		}, id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusFail, msg: []string{"in the last interval", "priority 0 carried 9.4 GiB"}},
+		{name: "interval on 3", prev: func(prev, cur *node.Snapshot) {
+			setCounter(&port(cur, 1).Counters, "port_xmit_data", 1_100_000_000+2_500_000_000)
+			setEth(cur.Ethtool[nd], node.FamilyPriorityBytes, "tx", 3, "", 4_500_000_000+10_100_000_000)
+		}, id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusOK, msg: []string{"in the last interval"}},
+		{name: "idle port", snap: func(s *node.Snapshot) {
+			setCounter(&port(s, 1).Counters, "port_xmit_data", 1000)
+			setCounter(&port(s, 1).Counters, "port_rcv_data", 1000)
+		}, id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusOK, msg: []string{"too little RDMA traffic"}},
+		{name: "no priority counters", snap: func(s *node.Snapshot) { dropEth(s.Ethtool[nd], node.FamilyPriorityBytes) },
+			id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusSkipped},
+	})
+}

@@ -130,7 +130,11 @@ func lowPriority(p int) bool { return p == 0 || p == 1 }
 // traffic or are dropped, and DCQCN reacts too late.
 func checkCNPPriority(e *env, r *results) {
 	exp, ok := e.expectations()
-	if !ok || exp.CNPDSCP == nil {
+	switch {
+	case !ok:
+		r.skip(SubjectNode, "no plan entry for this node: the planned CNP DSCP is unknown")
+		return
+	case exp.CNPDSCP == nil:
 		r.skip(SubjectNode, "the plan sets no CNP DSCP (expectations.cnp_dscp)")
 		return
 	}

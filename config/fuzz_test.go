@@ -75,6 +75,14 @@ func checkAcceptedPlan(t *testing.T, plan *Plan) {
 	if e.MinBandwidthFraction <= 0 || e.MinBandwidthFraction > 1 || (e.PFCPriority != nil && (*e.PFCPriority < 0 || *e.PFCPriority > 7)) {
 		t.Fatalf("accepted expectations %+v", e)
 	}
+	for _, d := range []*int{e.RoCEDSCP, e.CNPDSCP} {
+		if d != nil && (*d < 0 || *d > 63) {
+			t.Fatalf("accepted a DSCP outside 0-63: %+v", e)
+		}
+	}
+	if tc, ok := e.RoCETrafficClass(); ok && (tc < 0 || tc > 255 || tc&3 != ECT0) {
+		t.Fatalf("traffic class %d is not a ToS byte with ECT(0)", tc)
+	}
 	for _, s := range []Schedule{plan.Probes.IBWriteBW.Schedule, plan.Probes.IBWriteLat.Schedule, plan.Probes.NCCL.Schedule, plan.Probes.Ping.Schedule} {
 		if s.Interval <= 0 || s.Timeout <= 0 || s.Timeout >= s.Interval || s.Jitter < 0 || s.Jitter >= s.Interval {
 			t.Fatalf("accepted schedule %+v", s)

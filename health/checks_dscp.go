@@ -130,7 +130,11 @@ func lowPriority(p int) bool { return p == 0 || p == 1 }
 // traffic or are dropped, and DCQCN reacts too late.
 func checkCNPPriority(e *env, r *results) {
 	exp, ok := e.expectations()
-	if !ok || exp.CNPDSCP == nil {
+	switch {
+	case !ok:
+		r.skip(SubjectNode, "no plan entry for this node: the planned CNP DSCP is unknown")
+		return
+	case exp.CNPDSCP == nil:
 		r.skip(SubjectNode, "the plan sets no CNP DSCP (expectations.cnp_dscp)")
 		return
 	}
@@ -260,12 +264,30 @@ const (
 // RoCE priority. Between two samples it judges the interval; with one, the totals
 // since the counters started.
 func checkRDMABytesOnRoCEPriority(e *env, r *results) {
-	e.ethtoolTargets(r, "per-priority byte counters", func(t *target, st *node.EthtoolStats) {
+	e.ethernetTargets(r, "RoCE's priority", true, func(t *target) {
 		subj := t.subject()
 		prios := e.rocePriorities(t)
+		// A RoCE LAG port's frames are counted by the bond's slaves, not the bond.
+		netdevs := []string{t.netdev}
+		if t.port != nil && len(t.port.BondSlaves) > 0 {
+			netdevs = t.port.BondSlaves
+		}
+		var st, pst []*node.EthtoolStats
+		for _, nd := range netdevs {
+			if s := e.snap.Ethtool[nd]; s != nil {
+				st = append(st, s)
+			}
+			if s := e.prevEthtool(nd); s != nil {
+				pst = append(pst, s)
+			}
+		}
 		switch {
-		case !t.roce():
-			r.skip(subj, t.notRoCE("RoCE's priority"))
+		case len(st) < len(netdevs):
+			_, why := e.ethtoolFor(t)
+			if why == "" {
+				why = fmt.Sprintf("no ethtool statistics for %s", strings.Join(netdevs, ", "))
+			}
+			r.skip(subj, why)
 			return
 		case len(prios) == 0:
 			r.skip(subj, "no RoCE priority: the plan sets no pfc_priority and no priority has PFC on")
@@ -279,12 +301,15 @@ func checkRDMABytesOnRoCEPriority(e *env, r *results) {
 			r.skip(subj, "the port's RDMA data counters (port_rcv_data, port_xmit_data) are not readable")
 			return
 		}
-		prioBytes := func(s *node.EthtoolStats, dir string) ([8]uint64, bool) {
+		prioBytes := func(ss []*node.EthtoolStats, dir string) ([8]uint64, bool) {
 			var out [8]uint64
 			any := false
-			for p := 0; p < 8; p++ {
-				if v, ok := s.Get(node.FamilyPriorityBytes, dir, p, ""); ok {
-					out[p], any = v, true
+			for _, s := range ss {
+				for p := 0; p < 8; p++ {
+					if v, ok := s.Get(node.FamilyPriorityBytes, dir, p, ""); ok {
+						out[p] += v
+						any = true
+					}
 				}
 			}
 			return out, any
@@ -293,7 +318,7 @@ func checkRDMABytesOnRoCEPriority(e *env, r *results) {
 		for _, dir := range []string{node.DirTX, node.DirRX} {
 			b, ok := prioBytes(st, dir)
 			if !ok {
-				r.skip(subj, fmt.Sprintf("%s exposes no per-priority byte counters (ethtool -S %s_prio<N>_bytes)", t.netdev, dir))
+				r.skip(subj, fmt.Sprintf("%s exposes no per-priority byte counters (ethtool -S %s_prio<N>_bytes)", strings.Join(netdevs, ", "), dir))
 				return
 			}
 			cur[dir] = b
@@ -302,7 +327,7 @@ func checkRDMABytesOnRoCEPriority(e *env, r *results) {
 		floor, span := uint64(rdmaFloorSinceBoot), "since the counters started"
 		// The interval is judged when it moved enough RDMA bytes to tell; an idle
 		// interval falls back to the totals, so one and two samples agree.
-		if pp, pst := e.prevPort(t.port), e.prevEthtool(t.netdev); pp != nil && pst != nil {
+		if pp := e.prevPort(t.port); pp != nil && len(pst) == len(netdevs) {
 			prx, ptx, ok1 := pp.DataBytes()
 			ptxb, ok2 := prioBytes(pst, node.DirTX)
 			prxb, ok3 := prioBytes(pst, node.DirRX)

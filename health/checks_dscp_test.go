@@ -95,3 +95,31 @@ func TestDSCPChecks(t *testing.T) {
 			id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusSkipped},
 	})
 }
+
+// TestRDMABytesOnRoCELAG: a RoCE LAG port's frames are counted by the bond's slaves,
+// whose per-priority bytes add up.
+func TestRDMABytesOnRoCELAG(t *testing.T) {
+	lag := func(slaveTX3 uint64) func(s *node.Snapshot) {
+		return func(s *node.Snapshot) {
+			makeLAG(s)
+			s.DCB["bond0"] = s.DCB["ens1f0np0"]
+			st := s.Ethtool["ens1f0np0"]
+			setEth(st, node.FamilyPriorityBytes, "tx", 3, "", slaveTX3)
+			setEth(st, node.FamilyPriorityBytes, "tx", 0, "", 2_300_000_000-slaveTX3)
+			setEth(st, node.FamilyPriorityBytes, "rx", 3, "", 2_100_000_000)
+			s.Ethtool["ens1f1np1"] = &node.EthtoolStats{Interface: "ens1f1np1", Values: []node.EthtoolValue{
+				{Family: node.FamilyPriorityBytes, Direction: "tx", Priority: 0, Value: 2_300_000_000 - slaveTX3},
+				{Family: node.FamilyPriorityBytes, Direction: "tx", Priority: 3, Value: slaveTX3},
+				{Family: node.FamilyPriorityBytes, Direction: "rx", Priority: 3, Value: 2_100_000_000},
+			}}
+		}
+	}
+	runCases(t, []checkCase{
+		{name: "both slaves on 3", noPlan: true, snap: lag(2_300_000_000), id: "rdma_bytes_on_roce_priority", subject: "bond0", want: StatusOK,
+			msg: []string{"tx 4.1 GiB of RDMA, 4.3 GiB on priority 3"}},
+		{name: "both slaves on 0", noPlan: true, snap: lag(0), id: "rdma_bytes_on_roce_priority", subject: "bond0", want: StatusFail,
+			msg: []string{"tx: RDMA moved 4.1 GiB", "priority 0 carried 4.3 GiB"}, notMsg: []string{"rx:"}},
+		{name: "slave without statistics", noPlan: true, snap: func(s *node.Snapshot) { lag(0)(s); delete(s.Ethtool, "ens1f1np1") },
+			id: "rdma_bytes_on_roce_priority", subject: "bond0", want: StatusSkipped},
+	})
+}

@@ -82,7 +82,7 @@ func SourceHelp(name string) string {
 	case node.SourceEthtool:
 		return "ethtool statistics of RoCE interfaces: PFC pause frames/duration per priority, pause storms, priority traffic and drops, PHY errors, 802.3x pause."
 	case node.SourceDCB:
-		return "Data center bridging of RoCE interfaces over DCB netlink: PFC per priority, trust mode (DSCP/PCP), and MLNX_OFED per-priority ECN."
+		return "Data center bridging of RoCE interfaces over DCB netlink: PFC per priority, trust mode (DSCP/PCP), the priority of the plan's RoCE and CNP DSCPs, and MLNX_OFED per-priority ECN and CNP marking."
 	}
 	return ""
 }

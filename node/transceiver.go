@@ -316,10 +316,13 @@ func DecodeModule(m *ModuleEEPROM) (*Transceiver, error) {
 func u16(b []byte, off int) uint16 { return binary.BigEndian.Uint16(b[off:]) }
 
 // The units of SFF-8636 and CMIS monitors.
-func tempC(b []byte, off int) float64  { return float64(int16(u16(b, off))) / 256 }
-func volts(b []byte, off int) float64  { return float64(u16(b, off)) * 100e-6 }
-func watts(b []byte, off int) float64  { return float64(u16(b, off)) * 0.1e-6 }
-func ampere(b []byte, off int) float64 { return float64(u16(b, off)) * 2e-6 }
+func tempC(b []byte, off int) float64 { return float64(int16(u16(b, off))) / 256 }
+
+// Dividing (not multiplying by 100e-6) gives the double nearest the
+// decimal reading, so 32912 reads 3.2912 V, not 3.2912000000000003.
+func volts(b []byte, off int) float64  { return float64(u16(b, off)) / 1e4 }
+func watts(b []byte, off int) float64  { return float64(u16(b, off)) / 1e7 }
+func ampere(b []byte, off int) float64 { return float64(u16(b, off)) / 5e5 }
 
 func limits(b []byte, off int, conv func([]byte, int) float64) *Limits {
 	return &Limits{

@@ -92,11 +92,11 @@ func TestPHYReplay(t *testing.T) {
 	r := newTestReader(t, o)
 	res := r.Read()
 	p := res.Snapshot.PHY["ens1f0np0"]
-	if p == nil || p.FECMode != "RS" || p.FECUncorrectable.Total != 3 || p.LinkKnown {
+	if p == nil || p.FECMode != "RS" || p.FECUncorrectable.Total != 3 || !p.LinkKnown || !p.Link {
 		t.Fatalf("phy = %+v", p)
 	}
 	q := res.Snapshot.PHY["ens2f0np0"]
-	if q == nil || !q.LinkKnown || q.Link || q.ExtState != "autoneg" || q.ExtSubstate != "no_partner_detected" || q.FECCorrected != nil {
+	if q == nil || !q.LinkKnown || q.Link || q.ExtState != "autoneg" || q.ExtSubstate != "no_partner_detected" || q.FECCorrected == nil {
 		t.Fatalf("phy = %+v", q)
 	}
 }

@@ -85,10 +85,21 @@ func DegradedNICs() map[string]NIC {
 	noECN := DefaultNIC(6)
 	ecn := [8]bool{true, true, true, false, true, true, true, true}
 	noECN.ECNEnabled = &ecn
+	// mlx5_1's link is down and the driver says why; mlx5_3's optic runs
+	// past its high-temperature warning with lane 3 received below the
+	// module's low-power alarm (a dirty connector), and mlx5_5's FEC
+	// gives up on blocks.
+	down := DefaultNIC(1)
+	down.LinkDownReason = "Autoneg, No partner detected"
+	down.Module.RxPowerMW = []float64{0.0001, 0.0001, 0.0001, 0.0001}
+	hot := DefaultNIC(3)
+	hot.Module.TempC = 72.4
+	hot.Module.RxPowerMW[2] = 0.0912
+	uncorrected.FECUncorrectableBlocks = 1873
 	wrongPrio := DefaultNIC(7)
 	wrongPrio.PFCPriorities = []int{0}
 	wrongPrio.GlobalPauseRX, wrongPrio.GlobalPauseTX = true, true
-	return map[string]NIC{"mlx5_0": trustPCP, "mlx5_5": uncorrected, "mlx5_6": noECN, "mlx5_7": wrongPrio}
+	return map[string]NIC{"mlx5_0": trustPCP, "mlx5_1": down, "mlx5_3": hot, "mlx5_5": uncorrected, "mlx5_6": noECN, "mlx5_7": wrongPrio}
 }
 
 var mlx5Modules = []string{"ib_core", "ib_uverbs", "ib_umad", "rdma_cm", "rdma_ucm", "mlx5_core", "mlx5_ib"}

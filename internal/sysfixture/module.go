@@ -42,8 +42,10 @@ func put16(b []byte, off int, v float64) { binary.BigEndian.PutUint16(b[off:], u
 
 // pages lays the module out as CMIS 5 defines it: lower page, upper pages
 // 00h (identity), 01h (which monitors exist), 02h (thresholds) and 11h
-// (lane monitors). The thresholds are those of a real 400G module (an
-// Arista QDD-400G-XDR4 as `ethtool -m` printed it on netdev, 2024).
+// (lane monitors). The thresholds are real modules' published ones:
+// temperature, Vcc, Tx and Rx power of an Arista QDD-400G-XDR4 (`ethtool
+// -m` on netdev, Oct 2024), laser bias of a Teraspek SR4 (a VCSEL's mA
+// range, AsterNOS transceiver documentation).
 func (m *Module) pages() (lower []byte, upper map[byte][]byte) {
 	lower = make([]byte, 128)
 	lower[0] = m.Identifier
@@ -80,7 +82,7 @@ func (m *Module) pages() (lower []byte, upper map[byte][]byte) {
 	thr(0, [4]float64{75, -5, 70, 0}, 256, true)                    // temperature
 	thr(8, [4]float64{3.63, 3.05, 3.465, 3.135}, 1e4, false)        // Vcc
 	thr(48, [4]float64{3.5481, 0.4074, 2.8184, 0.5129}, 1e4, false) // Tx power, 0.1 uW
-	thr(56, [4]float64{130, 10, 125, 15}, 500, false)               // bias, 2 uA
+	thr(56, [4]float64{10, 2, 8.5, 3}, 500, false)                  // bias, 2 uA
 	thr(64, [4]float64{3.5481, 0.1288, 2.8184, 0.2042}, 1e4, false) // Rx power
 	p11 := make([]byte, 128)
 	for i := range m.RxPowerMW {

@@ -84,9 +84,9 @@ func SourceHelp(name string) string {
 	case node.SourceDCB:
 		return "Data center bridging of RoCE interfaces over DCB netlink: PFC per priority, trust mode (DSCP/PCP), and MLNX_OFED per-priority ECN."
 	case node.SourceTransceiver:
-		return "Pluggable modules of RoCE interfaces (SFF-8636 QSFP28, CMIS QSFP-DD/OSFP/QSFP112) over ethtool netlink or ioctl, read once per refresh interval: temperature, voltage, per-lane Tx/Rx power and bias, the module's own thresholds."
+		return "Optics (SFF-8636, CMIS) via ethtool, per refresh interval: temperature, lane power, thresholds."
 	case node.SourcePHY:
-		return "FEC of RoCE interfaces over ethtool netlink: active encoding, corrected and uncorrectable blocks; the link-down reason (extended link state)."
+		return "FEC blocks and link-down reason via ethtool netlink."
 	}
 	return ""
 }

@@ -21,8 +21,10 @@ type Scenario struct {
 
 // Scenarios names every committed fixture and how to build it.
 var Scenarios = map[string]func() Scenario{
-	"mlx5-8x400g-healthy":  func() Scenario { return Scenario{Node: HealthyCX7(8), Replay: map[string]NIC{}} },
-	"mlx5-pfc-storm":       func() Scenario { return Scenario{Node: HealthyCX7(8), Replay: map[string]NIC{"mlx5_2": StormNIC(2)}} },
+	"mlx5-8x400g-healthy": func() Scenario { return Scenario{Node: HealthyCX7(8), Replay: map[string]NIC{}} },
+	"mlx5-pfc-storm": func() Scenario {
+		return Scenario{Node: HealthyCX7(8), Replay: qsfp112NICs(8, map[string]NIC{"mlx5_2": StormNIC(2)})}
+	},
 	"mlx5-degraded":        func() Scenario { return Scenario{Node: DegradedCX7(), Replay: DegradedNICs()} },
 	"ib-hdr":               func() Scenario { return Scenario{Node: IBHDR()} },
 	"bnxt-no-counters":     func() Scenario { return Scenario{Node: BnxtNoCounters()} },
@@ -73,6 +75,22 @@ func StormNIC(rail int) NIC {
 	n.StormWarnings, n.StormErrors = 41, 3
 	n.RXDiscardsPHY, n.RXPrioDiscards = 1203344, 1203344
 	return n
+}
+
+// qsfp112NICs puts a QSFP112 optic in every cage of an n-rail node (the
+// QSFP112 ConnectX-7 cards; the other scenarios have OSFP ones), over the
+// NICs given.
+func qsfp112NICs(n int, nics map[string]NIC) map[string]NIC {
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("mlx5_%d", i)
+		nic, ok := nics[name]
+		if !ok {
+			nic = DefaultNIC(i)
+		}
+		nic.Module = QSFP112Module(i)
+		nics[name] = nic
+	}
+	return nics
 }
 
 // DegradedNICs are the DCB/ethtool faults of the degraded node, on cards

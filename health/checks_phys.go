@@ -173,3 +173,17 @@ func moduleFix(netdev string, kinds map[string]bool) string {
 	}
 	return strings.Join(steps, "; ") + fmt.Sprintf(". `ethtool -m %s` shows every reading and threshold", netdev)
 }
+
+// linkDownReason is the driver's own reason for a link that is down
+// (ethtool's extended link state), as a message suffix; "" when it gives
+// none.
+func linkDownReason(p *node.PHY) string {
+	if p == nil || !p.LinkKnown || p.Link || p.ExtState == "" {
+		return ""
+	}
+	r := strings.ReplaceAll(p.ExtState, "_", " ")
+	if p.ExtSubstate != "" {
+		r += ", " + strings.ReplaceAll(p.ExtSubstate, "_", " ")
+	}
+	return "; the driver says: " + r
+}

@@ -63,3 +63,19 @@ func TestModuleFixNamesTheCause(t *testing.T) {
 		}
 	}
 }
+
+func TestLinkDownReason(t *testing.T) {
+	for _, c := range []struct {
+		p    *node.PHY
+		want string
+	}{
+		{nil, ""},
+		{&node.PHY{LinkKnown: true, Link: true}, ""},
+		{&node.PHY{LinkKnown: true, ExtState: "no_cable"}, "; the driver says: no cable"},
+		{&node.PHY{LinkKnown: true, ExtState: "autoneg", ExtSubstate: "no_partner_detected"}, "; the driver says: autoneg, no partner detected"},
+	} {
+		if got := linkDownReason(c.p); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.p, got, c.want)
+		}
+	}
+}

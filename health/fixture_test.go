@@ -179,6 +179,7 @@ func TestFixtureDegraded(t *testing.T) {
 	// The values the operator needs are in the messages.
 	for _, c := range []struct{ id, subject, text string }{
 		{"port_active", "mlx5_1", "1: DOWN"},
+		{"port_active", "mlx5_1", "the driver says: autoneg, no partner detected"},
 		{"transceiver_within_thresholds", "ens4f0np0", "lane 3 Rx power -10.40 dBm below the module's low alarm -8.90 dBm"},
 		{"transceiver_within_thresholds", "ens4f0np0", "temperature 72.4 °C above the module's high warning 70.0 °C"},
 		{"transceiver_within_thresholds", "ens2f0np0", "no light on any of its 4 lanes"},

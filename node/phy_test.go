@@ -81,3 +81,16 @@ func TestParseLinkDetected(t *testing.T) {
 		t.Error("names")
 	}
 }
+
+func FuzzParsePHYText(f *testing.F) {
+	f.Add("FEC parameters for eth0:\nActive FEC encoding: RS\nStatistics:\n  corrected_blocks: 256\n    Lane 0: 255\n  uncorrectable_blocks: 1 [ per_lane: 1, 0 ]\n")
+	f.Add("\tLink detected: no (Autoneg, No partner detected)\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		if p, err := ParseShowFEC(strings.NewReader(s)); err == nil && p == nil {
+			t.Fatal("nil without error")
+		}
+		if _, st, sub, ok, err := ParseLinkDetected(strings.NewReader(s)); err == nil && ok && st == "" && sub != "" {
+			t.Fatalf("substate %q without a state", sub)
+		}
+	})
+}

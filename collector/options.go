@@ -94,9 +94,9 @@ func registerFlags(app flagGroup, sourcesOnly bool) *Flags {
 	}
 	f.devInclude = app.Flag("collector.rdma.device-include", "Regexp of RDMA devices to read (all collectors); others are never touched.").PlaceHolder("REGEX").String()
 	f.devExclude = app.Flag("collector.rdma.device-exclude", "Regexp of RDMA devices never to read (all collectors), e.g. firmware-restricted functions.").PlaceHolder("REGEX").String()
-	f.refresh = app.Flag("collector.rdma.gid-refresh", "How long a port's configuration (GID table, default RoCE mode, active MTU) and slow-changing device metadata are cached before they are read again (0 = every scrape).").Default("60s").Duration()
+	f.refresh = app.Flag("collector.rdma.gid-refresh", "How long a port's configuration (GID table, default RoCE mode, active MTU), slow-changing device metadata and optics readings (module EEPROM, slow I2C) are cached before they are read again (0 = every scrape).").Default("60s").Duration()
 	f.netdevInclude = app.Flag("collector.netdev.include", "Regexp of extra network interfaces to report besides those backing RDMA ports.").PlaceHolder("REGEX").String()
-	f.ethtoolReplay = app.Flag("collector.ethtool.replay-dir", "Read recorded `ethtool -S/-i/-a` and DCB text from DIR/<iface>.txt, <iface>.driver.txt, <iface>.pause.txt, <iface>.dcb.txt instead of the kernel.").PlaceHolder("DIR").String()
+	f.ethtoolReplay = app.Flag("collector.ethtool.replay-dir", "Read recorded `ethtool -S/-i/-a/-m/--show-fec` and DCB text from DIR/<iface>.txt, .driver.txt, .pause.txt, .module.txt, .fec.txt, .link.txt, .dcb.txt instead of the kernel.").PlaceHolder("DIR").String()
 	f.ethtoolRawInclude = app.Flag("collector.ethtool.raw-include", "Regexp of raw ethtool stat names to export as roce_ethtool_<name> (off by default: NICs have thousands).").PlaceHolder("REGEX").String()
 	return f
 }

@@ -241,7 +241,8 @@ type Transceiver struct {
 	// Spec is SpecSFF8636 or SpecCMIS.
 	Spec                             string
 	Vendor, PartNumber, Revision, SN string
-	// Media is "optical", "copper" or "" when unknown.
+	// Media is MediaOptical, MediaCopper, MediaActiveCable or "" when
+	// unknown.
 	Media string
 	// TemperatureCelsius and SupplyVolts are NaN when not monitored.
 	TemperatureCelsius, SupplyVolts float64
@@ -257,6 +258,8 @@ type Transceiver struct {
 const (
 	MediaOptical = "optical"
 	MediaCopper  = "copper"
+	// MediaActiveCable is a CMIS active cable (AOC or active copper).
+	MediaActiveCable = "active_cable"
 )
 
 func isCMIS(id byte) bool {
@@ -448,8 +451,10 @@ func decodeCMIS(m *ModuleEEPROM, t *Transceiver) {
 	switch lo[cmisModuleType] {
 	case 1, 2:
 		t.Media = MediaOptical
-	case 3, 4:
+	case 3:
 		t.Media = MediaCopper
+	case 4:
+		t.Media = MediaActiveCable
 	}
 	if up := m.page(0, 0); up != nil {
 		t.Vendor = text(up[cmisVendor : cmisVendor+16])
@@ -461,7 +466,7 @@ func decodeCMIS(m *ModuleEEPROM, t *Transceiver) {
 	p1 := m.page(1, 0)
 	// Page 01h says which monitors exist; without it (flat memory, or not
 	// read) a passive cable's zeros must not read as 0 degrees.
-	tempOK, vccOK := t.Media != MediaCopper || lo[cmisModuleType] == 4, t.Media != MediaCopper || lo[cmisModuleType] == 4
+	tempOK, vccOK := t.Media != MediaCopper, t.Media != MediaCopper
 	if p1 != nil && !flat {
 		tempOK = p1[cmisMonitors]&0x01 != 0
 		vccOK = p1[cmisMonitors]&0x02 != 0

@@ -26,6 +26,9 @@ type Options struct {
 	// Probes is the result store of the probe scheduler; nil when the
 	// plan does not enable probes.
 	Probes *probes.Store
+	// TransceiverLaneMonitors also exports per-lane Tx power and laser
+	// bias; per-lane Rx power is always exported.
+	TransceiverLaneMonitors bool
 }
 
 // flagGroup is a kingpin application or command: either can hold flags.
@@ -66,6 +69,8 @@ type Flags struct {
 	refresh           *time.Duration
 	ethtoolReplay     *string
 	ethtoolRawInclude *string
+	// transceiverLanes is nil for a command without it (the doctor).
+	transceiverLanes *bool
 }
 
 // RegisterFlags adds the collector flags to a command, in node_exporter's
@@ -98,6 +103,9 @@ func registerFlags(app flagGroup, sourcesOnly bool) *Flags {
 	f.netdevInclude = app.Flag("collector.netdev.include", "Regexp of extra network interfaces to report besides those backing RDMA ports.").PlaceHolder("REGEX").String()
 	f.ethtoolReplay = app.Flag("collector.ethtool.replay-dir", "Read recorded `ethtool -S/-i/-a/-m/--show-fec` and DCB text from DIR/<iface>.txt, .driver.txt, .pause.txt, .module.txt, .fec.txt, .link.txt, .dcb.txt instead of the kernel.").PlaceHolder("DIR").String()
 	f.ethtoolRawInclude = app.Flag("collector.ethtool.raw-include", "Regexp of raw ethtool stat names to export as roce_ethtool_<name> (off by default: NICs have thousands).").PlaceHolder("REGEX").String()
+	if !sourcesOnly {
+		f.transceiverLanes = app.Flag("collector.transceiver.lane-monitors", "Also export each optic lane's Tx power and laser bias (2 series per lane); per-lane Rx power is always exported.").Default("false").Bool()
+	}
 	return f
 }
 
@@ -123,6 +131,9 @@ func (f *Flags) Options() (Options, reader.Options, error) {
 		return Options{}, ro, err
 	}
 	var o Options
+	if f.transceiverLanes != nil {
+		o.TransceiverLaneMonitors = *f.transceiverLanes
+	}
 	for _, name := range Names() {
 		if f.enable[name] == nil {
 			continue

@@ -31,10 +31,15 @@ var (
 		"interface", "monitor", "threshold")
 )
 
-// transceiverCollector exports the decoded modules.
-type transceiverCollector struct{}
+// transceiverCollector exports the decoded modules. Per lane it exports
+// the received power (what a dirty connector lowers, and the alerts
+// watch); Tx power and bias per lane double that again and are behind
+// --collector.transceiver.lane-monitors (the doctor judges them anyway).
+type transceiverCollector struct{ laneMonitors bool }
 
-func newTransceiverCollector(*Options, *slog.Logger) Collector { return transceiverCollector{} }
+func newTransceiverCollector(o *Options, _ *slog.Logger) Collector {
+	return transceiverCollector{laneMonitors: o != nil && o.TransceiverLaneMonitors}
+}
 
 func emitFinite(out *Sink, d *Desc, v float64, labels ...string) {
 	if !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -42,7 +47,7 @@ func emitFinite(out *Sink, d *Desc, v float64, labels ...string) {
 	}
 }
 
-func (transceiverCollector) Update(snap *node.Snapshot, out *Sink) error {
+func (c transceiverCollector) Update(snap *node.Snapshot, out *Sink) error {
 	for _, iface := range slices.Sorted(maps.Keys(snap.Transceivers)) {
 		t := snap.Transceivers[iface]
 		out.emit(transceiverInfoDesc, 1, iface, t.Type, t.Spec, t.Media, t.Vendor, t.PartNumber, t.Revision, t.SN)
@@ -51,8 +56,10 @@ func (transceiverCollector) Update(snap *node.Snapshot, out *Sink) error {
 		for i, l := range t.Lanes {
 			lane := strconv.Itoa(i + 1)
 			emitFinite(out, transceiverRxDesc, l.RxPowerWatts, iface, lane)
-			emitFinite(out, transceiverTxDesc, l.TxPowerWatts, iface, lane)
-			emitFinite(out, transceiverBiasDesc, l.BiasAmperes, iface, lane)
+			if c.laneMonitors {
+				emitFinite(out, transceiverTxDesc, l.TxPowerWatts, iface, lane)
+				emitFinite(out, transceiverBiasDesc, l.BiasAmperes, iface, lane)
+			}
 		}
 		// Supply voltage and bias thresholds are left to the doctor: a
 		// bias or Vcc excursion shows in temperature and power first, and

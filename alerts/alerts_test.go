@@ -429,7 +429,7 @@ func TestEveryRuleIsTested(t *testing.T) {
 // These groups and alerts are about ports (or devices); their firing test
 // cases must each carry device or interface (a case may show the fallback
 // when roce_port_info is missing), and one case of each alert must show both.
-var portAlertGroups = []string{"roce-pfc-congestion", "roce-rdma-transport", "roce-link-phy"}
+var portAlertGroups = []string{"roce-pfc-congestion", "roce-rdma-transport", "roce-link-phy", "roce-optics"}
 var portAlerts = []string{"RoCEPortRateBelowPlan", "RoCEMTUMismatch", "RoCEMTUFleetMismatch", "RoCEv2GIDMissing",
 	"RoCEFirmwareMismatch", "RoCEPCIeLinkDegraded", "RoCEPCIeBandwidthInsufficient"}
 
@@ -769,6 +769,8 @@ func TestRulesOnFixtures(t *testing.T) {
 		"mlx5-degraded": {
 			`{alertname="RoCEFirmwareMismatch"}`,          // mlx5_4 on 28.37.1014, the others on 28.39.1002
 			`{alertname="RoCELinkDown"}`,                  // mlx5_1 / ens2f0np0 down
+			`{alertname="RoCEOpticRxPowerLow"}`,           // ens4f0np0 lane 3 dim; ens2f0np0 dark (inhibited by its RoCELinkDown)
+			`{alertname="RoCEOpticTemperatureHigh"}`,      // ens4f0np0 at 72.4 °C
 			`{alertname="RoCEPCIeBandwidthInsufficient"}`, // mlx5_2 x8: 252 Gb/s for a 400G port
 			`{alertname="RoCEPCIeLinkDegraded"}`,          // mlx5_2 x8 of x16
 			// ens4f0np0 at 1500: the doctor's finding speaks, RoCEMTUMismatch and

@@ -189,9 +189,12 @@ func TestDCBHealthyReplay(t *testing.T) {
 		t.Errorf("pfc prio3 = %s", v)
 	}
 	// Without the ethtool source no traffic is known and there is no plan:
-	// only the PFC priority matters.
-	if s := series(out, "roce_pfc_enabled", `interface="ens1f0np0"`); len(s) != 1 {
-		t.Errorf("pfc_enabled on the PFC priority only, got %q", s)
+	// the PFC priority matters, and the CNP priority (cnp_802p_prio 6).
+	if s := series(out, "roce_pfc_enabled", `interface="ens1f0np0"`); len(s) != 2 {
+		t.Errorf("pfc_enabled on the PFC and CNP priorities only, got %q", s)
+	}
+	if v := value(t, mustSeries(t, out, "roce_pfc_enabled", `interface="ens1f0np0"`, `priority="6"`)); v != "0" {
+		t.Errorf("pfc on the CNP priority = %s", v)
 	}
 	mustSeries(t, out, "roce_dcb_trust_info", `interface="ens5f0np0"`, `trust="dscp"`)
 	// ECN is on for all 8 priorities: one series says so.
@@ -235,10 +238,11 @@ func TestDCBDegradedReplay(t *testing.T) {
 	e, _ := newTestExporter(t, replayConfig("mlx5-degraded", "dcb", "ethtool"))
 	out := scrape(t, e)
 	mustSeries(t, out, "roce_dcb_trust_info", `interface="ens1f0np0"`, `trust="pcp"`)
-	// No plan and no traffic on 3 on this card: priority 3 does not matter
-	// here (with a plan it would; see TestPrioritySet).
-	if s := series(out, "roce_pfc_enabled", `interface="ens8f0np0"`, `priority="3"`); len(s) != 0 {
-		t.Errorf("wrong-priority card exports idle priority 3 without a plan: %q", s)
+	// No plan and no traffic on 3 on this card, but the default RoCE DSCP
+	// (26) maps to 3: the priority RoCE is marked for matters, and its PFC
+	// is off.
+	if v := value(t, mustSeries(t, out, "roce_pfc_enabled", `interface="ens8f0np0"`, `priority="3"`)); v != "0" {
+		t.Errorf("wrong-priority card, priority 3 = %s", v)
 	}
 	if v := value(t, mustSeries(t, out, "roce_pfc_enabled", `interface="ens8f0np0"`, `priority="0"`)); v != "1" {
 		t.Errorf("wrong-priority card prio0 = %s", v)

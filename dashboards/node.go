@@ -133,6 +133,24 @@ func NodeDetail() *dashboard.DashboardBuilder {
 		q(byDevice(rate("roce_phy_crc_errors_total")), "{{instance}} {{device}} CRC errors"),
 		q(rate("roce_port_symbol_error_total", dev), "{{instance}} {{device}} symbol errors")))
 
+	b.row("Optics")
+	b.add(b.table("Modules", "The pluggable module in each selected device's cage: form factor, management spec, vendor, part and serial number "+
+		"(read from the module EEPROM once per refresh interval).",
+		"short", 12, 6, []string{"instance", "device", "interface", "type", "spec", "media", "vendor", "part_number", "serial", "Value"},
+		qt(byDevice(sel("roce_transceiver_info")))))
+	b.add(b.timeseries("Module temperature", "Module temperature against the module's own high warning threshold: "+
+		"above it the laser ages fast (airflow, fan, or a failing module).", "celsius", 12, 6,
+		q(byDevice(sel("roce_transceiver_temperature_celsius")), "{{instance}} {{device}}"),
+		q(byDevice(sel("roce_transceiver_threshold", `monitor="temperature"`, `threshold="high_warning"`)), "{{instance}} {{device}} high warning")))
+	b.add(b.timeseries("Received optical power per lane", "Rx power of each lane against the module's own low warning and low alarm thresholds: "+
+		"one dim lane is a dirty connector or a bent fibre; clean, reseat, then swap the cable.", "watt", 12, 8,
+		q(byDevice(sel("roce_transceiver_rx_power_watts")), "{{instance}} {{device}} lane {{lane}}"),
+		q(byDevice(sel("roce_transceiver_threshold", `monitor="rx_power"`, `threshold=~"low_warning|low_alarm"`)), "{{instance}} {{device}} {{threshold}}")))
+	b.add(b.timeseries("FEC blocks", "FEC blocks corrected and not correctable per second (kernel standard FEC statistics). "+
+		"Uncorrectable blocks are lost frames.", "cps", 12, 8,
+		q(byDevice(rate("roce_phy_fec_corrected_blocks_total")), "{{instance}} {{device}} corrected"),
+		q(byDevice(rate("roce_phy_fec_uncorrectable_blocks_total")), "{{instance}} {{device}} uncorrectable")))
+
 	b.row("PCIe")
 	b.add(b.timeseries("PCIe link width", "Negotiated (current) and maximum PCIe lanes. Current below max halves the NIC's host bandwidth.", "short", 6, 8,
 		q(sel("roce_pcie_link_width_lanes", dev), "{{instance}} {{device}} {{kind}}")))

@@ -54,6 +54,7 @@ func checkPortActive(e *env, r *results) {
 			if t.iface != nil && t.iface.OperState != "" {
 				state += fmt.Sprintf(" (%s is %s)", netdev, t.iface.OperState)
 			}
+			state += linkDownReason(e.snap.PHY[netdev])
 			r.fail(subj, state,
 				fmt.Sprintf("bring the interface up: `ip link set dev %[1]s up`; if it stays down and `ethtool %[1]s` says \"Link detected: no\", check the cable or transceiver (`ethtool -m %[1]s`), that the switch port is enabled with the same speed and FEC, and `mlxlink -d %[2]s` for why the link does not train", netdev, orPlaceholder(t.pciAddress(), "<pci address>")))
 		}

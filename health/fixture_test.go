@@ -147,6 +147,10 @@ func TestFixtureDegraded(t *testing.T) {
 		{"rdma_bytes_on_roce_priority", "ens8f0np0"}: StatusFail,
 		{"global_pause_off_with_pfc", "ens8f0np0"}:   StatusFail,
 		{"nccl_env", "node"}:                         StatusWarn,
+		// The down port's optic receives no light; mlx5_3's runs hot with
+		// a dim lane.
+		{"transceiver_within_thresholds", "ens2f0np0"}: StatusFail,
+		{"transceiver_within_thresholds", "ens4f0np0"}: StatusFail,
 	}
 	got := map[[2]string]Finding{}
 	for _, f := range fs {
@@ -179,6 +183,10 @@ func TestFixtureDegraded(t *testing.T) {
 	// The values the operator needs are in the messages.
 	for _, c := range []struct{ id, subject, text string }{
 		{"port_active", "mlx5_1", "1: DOWN"},
+		{"port_active", "mlx5_1", "the driver says: autoneg, no partner detected"},
+		{"transceiver_within_thresholds", "ens4f0np0", "lane 3 Rx power -10.40 dBm below the module's low alarm -8.90 dBm"},
+		{"transceiver_within_thresholds", "ens4f0np0", "temperature 72.4 °C above the module's high warning 70.0 °C"},
+		{"transceiver_within_thresholds", "ens2f0np0", "no light on any of its 4 lanes"},
 		{"pcie_link_not_degraded", "mlx5_2", "x8"},
 		{"mtu_matches_plan", "ens4f0np0", "MTU 1500"},
 		{"firmware_consistent", "mlx5_4", "28.37.1014"},

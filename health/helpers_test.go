@@ -52,12 +52,14 @@ func allPrio(on bool) *node.ECNSetting {
 func buildSnap() *node.Snapshot {
 	s := &node.Snapshot{
 		Time:       t0,
-		Sources:    map[string]node.SourceStatus{"rdma": node.SourceOK, "netdev": node.SourceOK, "pcie": node.SourceOK, "ethtool": node.SourceOK, "dcb": node.SourceOK},
+		Sources:    map[string]node.SourceStatus{"rdma": node.SourceOK, "netdev": node.SourceOK, "pcie": node.SourceOK, "ethtool": node.SourceOK, "dcb": node.SourceOK, "transceiver": node.SourceOK},
 		Modules:    map[string]bool{"ib_core": true, "ib_uverbs": true, "rdma_cm": true, "mlx5_core": true, "mlx5_ib": true, "bnxt_en": false, "bnxt_re": false},
 		Interfaces: map[string]*node.Interface{},
 		PCI:        map[string]*node.PCIFunction{},
 		Ethtool:    map[string]*node.EthtoolStats{},
 		DCB:        map[string]*node.DCBState{},
+		// A healthy optic in every cage (checks_phys_test.go).
+		Transceivers: map[string]*node.Transceiver{},
 	}
 	for i := 0; i < testRails; i++ {
 		dev, nd, pci, ip := devName(i), netdevName(i), pciAddr(i), railIP(i)
@@ -94,6 +96,7 @@ func buildSnap() *node.Snapshot {
 			CurrentBandwidth: 63.014e9, MaxBandwidth: 63.014e9, AvailableBandwidth: 63.014e9,
 			LimitedBy: pci, AER: map[string]uint64{"correctable": 0, "fatal": 0, "nonfatal": 0},
 		}
+		s.Transceivers[nd] = testModule()
 		s.Ethtool[nd] = &node.EthtoolStats{
 			Interface:   nd,
 			GlobalPause: &node.GlobalPause{},

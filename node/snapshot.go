@@ -14,6 +14,10 @@ const (
 	SourcePCIe    = "pcie"
 	SourceEthtool = "ethtool"
 	SourceDCB     = "dcb"
+	// SourceTransceiver reads pluggable modules' EEPROM (slow refresh).
+	SourceTransceiver = "transceiver"
+	// SourcePHY reads FEC statistics and the extended link state.
+	SourcePHY = "phy"
 )
 
 // SourceStatus says how reading one source went.
@@ -47,6 +51,10 @@ type Snapshot struct {
 	PCI        map[string]*PCIFunction
 	Ethtool    map[string]*EthtoolStats
 	DCB        map[string]*DCBState
+	// Transceivers are the decoded modules by interface; PHY the FEC and
+	// link-down state by interface.
+	Transceivers map[string]*Transceiver
+	PHY          map[string]*PHY
 	// Modules records which kernel modules are loaded (from /sys/module).
 	Modules map[string]bool
 	// NICs lists RDMA-capable vendors' network functions found on the PCI

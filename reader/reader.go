@@ -67,7 +67,7 @@ type Options struct {
 
 // SourceNames lists every source a Reader knows, sorted.
 func SourceNames() []string {
-	return []string{node.SourceDCB, node.SourceEthtool, node.SourceNetdev, node.SourcePCIe, node.SourceRDMA}
+	return []string{node.SourceDCB, node.SourceEthtool, node.SourceNetdev, node.SourcePCIe, node.SourcePHY, node.SourceRDMA, node.SourceTransceiver}
 }
 
 // SourceHelp describes what a source reads.
@@ -83,6 +83,10 @@ func SourceHelp(name string) string {
 		return "ethtool statistics of RoCE interfaces: PFC pause frames/duration per priority, pause storms, priority traffic and drops, PHY errors, 802.3x pause."
 	case node.SourceDCB:
 		return "Data center bridging of RoCE interfaces over DCB netlink: PFC per priority, trust mode (DSCP/PCP), the priority of the plan's RoCE and CNP DSCPs, and MLNX_OFED per-priority ECN and CNP marking."
+	case node.SourceTransceiver:
+		return "Optics (SFF-8636, CMIS) via ethtool, per refresh interval: temperature, lane power, thresholds."
+	case node.SourcePHY:
+		return "FEC blocks and link-down reason via ethtool netlink."
 	}
 	return ""
 }
@@ -153,6 +157,10 @@ func New(opts Options, logger *slog.Logger) (*Reader, error) {
 			src = newEthtoolSource(r)
 		case node.SourceDCB:
 			src = newDCBSource(r)
+		case node.SourceTransceiver:
+			src = newTransceiverSource(r)
+		case node.SourcePHY:
+			src = newPHYSource(r)
 		default:
 			return nil, fmt.Errorf("unknown source %q", name)
 		}

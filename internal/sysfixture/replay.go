@@ -52,6 +52,12 @@ type NIC struct {
 	// the physical port's (_phy, per priority, pause), which are PPCNT
 	// registers of the PF.
 	VF bool
+	// Module is the pluggable module in the cage (<if>.module.txt), nil
+	// for none. FEC blocks feed <if>.fec.txt; LinkDownReason is what
+	// `ethtool <if>` prints after "Link detected: no" (<if>.link.txt).
+	Module                                     *Module
+	FECCorrectedBlocks, FECUncorrectableBlocks uint64
+	LinkDownReason                             string
 }
 
 // DefaultNIC is a ConnectX-7 set up as NVIDIA recommends for RoCE: PFC on
@@ -66,6 +72,7 @@ func DefaultNIC(rail int) NIC {
 		RXPrioBytes: 3630849337640 * k, TXPrioBytes: 3651493869248 * k,
 		RXPrioPackets: 889012877 * k, TXPrioPackets: 894512331 * k,
 		ECNEnabled: &ecn, KernelVersion: "6.8.0-49-generic", Channels: 4,
+		Module: DefaultModule(rail), FECCorrectedBlocks: 48213 * k,
 	}
 }
 
@@ -93,7 +100,12 @@ func WriteReplay(root, dir string, n Node, nics map[string]NIC) error {
 		}
 		if !nic.VF {
 			files[d.Netdev+".dcb.txt"] = dcbShow(d, nic)
+			files[d.Netdev+".fec.txt"] = ethtoolShowFEC(d.Netdev, nic.FECCorrectedBlocks, nic.FECUncorrectableBlocks)
 		}
+		if nic.Module != nil && !nic.VF {
+			files[d.Netdev+".module.txt"] = ethtoolModule(d.Netdev, nic.Module)
+		}
+		files[d.Netdev+".link.txt"] = ethtoolLink(d.Netdev, d.OperState == "up", nic.LinkDownReason)
 		for name, content := range files {
 			if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 				return err

@@ -21,8 +21,10 @@ type Scenario struct {
 
 // Scenarios names every committed fixture and how to build it.
 var Scenarios = map[string]func() Scenario{
-	"mlx5-8x400g-healthy":         func() Scenario { return Scenario{Node: HealthyCX7(8), Replay: map[string]NIC{}} },
-	"mlx5-pfc-storm":              func() Scenario { return Scenario{Node: HealthyCX7(8), Replay: map[string]NIC{"mlx5_2": StormNIC(2)}} },
+	"mlx5-8x400g-healthy": func() Scenario { return Scenario{Node: HealthyCX7(8), Replay: map[string]NIC{}} },
+	"mlx5-pfc-storm": func() Scenario {
+		return Scenario{Node: HealthyCX7(8), Replay: qsfp112NICs(8, map[string]NIC{"mlx5_2": StormNIC(2)})}
+	},
 	"mlx5-degraded":               func() Scenario { return Scenario{Node: DegradedCX7(), Replay: DegradedNICs()} },
 	"ib-hdr":                      func() Scenario { return Scenario{Node: IBHDR()} },
 	"bnxt-no-counters":            func() Scenario { return Scenario{Node: BnxtNoCounters()} },
@@ -111,6 +113,22 @@ func StormNIC(rail int) NIC {
 	return n
 }
 
+// qsfp112NICs puts a QSFP112 optic in every cage of an n-rail node (the
+// QSFP112 ConnectX-7 cards; the other scenarios have OSFP ones), over the
+// NICs given.
+func qsfp112NICs(n int, nics map[string]NIC) map[string]NIC {
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("mlx5_%d", i)
+		nic, ok := nics[name]
+		if !ok {
+			nic = DefaultNIC(i)
+		}
+		nic.Module = QSFP112Module(i)
+		nics[name] = nic
+	}
+	return nics
+}
+
 // DegradedNICs are the DCB/ethtool faults of the degraded node, on cards
 // whose sysfs side is otherwise fine.
 func DegradedNICs() map[string]NIC {
@@ -121,10 +139,21 @@ func DegradedNICs() map[string]NIC {
 	noECN := DefaultNIC(6)
 	ecn := [8]bool{true, true, true, false, true, true, true, true}
 	noECN.ECNEnabled = &ecn
+	// mlx5_1's link is down and the driver says why; mlx5_3's optic runs
+	// past its high-temperature warning with lane 3 received below the
+	// module's low-power alarm (a dirty connector), and mlx5_5's FEC
+	// gives up on blocks.
+	down := DefaultNIC(1)
+	down.LinkDownReason = "Autoneg, No partner detected"
+	down.Module.RxPowerMW = []float64{0.0001, 0.0001, 0.0001, 0.0001}
+	hot := DefaultNIC(3)
+	hot.Module.TempC = 72.4
+	hot.Module.RxPowerMW[2] = 0.0912
+	uncorrected.FECUncorrectableBlocks = 1873
 	wrongPrio := DefaultNIC(7)
 	wrongPrio.PFCPriorities = []int{0}
 	wrongPrio.GlobalPauseRX, wrongPrio.GlobalPauseTX = true, true
-	return map[string]NIC{"mlx5_0": trustPCP, "mlx5_5": uncorrected, "mlx5_6": noECN, "mlx5_7": wrongPrio}
+	return map[string]NIC{"mlx5_0": trustPCP, "mlx5_1": down, "mlx5_3": hot, "mlx5_5": uncorrected, "mlx5_6": noECN, "mlx5_7": wrongPrio}
 }
 
 var mlx5Modules = []string{"ib_core", "ib_uverbs", "ib_umad", "rdma_cm", "rdma_ucm", "mlx5_core", "mlx5_ib"}

@@ -1,0 +1,264 @@
+// Package ethnl speaks the kernel's ethtool generic netlink family
+// (Documentation/networking/ethtool-netlink.rst) for the three read-only
+// requests the exporter needs: MODULE_EEPROM_GET (a page of a pluggable
+// module's memory), FEC_GET with statistics, and LINKSTATE_GET (the
+// extended link-down state). The codec is pure and builds everywhere; the
+// client is Linux-only.
+package ethnl
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/mdlayher/netlink"
+)
+
+// Message types (include/uapi/linux/ethtool_netlink.h, user to kernel).
+const (
+	msgLinkstateGet    = 6
+	msgFECGet          = 29
+	msgModuleEEPROMGet = 31
+)
+
+// Attributes.
+const (
+	aHeaderDevName = 2
+	aHeaderFlags   = 3
+	flagStats      = 1 << 2 // ETHTOOL_FLAG_STATS
+
+	aHeader = 1 // the header attribute of every request: _A_*_HEADER
+
+	aLinkstateLink        = 2
+	aLinkstateExtState    = 5
+	aLinkstateExtSubstate = 6
+	aLinkstateExtDownCnt  = 7
+
+	aFECActive = 4
+	aFECStats  = 5
+
+	aFECStatCorrected = 2
+	aFECStatUncorr    = 3
+	aFECStatCorrBits  = 4
+
+	aModuleEEPROMOffset  = 2
+	aModuleEEPROMLength  = 3
+	aModuleEEPROMPage    = 4
+	aModuleEEPROMBank    = 5
+	aModuleEEPROMI2CAddr = 6
+	aModuleEEPROMData    = 7
+)
+
+// statNotSet is ETHTOOL_STAT_NOT_SET: a counter the driver does not report.
+const statNotSet = ^uint64(0)
+
+// ModuleI2CAddress is the address of a QSFP/QSFP-DD/OSFP module's memory
+// (SFF-8636, CMIS: 0x50, the A0h of SFP).
+const ModuleI2CAddress = 0x50
+
+// errMalformed marks a reply that does not decode.
+var errMalformed = errors.New("malformed ethtool netlink reply")
+
+// genlHeader prefixes every generic netlink payload: cmd, version, reserved.
+func genlHeader(cmd uint8) []byte { return []byte{cmd, 1, 0, 0} }
+
+func encodeRequest(cmd uint8, ifname string, flags uint32, extra func(ae *netlink.AttributeEncoder)) ([]byte, error) {
+	if ifname == "" || len(ifname) >= 16 {
+		return nil, fmt.Errorf("ethnl: invalid interface name %q", ifname)
+	}
+	ae := netlink.NewAttributeEncoder()
+	ae.Nested(aHeader, func(nae *netlink.AttributeEncoder) error {
+		nae.String(aHeaderDevName, ifname)
+		if flags != 0 {
+			nae.Uint32(aHeaderFlags, flags)
+		}
+		return nil
+	})
+	if extra != nil {
+		extra(ae)
+	}
+	b, err := ae.Encode()
+	if err != nil {
+		return nil, err
+	}
+	return append(genlHeader(cmd), b...), nil
+}
+
+// EncodeModuleEEPROMRequest asks for length bytes at offset of page/bank:
+// offsets 0-127 are the lower page, 128-255 the selected upper page; a
+// request must not cross the 128-byte boundary.
+func EncodeModuleEEPROMRequest(ifname string, page, bank uint8, offset, length uint32) ([]byte, error) {
+	if length == 0 || length > 128 || (offset < 128 && offset+length > 128) || offset+length > 256 {
+		return nil, fmt.Errorf("ethnl: module EEPROM request offset %d length %d crosses a page", offset, length)
+	}
+	return encodeRequest(msgModuleEEPROMGet, ifname, 0, func(ae *netlink.AttributeEncoder) {
+		ae.Uint32(aModuleEEPROMOffset, offset)
+		ae.Uint32(aModuleEEPROMLength, length)
+		ae.Uint8(aModuleEEPROMPage, page)
+		ae.Uint8(aModuleEEPROMBank, bank)
+		ae.Uint8(aModuleEEPROMI2CAddr, ModuleI2CAddress)
+	})
+}
+
+func attrs(payload []byte) (*netlink.AttributeDecoder, error) {
+	if len(payload) < 4 {
+		return nil, fmt.Errorf("%w: %d-byte payload", errMalformed, len(payload))
+	}
+	ad, err := netlink.NewAttributeDecoder(payload[4:])
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errMalformed, err)
+	}
+	return ad, nil
+}
+
+// DecodeModuleEEPROM returns the data of a MODULE_EEPROM_GET reply.
+func DecodeModuleEEPROM(payload []byte) ([]byte, error) {
+	ad, err := attrs(payload)
+	if err != nil {
+		return nil, err
+	}
+	var data []byte
+	for ad.Next() {
+		if ad.Type() == aModuleEEPROMData {
+			data = append([]byte(nil), ad.Bytes()...)
+		}
+	}
+	if err := ad.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %v", errMalformed, err)
+	}
+	if data == nil {
+		return nil, fmt.Errorf("%w: no data attribute", errMalformed)
+	}
+	return data, nil
+}
+
+// FECStat is one FEC counter: the total and, when the driver reports them,
+// the per-lane values. OK is false when the driver does not count it.
+type FECStat struct {
+	OK    bool
+	Total uint64
+	Lanes []uint64
+}
+
+// FEC is a FEC_GET reply's statistics.
+type FEC struct {
+	// ActiveLinkMode is the link mode bit of the active FEC encoding
+	// (ETHTOOL_LINK_MODE_FEC_*_BIT), -1 when the reply has none.
+	ActiveLinkMode           int
+	Corrected, Uncorrectable FECStat
+	CorrectedBits            FECStat
+}
+
+// FEC link mode bits (include/uapi/linux/ethtool.h) and their names as
+// ethtool prints them.
+var fecModeNames = map[int]string{49: "None", 50: "RS", 51: "BaseR", 74: "LLRS"}
+
+// FECModeName names ActiveLinkMode, "" when unknown.
+func FECModeName(bit int) string { return fecModeNames[bit] }
+
+// FECModeBit is the inverse of FECModeName; -1 for an unknown name.
+func FECModeBit(name string) int {
+	for b, n := range fecModeNames {
+		if n == name {
+			return b
+		}
+	}
+	return -1
+}
+
+// DecodeFEC decodes a FEC_GET reply requested with statistics.
+func DecodeFEC(payload []byte) (*FEC, error) {
+	ad, err := attrs(payload)
+	if err != nil {
+		return nil, err
+	}
+	out := &FEC{ActiveLinkMode: -1}
+	for ad.Next() {
+		switch ad.Type() {
+		case aFECActive:
+			out.ActiveLinkMode = int(ad.Uint32())
+		case aFECStats:
+			ad.Nested(func(nad *netlink.AttributeDecoder) error {
+				for nad.Next() {
+					var dst *FECStat
+					switch nad.Type() {
+					case aFECStatCorrected:
+						dst = &out.Corrected
+					case aFECStatUncorr:
+						dst = &out.Uncorrectable
+					case aFECStatCorrBits:
+						dst = &out.CorrectedBits
+					default:
+						continue
+					}
+					*dst = decodeFECStat(nad.Bytes())
+				}
+				return nil
+			})
+		}
+	}
+	if err := ad.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %v", errMalformed, err)
+	}
+	return out, nil
+}
+
+// decodeFECStat reads an array of u64 in host order: the total, then one
+// value per lane (net/ethtool/fec.c fec_put_stats).
+func decodeFECStat(b []byte) FECStat {
+	n := len(b) / 8
+	if n == 0 {
+		return FECStat{}
+	}
+	v := make([]uint64, n)
+	for i := range v {
+		v[i] = binary.NativeEndian.Uint64(b[8*i:])
+	}
+	if v[0] == statNotSet {
+		return FECStat{}
+	}
+	st := FECStat{OK: true, Total: v[0]}
+	for _, l := range v[1:] {
+		if l == statNotSet {
+			break
+		}
+		st.Lanes = append(st.Lanes, l)
+	}
+	return st
+}
+
+// Linkstate is a LINKSTATE_GET reply.
+type Linkstate struct {
+	// Link is the link as ethtool's "Link detected" reports it.
+	Link, LinkKnown bool
+	// ExtState and ExtSubstate are the driver's reason for a link that is
+	// down (ETHTOOL_LINK_EXT_STATE_*), -1 when not given.
+	ExtState, ExtSubstate int
+	// DownEvents is ETHTOOL_A_LINKSTATE_EXT_DOWN_CNT, -1 when not given.
+	DownEvents int64
+}
+
+// DecodeLinkstate decodes a LINKSTATE_GET reply.
+func DecodeLinkstate(payload []byte) (*Linkstate, error) {
+	ad, err := attrs(payload)
+	if err != nil {
+		return nil, err
+	}
+	out := &Linkstate{ExtState: -1, ExtSubstate: -1, DownEvents: -1}
+	for ad.Next() {
+		switch ad.Type() {
+		case aLinkstateLink:
+			out.Link, out.LinkKnown = ad.Uint8() != 0, true
+		case aLinkstateExtState:
+			out.ExtState = int(ad.Uint8())
+		case aLinkstateExtSubstate:
+			out.ExtSubstate = int(ad.Uint8())
+		case aLinkstateExtDownCnt:
+			out.DownEvents = int64(ad.Uint32())
+		}
+	}
+	if err := ad.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %v", errMalformed, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,225 @@
+package reader
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/safchain/ethtool"
+
+	"github.com/roce-exporter/roce_exporter/node"
+)
+
+// moduleReader yields a module's memory, from the kernel or a capture.
+type moduleReader interface {
+	module(iface string) (*node.ModuleEEPROM, error)
+	close() error
+}
+
+// transceiverSource reads the pluggable module of each Ethernet interface.
+// A module read is a string of slow I2C transactions through the NIC's
+// firmware, so each module is read once per refresh interval and its last
+// reading is reused in between.
+type transceiverSource struct {
+	r     *Reader
+	src   moduleReader
+	cache map[string]*moduleCache
+}
+
+type moduleCache struct {
+	at time.Time
+	t  *node.Transceiver // nil: no readable module
+}
+
+func newTransceiverSource(r *Reader) *transceiverSource {
+	s := &transceiverSource{r: r, cache: map[string]*moduleCache{}}
+	if r.opts.ReplayDir != "" {
+		s.src = &replayModules{dir: r.opts.ReplayDir}
+	} else {
+		s.src = &liveModules{}
+	}
+	return s
+}
+
+func (s *transceiverSource) close() error { return s.src.close() }
+
+func (s *transceiverSource) read(sc *scan) (func(*node.Snapshot), error) {
+	if s.r.copyWithoutCaptures() {
+		return nil, errors.Join(ErrNoData, errors.New("sysfs is a copy of another node and no replay directory holds its module captures"))
+	}
+	ifaces, err := sc.ethernetInterfaces()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*node.Transceiver{}
+	for _, iface := range ifaces {
+		c := s.cache[iface]
+		if c == nil || s.r.due(c.at, sc.Time) {
+			c = &moduleCache{at: sc.Time, t: s.readModule(sc, iface)}
+			s.cache[iface] = c
+		}
+		if c.t != nil {
+			out[iface] = c.t
+		}
+	}
+	forgetGone(s.cache, ifaces)
+	if len(out) == 0 {
+		return nil, errors.Join(ErrNoData, errors.New("no interface with a readable module"))
+	}
+	return func(sn *node.Snapshot) { sn.Transceivers = out }, nil
+}
+
+func (s *transceiverSource) readModule(sc *scan, iface string) *node.Transceiver {
+	m, err := s.src.module(iface)
+	if err != nil {
+		if noModule(err) {
+			s.r.logger.Debug("no readable module", "interface", iface, "err", err)
+		} else {
+			sc.readError(node.SourceTransceiver, iface, err)
+		}
+		return nil
+	}
+	t, err := node.DecodeModule(m)
+	if err != nil {
+		if errors.Is(err, node.ErrModuleUnsupported) {
+			s.r.logger.Debug("module not decoded", "interface", iface, "err", err)
+		} else {
+			sc.readError(node.SourceTransceiver, iface, err)
+		}
+		return nil
+	}
+	t.Interface = iface
+	return t
+}
+
+// noModule reports the errors of a port without a readable module: no
+// module access in the driver, an empty cage (mlx5 answers EIO), a
+// netdev that went away, a missing capture.
+func noModule(err error) bool {
+	return errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.EIO) || errors.Is(err, syscall.ENODEV) ||
+		errors.Is(err, syscall.EINVAL) || errors.Is(err, fs.ErrNotExist)
+}
+
+// replayModules reads `ethtool -m <if> hex on` captures (<if>.module.txt;
+// several dumps, each after its command line, for the pages).
+type replayModules struct {
+	dir   string
+	cache replayCache
+}
+
+func (r *replayModules) module(iface string) (*node.ModuleEEPROM, error) {
+	v, err := r.cache.load(filepath.Join(r.dir, iface+".module.txt"), func(f io.Reader) (any, error) {
+		return node.ParseModuleHex(f)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*node.ModuleEEPROM), nil
+}
+
+func (r *replayModules) close() error { return nil }
+
+// liveModules reads modules over ethtool netlink (MODULE_EEPROM_GET,
+// Linux 5.13+: any page, any bank) and falls back to the
+// ETHTOOL_GMODULEEEPROM ioctl (the flat first pages only) where netlink
+// has no module access.
+type liveModules struct {
+	mu       sync.Mutex
+	nl       netlinkModules
+	nlFail   error
+	ioctl    *ethtool.Ethtool
+	ioctlErr error
+}
+
+// netlinkModules is the part of the ethtool netlink client this source
+// uses; nil on systems without one.
+type netlinkModules interface {
+	ModuleEEPROM(ifname string, page, bank uint8, offset, length uint32) ([]byte, error)
+	Close() error
+}
+
+func (l *liveModules) module(iface string) (*node.ModuleEEPROM, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.nl == nil && l.nlFail == nil {
+		// A failed dial must leave l.nl a nil interface, not a typed nil.
+		if c, err := dialEthnl(); err == nil {
+			l.nl = c
+		} else {
+			l.nlFail = err
+		}
+	}
+	if l.nl != nil {
+		m, err := readModulePages(l.nl, iface)
+		if err == nil || !errors.Is(err, syscall.EOPNOTSUPP) {
+			return m, err
+		}
+	}
+	if l.ioctl == nil && l.ioctlErr == nil {
+		l.ioctl, l.ioctlErr = ethtool.NewEthtool()
+	}
+	if l.ioctlErr != nil {
+		return nil, l.ioctlErr
+	}
+	b, err := l.ioctl.ModuleEeprom(iface)
+	if err != nil {
+		return nil, err
+	}
+	return node.ModuleFromFlat(b), nil
+}
+
+// readModulePages reads the lower page and upper page 00h, then the pages
+// the module's type and memory model say exist: 03h (thresholds) of a
+// paged SFF-8636 module; 01h (what is monitored), 02h (thresholds) and
+// 11h bank 0 (lanes) of a paged CMIS one. An optional page the module
+// refuses is left out, not an error.
+func readModulePages(nl netlinkModules, iface string) (*node.ModuleEEPROM, error) {
+	lower, err := nl.ModuleEEPROM(iface, 0, 0, 0, node.ModulePageLen)
+	if err != nil {
+		return nil, err
+	}
+	m := &node.ModuleEEPROM{Lower: lower}
+	if len(lower) < node.ModulePageLen {
+		return m, nil
+	}
+	up, err := nl.ModuleEEPROM(iface, 0, 0, node.ModulePageLen, node.ModulePageLen)
+	if err != nil {
+		return nil, err
+	}
+	m.SetPage(0, 0, up)
+	var pages []uint8
+	switch lower[0] {
+	case node.ModuleIDQSFP, node.ModuleIDQSFPPlus, node.ModuleIDQSFP28:
+		if lower[2]&0x04 == 0 {
+			pages = []uint8{3}
+		}
+	case node.ModuleIDQSFPDD, node.ModuleIDOSFP, node.ModuleIDQSFPCMIS:
+		if lower[2]&0x80 == 0 {
+			pages = []uint8{1, 2, 0x11}
+		}
+	}
+	for _, pg := range pages {
+		if b, err := nl.ModuleEEPROM(iface, pg, 0, node.ModulePageLen, node.ModulePageLen); err == nil {
+			m.SetPage(pg, 0, b)
+		}
+	}
+	return m, nil
+}
+
+func (l *liveModules) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.nl != nil {
+		l.nl.Close()
+		l.nl = nil
+	}
+	if l.ioctl != nil {
+		l.ioctl.Close()
+		l.ioctl = nil
+	}
+	return nil
+}

@@ -47,6 +47,12 @@ type Snapshot struct {
 	PCI        map[string]*PCIFunction
 	Ethtool    map[string]*EthtoolStats
 	DCB        map[string]*DCBState
+	// HealthReporters are the devlink health reporters of the node's NICs,
+	// in handle order (SourceDevlink).
+	HealthReporters []*HealthReporter
+	// LLDP maps an interface to its LLDP neighbour (SourceLLDP); an
+	// interface without one is not in it.
+	LLDP map[string]*LLDPNeighbor
 	// Modules records which kernel modules are loaded (from /sys/module).
 	Modules map[string]bool
 	// NICs lists RDMA-capable vendors' network functions found on the PCI

@@ -60,6 +60,11 @@ type Options struct {
 	// names besides the mapped families.
 	EthtoolRawInclude *regexp.Regexp
 
+	// LLDPCli is the lldpcli program ("" = lldpcli on PATH) and
+	// LLDPSocket lldpd's control socket ("" = lldpd's default) the lldp
+	// source asks.
+	LLDPCli, LLDPSocket string
+
 	// FS replaces the filesystem, for tests that need the errors real sysfs
 	// produces; nil is the real one.
 	FS FS
@@ -67,7 +72,7 @@ type Options struct {
 
 // SourceNames lists every source a Reader knows, sorted.
 func SourceNames() []string {
-	return []string{node.SourceDCB, node.SourceEthtool, node.SourceNetdev, node.SourcePCIe, node.SourceRDMA}
+	return []string{node.SourceDCB, node.SourceDevlink, node.SourceEthtool, node.SourceLLDP, node.SourceNetdev, node.SourcePCIe, node.SourceRDMA}
 }
 
 // SourceHelp describes what a source reads.
@@ -81,6 +86,10 @@ func SourceHelp(name string) string {
 		return "PCIe link of the functions behind RDMA devices: speed, width, usable bandwidth, AER errors."
 	case node.SourceEthtool:
 		return "ethtool statistics of RoCE interfaces: PFC pause frames/duration per priority, pause storms, priority traffic and drops, PHY errors, 802.3x pause."
+	case node.SourceDevlink:
+		return "devlink health reporters of the NICs over devlink netlink: state, errors and recoveries (mlx5 fw, fw_fatal, tx, rx)."
+	case node.SourceLLDP:
+		return "LLDP neighbour of each RoCE interface (switch name, chassis and port) from the local lldpd via lldpcli, on the refresh interval."
 	case node.SourceDCB:
 		return "Data center bridging of RoCE interfaces over DCB netlink: PFC per priority, trust mode (DSCP/PCP), and MLNX_OFED per-priority ECN."
 	}
@@ -153,6 +162,10 @@ func New(opts Options, logger *slog.Logger) (*Reader, error) {
 			src = newEthtoolSource(r)
 		case node.SourceDCB:
 			src = newDCBSource(r)
+		case node.SourceDevlink:
+			src = newDevlinkSource(r)
+		case node.SourceLLDP:
+			src = newLLDPSource(r)
 		default:
 			return nil, fmt.Errorf("unknown source %q", name)
 		}

@@ -143,6 +143,7 @@ func TestFixtureDegraded(t *testing.T) {
 		{"pfc_only_on_roce_priority", "ens8f0np0"}:    StatusWarn,
 		{"global_pause_off_with_pfc", "ens8f0np0"}:    StatusFail,
 		{"nccl_env", "node"}:                          StatusWarn,
+		{"devlink_health_ok", "mlx5_5"}:               StatusWarn,
 	}
 	got := map[[2]string]Finding{}
 	for _, f := range fs {

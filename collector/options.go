@@ -66,7 +66,6 @@ type Flags struct {
 	refresh           *time.Duration
 	ethtoolReplay     *string
 	ethtoolRawInclude *string
-	lldpCli           *string
 	lldpSocket        *string
 }
 
@@ -98,10 +97,9 @@ func registerFlags(app flagGroup, sourcesOnly bool) *Flags {
 	f.devExclude = app.Flag("collector.rdma.device-exclude", "Regexp of RDMA devices never to read (all collectors), e.g. firmware-restricted functions.").PlaceHolder("REGEX").String()
 	f.refresh = app.Flag("collector.rdma.gid-refresh", "How long a port's configuration (GID table, default RoCE mode, active MTU) and slow-changing device metadata are cached before they are read again (0 = every scrape).").Default("60s").Duration()
 	f.netdevInclude = app.Flag("collector.netdev.include", "Regexp of extra network interfaces to report besides those backing RDMA ports.").PlaceHolder("REGEX").String()
-	f.ethtoolReplay = app.Flag("collector.ethtool.replay-dir", "Read recorded `ethtool -S/-i/-a` and DCB text from DIR/<iface>.txt, <iface>.driver.txt, <iface>.pause.txt, <iface>.dcb.txt, `devlink health show -j` from DIR/devlink-health.json and `lldpcli -f json show neighbors` from DIR/lldpcli-neighbors.json instead of the kernel.").PlaceHolder("DIR").String()
+	f.ethtoolReplay = app.Flag("collector.ethtool.replay-dir", "Read recorded `ethtool -S/-i/-a` and DCB text from DIR/<iface>.txt, <iface>.driver.txt, <iface>.pause.txt, <iface>.dcb.txt, devlink-health.json, lldpcli-neighbors.json instead of the kernel.").PlaceHolder("DIR").String()
 	f.ethtoolRawInclude = app.Flag("collector.ethtool.raw-include", "Regexp of raw ethtool stat names to export as roce_ethtool_<name> (off by default: NICs have thousands).").PlaceHolder("REGEX").String()
-	f.lldpCli = app.Flag("collector.lldp.lldpcli", "lldpcli program the lldp collector runs (`lldpcli -f json show neighbors`) to ask the local lldpd for each interface's neighbour.").Default("lldpcli").String()
-	f.lldpSocket = app.Flag("collector.lldp.socket", "lldpd control socket (lldpcli -u); empty = lldpd's default.").PlaceHolder("PATH").String()
+	f.lldpSocket = app.Flag("collector.lldp.socket", "lldpd control socket (lldpcli -u).").PlaceHolder("PATH").String()
 	return f
 }
 
@@ -123,7 +121,7 @@ func (f *Flags) Options() (Options, reader.Options, error) {
 		return Options{}, ro, err
 	}
 	ro.ReplayDir = *f.ethtoolReplay
-	ro.LLDPCli, ro.LLDPSocket = *f.lldpCli, *f.lldpSocket
+	ro.LLDPSocket = *f.lldpSocket
 	if ro.EthtoolRawInclude, err = compileOptional("collector.ethtool.raw-include", *f.ethtoolRawInclude); err != nil {
 		return Options{}, ro, err
 	}

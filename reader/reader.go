@@ -87,9 +87,9 @@ func SourceHelp(name string) string {
 	case node.SourceEthtool:
 		return "ethtool statistics of RoCE interfaces: PFC pause frames/duration per priority, pause storms, priority traffic and drops, PHY errors, 802.3x pause."
 	case node.SourceDevlink:
-		return "devlink health reporters of the NICs over devlink netlink: state, errors and recoveries (mlx5 fw, fw_fatal, tx, rx)."
+		return "NIC devlink health reporters."
 	case node.SourceLLDP:
-		return "LLDP neighbour of each RoCE interface (switch name, chassis and port) from the local lldpd via lldpcli, on the refresh interval."
+		return "Switch port of each RoCE interface (lldpd)."
 	case node.SourceDCB:
 		return "Data center bridging of RoCE interfaces over DCB netlink: PFC per priority, trust mode (DSCP/PCP), and MLNX_OFED per-priority ECN."
 	}

@@ -73,7 +73,9 @@ func Query(ctx context.Context, program, socket string) ([]node.LLDPNeighbor, er
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("lldpcli: %w", ctx.Err())
 		}
-		if strings.Contains(msg, "unable to connect to socket") {
+		// No daemon is "absent"; a daemon the exporter may not talk to is a
+		// failure to fix (the socket's group), so it is not hidden as absent.
+		if strings.Contains(msg, "unable to connect to socket") && !strings.Contains(msg, "ermission denied") {
 			return nil, fmt.Errorf("%w: %s", ErrNotRunning, lastLine(msg))
 		}
 		return nil, fmt.Errorf("lldpcli: %w: %s", err, lastLine(msg))

@@ -97,9 +97,27 @@ func TestQueryErrors(t *testing.T) {
 	if _, lookErr := execLookPath("lldpcli"); lookErr != nil {
 		t.Skip("lldpcli not installed")
 	}
-	_, err = Query(context.Background(), "", t.TempDir()+"/none.sock")
+	// Debian's lldpcli is setuid _lldpd: the socket's directory must be
+	// searchable by that user for "no such socket" rather than EACCES.
+	dir, err := os.MkdirTemp("", "lldpcli-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Query(context.Background(), "", dir+"/none.sock")
 	if !errors.Is(err, ErrNotRunning) {
 		t.Errorf("no daemon: %v", err)
+	}
+	// A socket lldpcli may not reach is a failure to fix, not an absent lldpd.
+	private := t.TempDir()
+	if err := os.Chmod(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = Query(context.Background(), "", private+"/none.sock"); err == nil || errors.Is(err, ErrNotRunning) {
+		t.Logf("unreachable socket: %v (lldpcli not setuid here)", err)
 	}
 }
 

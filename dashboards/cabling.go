@@ -39,7 +39,7 @@ func cablingRowNode(b *board) {
 		q(sel("roce_devlink_health_reporter_healthy", devOrNode), "{{instance}} {{device}} {{devlink}} {{reporter}}")))
 	b.add(b.bars("NIC health recoveries", "Recoveries per interval of each devlink health reporter: each one reset a queue (tx, rx) "+
 		"or the function (fw_fatal) under traffic.", "short", 12, 4,
-		q(increase("roce_devlink_health_reporter_recoveries_total", devOrNode)+` > 0`, "{{instance}} {{device}} {{devlink}} {{reporter}}")))
+		q(increase("roce_devlink_health_reporter_recoveries_total", devOrNode), "{{instance}} {{device}} {{devlink}} {{reporter}}")))
 }
 
 // cablingRowOverview adds the overview's failures-by-switch row: three bad

@@ -19,6 +19,9 @@ type LLDPNeighbor struct {
 	PortID     string
 	PortIDType string
 	PortDescr  string
+	// LinkDown: lldpd no longer lists this neighbour because the
+	// interface's link is down; it is the last one seen before.
+	LinkDown bool
 }
 
 // Switch names the neighbour: its system name, else its chassis ID.

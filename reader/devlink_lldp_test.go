@@ -3,7 +3,9 @@ package reader
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/roce-exporter/roce_exporter/node"
 )
@@ -91,5 +93,61 @@ func TestLLDPNoNeighbourIsARead(t *testing.T) {
 	res = newTestReader(t, o).Read()
 	if st := res.Snapshot.Sources[node.SourceLLDP]; st != node.SourceAbsent || res.Snapshot.LLDP != nil {
 		t.Fatalf("without a capture: status %s, neighbours %v", st, res.Snapshot.LLDP)
+	}
+}
+
+// operstateFS serves the fixture's sysfs with one interface's operstate
+// replaced.
+type operstateFS struct {
+	OSFS
+	iface, state string
+}
+
+type textAttr string
+
+func (t textAttr) PreadAt0(buf []byte) (int, error) { return copy(buf, t), nil }
+func (textAttr) Close() error                       { return nil }
+
+func (f *operstateFS) OpenAttr(path string) (AttrFile, error) {
+	if strings.HasSuffix(path, "/"+f.iface+"/operstate") {
+		return textAttr(f.state + "\n"), nil
+	}
+	return f.OSFS.OpenAttr(path)
+}
+
+// lldpd forgets a dead link's neighbour after its TTL; the source keeps it
+// while the link is down, and drops it once the link is up without one.
+func TestLLDPKeepsTheNeighbourOfADownLink(t *testing.T) {
+	const one = `{"lldp":{"interface":{"ens1f0np0":{"chassis":{"leaf-1":{"id":{"type":"mac","value":"0c:42:a1:00:00:01"}}},"port":{"id":{"type":"ifname","value":"Ethernet0"}}}}}}`
+	const none = `{"lldp":{}}`
+	dir := replayCopy(t, map[string]string{lldpReplayFile: one})
+	fsys := &operstateFS{iface: "ens1f0np0", state: "up"}
+	o := fixtureOptions("mlx5-8x400g-healthy", node.SourceLLDP)
+	o.ReplayDir, o.FS = dir, fsys
+	r := newTestReader(t, o)
+	if n := r.Read().Snapshot.LLDP["ens1f0np0"]; n == nil || n.LinkDown {
+		t.Fatalf("first read: %+v", n)
+	}
+	write := func(content string) {
+		t.Helper()
+		p := filepath.Join(dir, lldpReplayFile)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// The replay cache keys on size and mtime: make the change visible.
+		later := time.Now().Add(time.Duration(len(content)) * time.Second)
+		if err := os.Chtimes(p, later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fsys.state = "down"
+	write(none)
+	n := r.Read().Snapshot.LLDP["ens1f0np0"]
+	if n == nil || !n.LinkDown || n.Switch() != "leaf-1" || n.SwitchPort() != "Ethernet0" {
+		t.Fatalf("link down, lldpd forgot the neighbour: %+v", n)
+	}
+	fsys.state = "up"
+	if n := r.Read().Snapshot.LLDP["ens1f0np0"]; n != nil {
+		t.Fatalf("link up without a neighbour: kept %+v", n)
 	}
 }

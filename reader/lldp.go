@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/internal/lldpcli"
@@ -28,9 +29,17 @@ type lldpSource struct {
 	last    []node.LLDPNeighbor
 	lastErr error
 	replay  replayCache
+	// seen is each interface's last neighbour. lldpd drops the neighbour
+	// of a dead link after its TTL (two minutes), just when "which switch
+	// port is this cable in" matters most, so it is kept while the
+	// interface's link is down and forgotten once the link is up again
+	// without one.
+	seen map[string]node.LLDPNeighbor
 }
 
-func newLLDPSource(r *Reader) *lldpSource { return &lldpSource{r: r} }
+func newLLDPSource(r *Reader) *lldpSource {
+	return &lldpSource{r: r, seen: map[string]node.LLDPNeighbor{}}
+}
 
 func (*lldpSource) close() error { return nil }
 
@@ -66,10 +75,40 @@ func (c *lldpSource) read(sc *scan) (func(*node.Snapshot), error) {
 			out[n.Interface] = &n
 		}
 	}
+	for _, iface := range ifaces {
+		if n := out[iface]; n != nil {
+			c.seen[iface] = *n
+			continue
+		}
+		last, ok := c.seen[iface]
+		switch {
+		case !ok:
+		case c.linkDown(iface):
+			last.LinkDown = true
+			out[iface] = &last
+		default:
+			delete(c.seen, iface)
+		}
+	}
+	forgetGone(c.seen, ifaces)
 	// lldpd running with no neighbour on a RoCE interface is a reading
 	// (the switch sends no LLDP, or the NIC firmware eats it), not an
 	// absent source: the map is empty, not nil.
 	return func(sn *node.Snapshot) { sn.LLDP = out }, nil
+}
+
+// linkDown reports whether the interface's operstate says its link is
+// down; an unreadable operstate is not taken for a down link.
+func (c *lldpSource) linkDown(iface string) bool {
+	st, err := readSysfsFile(c.r.fs, c.r.sys("class", "net", iface, "operstate"))
+	if err != nil {
+		return false
+	}
+	switch strings.TrimSpace(st) {
+	case "down", "lowerlayerdown", "notpresent":
+		return true
+	}
+	return false
 }
 
 func (c *lldpSource) query() ([]node.LLDPNeighbor, error) {

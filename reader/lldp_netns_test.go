@@ -21,7 +21,7 @@ import (
 const (
 	lldpChildSocket = "ROCE_TEST_LLDP_SOCKET"
 	lldpChildIface  = "ROCE_TEST_LLDP_IFACE"
-	lldpChildWant   = "ROCE_TEST_LLDP_WANT" // "present" or "gone"
+	lldpChildWant   = "ROCE_TEST_LLDP_WANT" // "present", "kept" or "gone"
 )
 
 // TestLLDPNeighbourFromLLDPDInNetns is the lldp source against the real
@@ -104,7 +104,15 @@ configure ports lldpsw0 lldp portidsubtype local Ethernet12 description "leaf-3 
 	out := child("present")
 	t.Logf("reader inside %s:\n%s", nsHost, grepLines(out, "neighbour"))
 
-	// The switch side goes silent: the neighbour must leave the snapshot.
+	// The link goes down (the child takes its interface down once it has
+	// seen the neighbour): lldpd forgets the neighbour after its TTL, the
+	// exporter keeps the last one, marked link down.
+	out = child("kept")
+	t.Logf("link down:\n%s", grepLines(out, "neighbour"))
+	run("-n", nsHost, "link", "set", "lldphost0", "up")
+
+	// The switch side goes silent with the link up: the neighbour must
+	// leave the snapshot.
 	_ = sw.Process.Kill()
 	_ = sw.Wait()
 	child("gone")
@@ -120,6 +128,7 @@ func TestLLDPNetnsChild(t *testing.T) {
 		NetdevInclude: regexp.MustCompile("^" + regexp.QuoteMeta(iface) + "$"), LLDPSocket: sock}
 	r := newTestReader(t, o)
 	deadline := time.Now().Add(20 * time.Second)
+	tookDown := false
 	for {
 		res := r.Read()
 		st := res.Snapshot.Sources[node.SourceLLDP]
@@ -132,6 +141,19 @@ func TestLLDPNetnsChild(t *testing.T) {
 				n.PortDescr != "leaf-3 Ethernet12 to gpu-07 rail 0" || n.ChassisIDType != "mac" || n.ChassisID == "" {
 				t.Fatalf("neighbour %+v", n)
 			}
+			return
+		case want == "kept" && !tookDown && st == node.SourceOK && n != nil:
+			// The reader has seen the neighbour: now the link goes down.
+			if out, err := exec.Command("ip", "link", "set", iface, "down").CombinedOutput(); err != nil {
+				t.Fatalf("ip link set %s down: %v\n%s", iface, err, out)
+			}
+			tookDown = true
+		case want == "kept" && tookDown && st == node.SourceOK && n != nil && n.LinkDown:
+			if n.ChassisName != "leaf-3" || n.SwitchPort() != "Ethernet12" {
+				t.Fatalf("kept neighbour %+v", n)
+			}
+			b, _ := json.Marshal(n)
+			t.Logf("neighbour of %s kept while its link is down: %s", iface, b)
 			return
 		case want == "gone" && st == node.SourceOK && n == nil:
 			t.Logf("neighbour of %s gone; lldpd still answers (status %s)", iface, st)

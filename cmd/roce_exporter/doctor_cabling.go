@@ -20,6 +20,8 @@ type cablingLine struct {
 	SwitchPort string `json:"switch_port,omitempty"`
 	ChassisID  string `json:"chassis_id,omitempty"`
 	PortDescr  string `json:"port_descr,omitempty"`
+	// LinkDown: the last neighbour seen before the link went down.
+	LinkDown bool `json:"link_down,omitempty"`
 }
 
 func (c cablingLine) text() string {
@@ -29,6 +31,9 @@ func (c cablingLine) text() string {
 	s := "cabled to " + c.Switch + " " + c.SwitchPort
 	if c.PortDescr != "" && c.PortDescr != c.SwitchPort {
 		s += fmt.Sprintf(" (%q)", c.PortDescr)
+	}
+	if c.LinkDown {
+		s += ", last seen before the link went down"
 	}
 	return s
 }
@@ -57,7 +62,7 @@ func cabling(snap *node.Snapshot) []cablingLine {
 			for _, iface := range ifaces {
 				c := cablingLine{Subject: subject, Interface: iface}
 				if n := snap.LLDP[iface]; n != nil {
-					c.Switch, c.SwitchPort, c.ChassisID, c.PortDescr = n.Switch(), n.SwitchPort(), n.ChassisID, n.PortDescr
+					c.Switch, c.SwitchPort, c.ChassisID, c.PortDescr, c.LinkDown = n.Switch(), n.SwitchPort(), n.ChassisID, n.PortDescr, n.LinkDown
 				}
 				out = append(out, c)
 			}

@@ -51,21 +51,3 @@ func (n *LLDPNeighbor) SwitchPort() string {
 	return n.PortDescr
 }
 
-// NeighborsOf returns the LLDP neighbours of a port's interfaces: its
-// netdev's, or for a RoCE LAG port each bond slave's (the slaves are the
-// cables). Nil when none is known.
-func (s *Snapshot) NeighborsOf(p *Port) []*LLDPNeighbor {
-	if s == nil || p == nil || len(s.LLDP) == 0 {
-		return nil
-	}
-	var out []*LLDPNeighbor
-	if n := s.LLDP[p.Interface]; n != nil {
-		out = append(out, n)
-	}
-	for _, slave := range p.BondSlaves {
-		if n := s.LLDP[slave]; n != nil {
-			out = append(out, n)
-		}
-	}
-	return out
-}

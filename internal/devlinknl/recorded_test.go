@@ -20,11 +20,11 @@ func TestParseRecordedMLX5(t *testing.T) {
 	for _, r := range got {
 		names = append(names, r.Handle()+" "+r.Name)
 	}
-	want := "pci/0000:18:00.0 fw,pci/0000:18:00.0 fw_fatal,pci/0000:18:00.0 vnic,pci/0000:18:00.0/65535 tx,pci/0000:18:00.0/65535 rx"
+	want := "pci/0000:18:00.0 fw,pci/0000:18:00.0 fw_fatal,pci/0000:18:00.0/65535 tx,pci/0000:18:00.0/65535 rx,pci/0000:18:00.0/65535 vnic"
 	if strings.Join(names, ",") != want {
 		t.Fatalf("reporters %q", names)
 	}
-	tx := got[3]
+	tx := got[2]
 	if tx.State != StateHealthy || tx.Errors != 3 || tx.Recoveries != 3 || tx.Port != 65535 {
 		t.Fatalf("tx = %+v", tx)
 	}

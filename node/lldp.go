@@ -50,4 +50,3 @@ func (n *LLDPNeighbor) SwitchPort() string {
 	}
 	return n.PortDescr
 }
-

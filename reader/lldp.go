@@ -51,6 +51,10 @@ func (c *lldpSource) read(sc *scan) (func(*node.Snapshot), error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(ifaces) == 0 {
+		// No RoCE interface: lldpcli is not run for nothing.
+		return nil, errors.Join(ErrNoData, errors.New("no Ethernet RDMA interface"))
+	}
 	if c.r.opts.ReplayDir != "" {
 		// A capture is read every time: its cache costs one stat.
 		c.last, c.lastErr = c.loadReplay()

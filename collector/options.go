@@ -81,6 +81,7 @@ type Flags struct {
 	healthOKSubjects  *bool
 	// transceiverLanes is nil for a command without it (the doctor).
 	transceiverLanes *bool
+	lldpSocket       *string
 }
 
 // RegisterFlags adds the collector flags to a command, in node_exporter's
@@ -111,13 +112,14 @@ func registerFlags(app flagGroup, sourcesOnly bool) *Flags {
 	f.devExclude = app.Flag("collector.rdma.device-exclude", "Regexp of RDMA devices never to read (all collectors), e.g. firmware-restricted functions.").PlaceHolder("REGEX").String()
 	f.refresh = app.Flag("collector.rdma.gid-refresh", "How long a port's configuration (GID table, default RoCE mode, active MTU), slow-changing device metadata and optics readings (module EEPROM, slow I2C) are cached before they are read again (0 = every scrape).").Default("60s").Duration()
 	f.netdevInclude = app.Flag("collector.netdev.include", "Regexp of extra network interfaces to report besides those backing RDMA ports.").PlaceHolder("REGEX").String()
-	f.ethtoolReplay = app.Flag("collector.ethtool.replay-dir", "Read recorded `ethtool -S/-i/-a/-m/--show-fec` and DCB text from DIR/<iface>.txt, .driver.txt, .pause.txt, .module.txt, .fec.txt, .link.txt, .dcb.txt instead of the kernel.").PlaceHolder("DIR").String()
+	f.ethtoolReplay = app.Flag("collector.ethtool.replay-dir", "Read recorded `ethtool -S/-i/-a/-m/--show-fec` and DCB text from DIR/<iface>.txt, .driver.txt, .pause.txt, .module.txt, .fec.txt, .link.txt, .dcb.txt, devlink-health.json and lldpcli-neighbors.json instead of the kernel.").PlaceHolder("DIR").String()
 	f.ethtoolRawInclude = app.Flag("collector.ethtool.raw-include", "Regexp of raw ethtool stat names to export as roce_ethtool_<name> (off by default: NICs have thousands).").PlaceHolder("REGEX").String()
 	if !sourcesOnly {
 		f.allPriorities = app.Flag("collector.priority.all", "Export the per-priority families (roce_priority_*, roce_pfc_*, roce_pfc_enabled, roce_ecn_enabled) for all 8 priorities. By default only the priorities that matter are exported: the plan's RoCE priority, those with PFC on, and those whose counters ever rose above zero; ECN settings equal on all 8 priorities collapse to priority=\"all\".").Default("false").Bool()
 		f.healthOKSubjects = app.Flag("collector.health.ok-subjects", "Export roce_health_check_ok 1 for every subject that passed a check. By default only failing or warning subjects have a series (0), and roce_health_check_subjects counts the subjects each check judged.").Default("false").Bool()
 		f.transceiverLanes = app.Flag("collector.transceiver.lane-monitors", "Also export each optic lane's Tx power and laser bias (2 series per lane); per-lane Rx power is always exported.").Default("false").Bool()
 	}
+	f.lldpSocket = app.Flag("collector.lldp.socket", "lldpd control socket (lldpcli -u).").PlaceHolder("PATH").String()
 	return f
 }
 
@@ -139,6 +141,7 @@ func (f *Flags) Options() (Options, reader.Options, error) {
 		return Options{}, ro, err
 	}
 	ro.ReplayDir = *f.ethtoolReplay
+	ro.LLDPSocket = *f.lldpSocket
 	if ro.EthtoolRawInclude, err = compileOptional("collector.ethtool.raw-include", *f.ethtoolRawInclude); err != nil {
 		return Options{}, ro, err
 	}

@@ -42,6 +42,8 @@ func NodeDetail() *dashboard.DashboardBuilder {
 		q(byDevice(increase("roce_phy_link_down_events_total")), "{{instance}} {{device}} PHY link down"),
 		q(byDevice(increase("roce_interface_carrier_changes_total")), "{{instance}} {{device}} carrier changes")))
 
+	cablingRowNode(b)
+
 	b.row("Throughput")
 	b.add(b.timeseries("RDMA port throughput", "Bytes received and sent per second on each RDMA port (all traffic classes).", "Bps", 12, 8,
 		q(rate("roce_port_rcv_data_bytes_total", dev), "{{instance}} {{device}} rx"),

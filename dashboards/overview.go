@@ -92,6 +92,8 @@ func ClusterOverview() *dashboard.DashboardBuilder {
 		q(`sum by (instance, device) (`+increase("roce_port_link_downed_total", dev)+`)`, "{{instance}} {{device}} link downed"),
 		q(`sum by (instance, device) (`+byDevice(increase("roce_interface_carrier_changes_total"))+`)`, "{{instance}} {{device}} carrier changes")))
 
+	cablingRowOverview(b)
+
 	b.row("Fleet consistency")
 	b.add(b.bargauge("Netdev MTU (ports per value)",
 		"Compute interfaces per configured MTU. One bar means every node agrees; RoCE needs at least 4192 (9000 is usual).",

@@ -151,6 +151,7 @@ func TestFixtureDegraded(t *testing.T) {
 		// a dim lane.
 		{"transceiver_within_thresholds", "ens2f0np0"}: StatusFail,
 		{"transceiver_within_thresholds", "ens4f0np0"}: StatusFail,
+		{"devlink_health_ok", "mlx5_5"}:                StatusWarn,
 	}
 	got := map[[2]string]Finding{}
 	for _, f := range fs {

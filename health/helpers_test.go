@@ -52,7 +52,7 @@ func allPrio(on bool) *node.ECNSetting {
 func buildSnap() *node.Snapshot {
 	s := &node.Snapshot{
 		Time:       t0,
-		Sources:    map[string]node.SourceStatus{"rdma": node.SourceOK, "netdev": node.SourceOK, "pcie": node.SourceOK, "ethtool": node.SourceOK, "dcb": node.SourceOK, "transceiver": node.SourceOK},
+		Sources:    map[string]node.SourceStatus{"rdma": node.SourceOK, "netdev": node.SourceOK, "pcie": node.SourceOK, "ethtool": node.SourceOK, "dcb": node.SourceOK, "transceiver": node.SourceOK, node.SourceDevlink: node.SourceOK},
 		Modules:    map[string]bool{"ib_core": true, "ib_uverbs": true, "rdma_cm": true, "mlx5_core": true, "mlx5_ib": true, "bnxt_en": false, "bnxt_re": false},
 		Interfaces: map[string]*node.Interface{},
 		PCI:        map[string]*node.PCIFunction{},
@@ -118,6 +118,9 @@ func buildSnap() *node.Snapshot {
 				{Family: node.FamilyPHYDiscards, Direction: "rx", Priority: -1},
 			},
 		}
+		s.HealthReporters = append(s.HealthReporters,
+			&node.HealthReporter{Handle: "pci/" + pci, PCIAddress: pci, Name: "fw_fatal", Healthy: true},
+			&node.HealthReporter{Handle: "pci/" + pci + "/65535", PCIAddress: pci, Name: "tx", Healthy: true})
 		var pfc [8]bool
 		pfc[3] = true
 		s.DCB[nd] = &node.DCBState{Interface: nd, PFCKnown: true, PFCCap: 8, PFCEnabled: pfc, Trust: "dscp",

@@ -55,6 +55,12 @@ type Snapshot struct {
 	// link-down state by interface.
 	Transceivers map[string]*Transceiver
 	PHY          map[string]*PHY
+	// HealthReporters are the devlink health reporters of the node's NICs,
+	// in handle order (SourceDevlink).
+	HealthReporters []*HealthReporter
+	// LLDP maps an interface to its LLDP neighbour (SourceLLDP); an
+	// interface without one is not in it.
+	LLDP map[string]*LLDPNeighbor
 	// Modules records which kernel modules are loaded (from /sys/module).
 	Modules map[string]bool
 	// NICs lists RDMA-capable vendors' network functions found on the PCI

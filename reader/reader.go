@@ -60,6 +60,11 @@ type Options struct {
 	// names besides the mapped families.
 	EthtoolRawInclude *regexp.Regexp
 
+	// LLDPCli is the lldpcli program ("" = lldpcli on PATH) and
+	// LLDPSocket lldpd's control socket ("" = lldpd's default) the lldp
+	// source asks.
+	LLDPCli, LLDPSocket string
+
 	// FS replaces the filesystem, for tests that need the errors real sysfs
 	// produces; nil is the real one.
 	FS FS
@@ -67,7 +72,7 @@ type Options struct {
 
 // SourceNames lists every source a Reader knows, sorted.
 func SourceNames() []string {
-	return []string{node.SourceDCB, node.SourceEthtool, node.SourceNetdev, node.SourcePCIe, node.SourcePHY, node.SourceRDMA, node.SourceTransceiver}
+	return []string{node.SourceDCB, node.SourceDevlink, node.SourceEthtool, node.SourceLLDP, node.SourceNetdev, node.SourcePCIe, node.SourcePHY, node.SourceRDMA, node.SourceTransceiver}
 }
 
 // SourceHelp describes what a source reads.
@@ -81,6 +86,10 @@ func SourceHelp(name string) string {
 		return "PCIe link of the functions behind RDMA devices: speed, width, usable bandwidth, AER errors."
 	case node.SourceEthtool:
 		return "ethtool statistics of RoCE interfaces: PFC pause frames/duration per priority, pause storms, priority traffic and drops, PHY errors, 802.3x pause."
+	case node.SourceDevlink:
+		return "NIC devlink health reporters."
+	case node.SourceLLDP:
+		return "Switch port of each RoCE interface (lldpd)."
 	case node.SourceDCB:
 		return "Data center bridging of RoCE interfaces over DCB netlink: PFC per priority, trust mode (DSCP/PCP), the priority of the plan's RoCE and CNP DSCPs, and MLNX_OFED per-priority ECN and CNP marking."
 	case node.SourceTransceiver:
@@ -161,6 +170,10 @@ func New(opts Options, logger *slog.Logger) (*Reader, error) {
 			src = newTransceiverSource(r)
 		case node.SourcePHY:
 			src = newPHYSource(r)
+		case node.SourceDevlink:
+			src = newDevlinkSource(r)
+		case node.SourceLLDP:
+			src = newLLDPSource(r)
 		default:
 			return nil, fmt.Errorf("unknown source %q", name)
 		}

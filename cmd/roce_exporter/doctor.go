@@ -53,6 +53,8 @@ type doctorReport struct {
 	Samples      int              `json:"samples"`
 	Summary      map[string]int   `json:"summary"`
 	Checks       []health.Finding `json:"checks"`
+	// Cabling is each Ethernet port's LLDP neighbour, when lldpd answered.
+	Cabling []cablingLine `json:"cabling,omitempty"`
 }
 
 func (d *doctorCommand) run() int {
@@ -97,7 +99,7 @@ func (d *doctorCommand) run() int {
 		samples = 2
 	}
 	findings := health.Run(snap, plan, opts.NodeName)
-	report := doctorReport{Node: opts.NodeName, Plan: *d.a.configFile, Samples: samples, Summary: map[string]int{}, Checks: findings}
+	report := doctorReport{Node: opts.NodeName, Plan: *d.a.configFile, Samples: samples, Summary: map[string]int{}, Checks: findings, Cabling: cabling(snap)}
 	if plan != nil {
 		for _, w := range plan.Warnings {
 			report.PlanWarnings = append(report.PlanWarnings, w.Error())
@@ -227,6 +229,9 @@ func printDoctor(w io.Writer, r doctorReport, color bool, interval time.Duration
 			line(st, f.ID, f.Subject, f.Message)
 			if f.Fix != "" && (st == health.StatusFail || st == health.StatusWarn) {
 				indent := strings.Repeat(" ", 6+idWidth+2+subjWidth+2)
+				if at := cablingOf(r.Cabling, f.Subject); at != "" {
+					fmt.Fprintf(w, "%sat:  %s\n", indent, at)
+				}
 				for i, fl := range strings.Split(f.Fix, "\n") {
 					prefix := "fix: "
 					if i > 0 {
@@ -236,6 +241,13 @@ func printDoctor(w io.Writer, r doctorReport, color bool, interval time.Duration
 				}
 			}
 		}
+	}
+	// Cabling comes after the findings: the first line read is the worst
+	// finding, and each failing port's own "at:" line already names its
+	// switch port.
+	if len(r.Cabling) > 0 {
+		fmt.Fprintln(w)
+		printCabling(w, r.Cabling)
 	}
 	fmt.Fprintf(w, "\n%d failed, %d warnings, %d ok, %d skipped",
 		r.Summary["fail"], r.Summary["warn"], r.Summary["ok"], r.Summary["skipped"])

@@ -62,6 +62,12 @@ func TestDoctorDegradedNodeNamesEachFault(t *testing.T) {
 		"FAIL  trust_mode_matches_plan         ens1f0np0",
 		"FAIL  ecn_enabled                     ens7f0np0",
 		"FAIL  global_pause_off_with_pfc       ens8f0np0",
+		"WARN  devlink_health_ok               mlx5_5     tx (pci/0000:ab:00.0/65535): 4 error(s), 4 recovery(ies)",
+		// The switch port of a failing port, and the cabling of every port.
+		"at:  cabled to leaf-2 Ethernet24",
+		"cabling (LLDP neighbours from lldpd):",
+		"  mlx5_0  ens1f0np0  cabled to leaf-1 Ethernet0",
+		"  mlx5_1  ens2f0np0  no LLDP neighbour",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output lacks %q", want)

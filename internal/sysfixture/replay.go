@@ -58,6 +58,10 @@ type NIC struct {
 	Module                                     *Module
 	FECCorrectedBlocks, FECUncorrectableBlocks uint64
 	LinkDownReason                             string
+	// TXReporter* are the devlink health counts of the port's tx reporter
+	// (TX timeouts and error completions the driver recovered from).
+	TXReporterErrors, TXReporterRecoveries uint64
+	TXReporterInError                      bool
 }
 
 // DefaultNIC is a ConnectX-7 set up as NVIDIA recommends for RoCE: PFC on
@@ -125,6 +129,9 @@ func WriteReplay(root, dir string, n Node, nics map[string]NIC) error {
 				return err
 			}
 		}
+	}
+	if err := writeDevlinkLLDP(dir, n, nics); err != nil {
+		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "ip-addr.txt"), []byte(addrs.String()), 0o644)
 }

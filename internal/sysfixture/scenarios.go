@@ -136,6 +136,8 @@ func DegradedNICs() map[string]NIC {
 	trustPCP.Trust = "pcp"
 	uncorrected := DefaultNIC(5)
 	uncorrected.UncorrectedSymbolErrors, uncorrected.CorrectedBits = 37, 912233445566
+	// The same port's send queues timed out four times; mlx5 recovered each.
+	uncorrected.TXReporterErrors, uncorrected.TXReporterRecoveries = 4, 4
 	noECN := DefaultNIC(6)
 	ecn := [8]bool{true, true, true, false, true, true, true, true}
 	noECN.ECNEnabled = &ecn

@@ -1,0 +1,43 @@
+package collector
+
+import (
+	"log/slog"
+
+	"github.com/roce-exporter/roce_exporter/node"
+)
+
+func init() { registerSource(node.SourceDevlink, newDevlinkCollector) }
+
+var (
+	devlinkHealthyDesc = newGaugeDesc(namespace+"_devlink_health_reporter_healthy",
+		"1 if the devlink health reporter is healthy, 0 while it is in error (a fault the driver reported and has not recovered from). devlink is the reporter's devlink handle (pci/ADDR, pci/ADDR/PORT for port reporters), device the RDMA device on that PCI function (empty when none).",
+		"device", "devlink", "reporter")
+	devlinkErrorsDesc = newCounterDesc(namespace+"_devlink_health_reporter_errors_total",
+		"Faults the devlink health reporter reported since the driver was loaded (mlx5: firmware syndromes, TX timeouts and error CQEs, RX queue errors).",
+		"device", "devlink", "reporter")
+	devlinkRecoveriesDesc = newCounterDesc(namespace+"_devlink_health_reporter_recoveries_total",
+		"Successful recoveries of the devlink health reporter since the driver was loaded (a recovery resets a queue or the whole function).",
+		"device", "devlink", "reporter")
+)
+
+// devlinkCollector exports the devlink health reporters: three series per
+// reporter, about five reporters per NIC. It runs after the rdma source's
+// read (one snapshot), so the RDMA device of each PCI function is known.
+type devlinkCollector struct{}
+
+func newDevlinkCollector(*Options, *slog.Logger) Collector { return devlinkCollector{} }
+
+func (devlinkCollector) Update(snap *node.Snapshot, out *Sink) error {
+	for _, r := range snap.HealthReporters {
+		// The RDMA device on the reporter's PCI function joins the reporter
+		// to the ports, alerts and dashboards that speak of devices.
+		dev := ""
+		if d := snap.DeviceOfPCI(r.PCIAddress); d != nil {
+			dev = d.Name
+		}
+		out.emit(devlinkHealthyDesc, boolFloat(r.Healthy), dev, r.Handle, r.Name)
+		out.emit(devlinkErrorsDesc, float64(r.Errors), dev, r.Handle, r.Name)
+		out.emit(devlinkRecoveriesDesc, float64(r.Recoveries), dev, r.Handle, r.Name)
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package health
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/roce-exporter/roce_exporter/node"
+)
+
+// checkDevlinkHealth judges each RDMA device by the devlink health reporters
+// of its PCI function (device reporters and those of its ports). A reporter
+// in error fails: the driver saw a fault it has not recovered from (mlx5
+// tx: a send queue stuck after a timeout or an error completion; fw_fatal:
+// the firmware crashed). Errors that increased between the two samples warn
+// even when recovered, since each recovery resets a queue under traffic;
+// errors since the driver loaded, all recovered, warn as history.
+func checkDevlinkHealth(e *env, r *results) {
+	if why := e.sourceReason(node.SourceDevlink, "devlink health reporters"); why != "" {
+		for _, d := range e.devices {
+			r.skip(d.Name, why)
+		}
+		return
+	}
+	prev := map[string]*node.HealthReporter{}
+	if e.prev != nil {
+		for _, hr := range e.prev.HealthReporters {
+			prev[hr.Handle+" "+hr.Name] = hr
+		}
+	}
+	for _, d := range e.devices {
+		if d.PCIAddress == "" {
+			r.skip(d.Name, d.Name+" has no PCI function, so no devlink instance")
+			continue
+		}
+		var reps []*node.HealthReporter
+		for _, hr := range e.snap.HealthReporters {
+			if hr.PCIAddress == d.PCIAddress {
+				reps = append(reps, hr)
+			}
+		}
+		if len(reps) == 0 {
+			r.skip(d.Name, fmt.Sprintf("no devlink health reporter on pci/%s (its driver registers none)", d.PCIAddress))
+			continue
+		}
+		var inError, rising, history, names []string
+		var fixHandle, fixName string
+		compared := false
+		for _, hr := range reps {
+			names = append(names, hr.Name)
+			counts := fmt.Sprintf("%d error(s), %d recovery(ies)", hr.Errors, hr.Recoveries)
+			if !hr.Healthy {
+				inError = append(inError, fmt.Sprintf("%s (%s) is in error: %s", hr.Name, hr.Handle, counts))
+				if fixHandle == "" {
+					fixHandle, fixName = hr.Handle, hr.Name
+				}
+				continue
+			}
+			p := prev[hr.Handle+" "+hr.Name]
+			var w window
+			if p != nil {
+				w = e.window(hr.Errors, p.Errors, true)
+			}
+			compared = compared || w.compared
+			switch {
+			case w.rising():
+				rising = append(rising, fmt.Sprintf("%s (%s): %d new error(s)%s, recovered (%s since the driver loaded)", hr.Name, hr.Handle, w.inc, w.last(), counts))
+				if fixHandle == "" {
+					fixHandle, fixName = hr.Handle, hr.Name
+				}
+			case hr.Errors > 0:
+				history = append(history, fmt.Sprintf("%s (%s): %s since the driver loaded%s", hr.Name, hr.Handle, counts, w.historyNote()))
+				if fixHandle == "" {
+					fixHandle, fixName = hr.Handle, hr.Name
+				}
+			}
+		}
+		fix := devlinkFix(fixHandle, fixName)
+		switch {
+		case len(inError) > 0:
+			r.fail(d.Name, strings.Join(append(append(inError, rising...), history...), "; ")+": the driver reported a fault it has not recovered from", fix)
+		case len(rising) > 0:
+			r.warn(d.Name, strings.Join(append(rising, history...), "; ")+": each recovery resets a queue or the function under traffic", fix)
+		case len(history) > 0:
+			r.warn(d.Name, strings.Join(history, "; "), fix)
+		default:
+			msg := fmt.Sprintf("%d devlink health reporter(s) healthy, no errors (%s)", len(reps), strings.Join(names, ", "))
+			if compared {
+				msg += " in either sample"
+			}
+			r.ok(d.Name, msg)
+		}
+	}
+}
+
+// devlinkFix is what to run for a reporter that saw errors.
+func devlinkFix(handle, name string) string {
+	lines := []string{
+		fmt.Sprintf("see what the driver saw: `devlink health diagnose %s reporter %s` and `devlink health dump show %s reporter %s`; `dmesg | grep -iE 'mlx5|health|timeout'` has the kernel's side", handle, name, handle, name),
+	}
+	switch name {
+	case "fw_fatal", "fw":
+		lines = append(lines, "firmware errors: save that dump and `mlxfwmanager --query` output for the NIC vendor, update the NIC firmware; a fatal error that recurs means replacing the card")
+	case "tx", "rx":
+		lines = append(lines, "queue errors (TX timeouts, error completions) usually follow PFC pause storms or a flapping link: check no_pfc_storm and no_link_flaps for this port")
+	}
+	lines = append(lines, fmt.Sprintf("if it stays in error, `devlink health recover %s reporter %s` retries the recovery; a driver reload or reboot clears it for good", handle, name))
+	return strings.Join(lines, "; ")
+}

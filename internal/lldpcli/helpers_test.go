@@ -1,0 +1,5 @@
+package lldpcli
+
+import "os/exec"
+
+var execLookPath = exec.LookPath

@@ -32,6 +32,8 @@ var Scenarios = map[string]func() Scenario{
 	"mlx5-sriov-vf":        SRIOVVFScenario,
 	"efa":                  func() Scenario { return Scenario{Node: EFA()} },
 	"mlx5-roce-lag":        func() Scenario { return Scenario{Node: RoCELAG()} },
+	"dgx-h100-8gpu-8nic":   func() Scenario { return Scenario{Node: DGXH100(), Replay: map[string]NIC{}} },
+	"dgx-h100-degraded":    func() Scenario { return Scenario{Node: DGXH100Degraded(), Replay: map[string]NIC{}} },
 }
 
 // ScenarioNames lists the scenarios in order.

@@ -34,6 +34,10 @@ var ErrNoData = errors.New("source not present on this node")
 type Options struct {
 	SysPath string // root of sysfs, "/sys" on a live node
 	DevPath string // root of /dev
+	// ProcPath is the root of procfs; "" reads /proc only when SysPath is
+	// this kernel's sysfs, so a copied tree never mixes in this machine's
+	// /proc/cmdline.
+	ProcPath string
 	// Timeout bounds each source's read.
 	Timeout time.Duration
 	// Sources lists the sources to read (node.Source*).
@@ -67,7 +71,7 @@ type Options struct {
 
 // SourceNames lists every source a Reader knows, sorted.
 func SourceNames() []string {
-	return []string{node.SourceDCB, node.SourceEthtool, node.SourceNetdev, node.SourcePCIe, node.SourceRDMA}
+	return []string{node.SourceDCB, node.SourceEthtool, node.SourceGPU, node.SourceNetdev, node.SourcePCIe, node.SourceRDMA}
 }
 
 // SourceHelp describes what a source reads.
@@ -81,6 +85,8 @@ func SourceHelp(name string) string {
 		return "PCIe link of the functions behind RDMA devices: speed, width, usable bandwidth, AER errors."
 	case node.SourceEthtool:
 		return "ethtool statistics of RoCE interfaces: PFC pause frames/duration per priority, pause storms, priority traffic and drops, PHY errors, 802.3x pause."
+	case node.SourceGPU:
+		return "GPU side of the RDMA path (NVIDIA GPUs only): GPU PCIe links, each GPU's PCIe relation to the RDMA NICs (PIX/PXB/PHB/NODE/SYS), NUMA nodes, ACS on the bridges between them, IOMMU mode, GPUDirect RDMA (nvidia_peermem, DMA-BUF)."
 	case node.SourceDCB:
 		return "Data center bridging of RoCE interfaces over DCB netlink: PFC per priority, trust mode (DSCP/PCP), and MLNX_OFED per-priority ECN."
 	}
@@ -153,6 +159,8 @@ func New(opts Options, logger *slog.Logger) (*Reader, error) {
 			src = newEthtoolSource(r)
 		case node.SourceDCB:
 			src = newDCBSource(r)
+		case node.SourceGPU:
+			src = newGPUSource(r)
 		default:
 			return nil, fmt.Errorf("unknown source %q", name)
 		}
@@ -345,6 +353,19 @@ func (r *Reader) deviceSelected(name string) bool {
 		return false
 	}
 	return true
+}
+
+// proc returns a path under procfs, false when there is none to read (see
+// Options.ProcPath).
+func (r *Reader) proc(parts ...string) (string, bool) {
+	root := r.opts.ProcPath
+	if root == "" {
+		if !r.live() {
+			return "", false
+		}
+		root = "/proc"
+	}
+	return joinPath(append([]string{root}, parts...)...), true
 }
 
 func (r *Reader) sys(parts ...string) string {

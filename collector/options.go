@@ -37,7 +37,7 @@ type flagGroup interface {
 // all a command needs that reads the node without exporting it.
 type PathFlags struct {
 	sysPath, devPath, procPath *string
-	timeout          *time.Duration
+	timeout                    *time.Duration
 }
 
 // RegisterPathFlags adds --path.sysfs, --path.dev and --collector.timeout.

@@ -425,3 +425,24 @@ func (s *GPUState) BestPossible() PCIeRelation {
 	}
 	return best
 }
+
+// PathACSRedirects lists the bridges on a GPU↔NIC path below the root
+// complex (PIX, PXB) whose ACS redirects peer-to-peer traffic; false when
+// the path crosses the root complex (ACS does not decide its route) or a
+// bridge on it had no readable configuration space.
+func PathACSRedirects(st *GPUState, p Pair) ([]string, bool) {
+	if !p.Relation.Direct() {
+		return nil, false
+	}
+	out := []string{}
+	for _, b := range Bridges(p.GPU.Place, p.NIC.Place) {
+		a, ok := st.ACS[b]
+		if !ok {
+			return nil, false
+		}
+		if a.Redirects() {
+			out = append(out, b)
+		}
+	}
+	return out, true
+}

@@ -95,3 +95,13 @@ func (n SnapshotNode) PortUtilization(ctx context.Context, device string, window
 	busiest := max(float64(rx1-rx0), float64(tx1-tx0))
 	return busiest / elapsed / (p0.RateBitsPerSecond / 8), nil
 }
+
+// GPUDirectAvailable says whether the node offers GPUDirect RDMA; not known
+// on a node without GPUs or when the gpu source did not run.
+func (n SnapshotNode) GPUDirectAvailable() (available, known bool) {
+	s := n.Read()
+	if s == nil || s.GPU == nil || len(s.GPU.GPUs) == 0 {
+		return false, false
+	}
+	return s.GPU.GPUDirect.Available(), true
+}

@@ -55,6 +55,9 @@ type Result struct {
 	// BusBandwidth is NCCL's busbw per message size (bytes/s, in-place).
 	BusBandwidth map[uint64]float64 `json:"bus_bandwidth_bytes_per_second,omitempty"`
 	WrongResults int64              `json:"wrong_results,omitempty"`
+	// NCCLTransport is NCCL's own report of its transport (NCCL_DEBUG=INFO);
+	// nil for other probes or when the output held none.
+	NCCLTransport *NCCLTransport `json:"nccl_transport,omitempty"`
 
 	Command    []string `json:"command,omitempty"`
 	ExitCode   int      `json:"exit_code"`

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-		"path/filepath"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"

@@ -56,6 +56,7 @@ var perftestOwnedFlags = []ownedFlag{
 	{[]string{"-D", "--duration"}, "set duration instead: the runner passes it to both ends and checks it against timeout"},
 	{[]string{"-s", "--size"}, "set message_size instead: both ends must use the same size"},
 	{[]string{"-q", "--qp"}, "set queue_pairs instead: both ends must use the same number of queue pairs"},
+	{[]string{"--use_cuda"}, "set use_cuda: true instead: the runner picks, on each end, the GPU nearest the tested NIC"},
 }
 
 // mpirunOwnedFlags choose which machines run and how many ranks; the runner derives them

@@ -55,6 +55,11 @@ func (r *perftestRunner) args(l Link, gid int, haveGID bool, server bool) []stri
 	if r.cfg.Duration > 0 {
 		argv = append(argv, "-D", strconv.Itoa(int(r.cfg.Duration.Round(time.Second)/time.Second)))
 	}
+	if r.cfg.UseCUDA {
+		if g, ok := r.nearestGPU(l.Device); ok {
+			argv = append(argv, "--use_cuda="+strconv.Itoa(g))
+		}
+	}
 	argv = append(argv, r.cfg.ExtraArgs...)
 	if !server {
 		argv = append(argv, l.PeerIP)
@@ -107,7 +112,24 @@ func (r *perftestRunner) runClient(ctx context.Context, l Link) *Result {
 	res.Duration = time.Since(res.Start)
 	res.ExitCode, res.StderrTail = out.ExitCode, out.Stderr
 	r.evaluate(res, out)
+	if _, ok := r.nearestGPU(l.Device); r.cfg.UseCUDA && !ok {
+		res.Warnings = append(res.Warnings, "use_cuda: no GPU known near "+l.Device+" (no NVIDIA GPU, or the gpu collector is off): tested from host memory")
+	}
 	return res
+}
+
+// gpuPlacement is the optional part of NodeInfo that knows the GPUs.
+type gpuPlacement interface {
+	// NearestGPU is the index (nvidia-smi / CUDA_DEVICE_ORDER=PCI_BUS_ID
+	// order) of the GPU nearest the RDMA device in the PCIe tree.
+	NearestGPU(device string) (int, bool)
+}
+
+func (r *perftestRunner) nearestGPU(device string) (int, bool) {
+	if p, ok := r.node.(gpuPlacement); ok {
+		return p.NearestGPU(device)
+	}
+	return 0, false
 }
 
 func perftestOutcome(out execResult) string {

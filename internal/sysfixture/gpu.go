@@ -228,6 +228,14 @@ var gpuModules = []string{"nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_peer
 // passthrough, nvidia_peermem loaded, ACS off on the switch ports.
 func DGXH100() Node {
 	n := HealthyCX7(8)
+	WithGPUs(&n)
+	return n
+}
+
+// WithGPUs gives a node of up to eight RDMA devices the DGX H100's GPU
+// side: device i moves into the DGX slot of pair i, with an H100 in the
+// same switch partition.
+func WithGPUs(n *Node) {
 	n.Modules = append(slices.Clone(n.Modules), gpuModules...)
 	g := &GPUSide{
 		NUMA:       map[string]int{},
@@ -237,8 +245,8 @@ func DGXH100() Node {
 		// DGX OS 6 ships the proprietary R535 driver with nvidia_peermem.
 		DriverVersion: "535.161.08", KernelRelease: "5.15.0-1042-nvidia",
 	}
-	for i, bus := range dgxNICBuses {
-		p := dgxPair(bus)
+	for i := range min(len(n.Devices), len(dgxNICBuses)) {
+		p := dgxPair(dgxNICBuses[i])
 		socket := i / 4
 		n.Devices[i].PCIAddress, n.Devices[i].RootPort = p.nic, p.nicChain()
 		g.GPUs = append(g.GPUs, GPUFunction{
@@ -251,7 +259,6 @@ func DGXH100() Node {
 		}
 	}
 	n.GPU = g
-	return n
 }
 
 // DGXH100Degraded is the DGX H100 with the GPU-side faults that make NCCL

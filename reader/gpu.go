@@ -29,6 +29,9 @@ type gpuSource struct {
 	// for the refresh interval.
 	static   *node.GPUState
 	staticAt time.Time
+	// dirs maps each GPU's address to its resolved directory, found with
+	// the static part.
+	dirs map[string]string
 }
 
 func newGPUSource(r *Reader) *gpuSource {
@@ -65,8 +68,7 @@ func (c *gpuSource) read(sc *scan) (func(*node.Snapshot), error) {
 	for _, g := range c.static.GPUs {
 		f := &node.PCIFunction{Address: g.Place.Address()}
 		live[f.Address] = true
-		dir, err := c.r.fs.Realpath(c.r.sys("bus", "pci", "devices", f.Address))
-		if err != nil || !c.pci.readFunction(sc, dir, f) {
+		if !c.pci.readFunction(sc, c.dirs[f.Address], f) {
 			partial = true
 			continue // removed since the last scan
 		}
@@ -85,10 +87,14 @@ func (c *gpuSource) read(sc *scan) (func(*node.Snapshot), error) {
 // readStatic reads everything but the GPUs' links.
 func (c *gpuSource) readStatic(sc *scan) *node.GPUState {
 	st := &node.GPUState{ACS: map[string]node.ACS{}}
+	c.dirs = map[string]string{}
 	for i, fn := range c.gpus {
 		pl, ok := c.place(sc, fn.dir)
 		if !ok {
 			continue
+		}
+		if dir, err := c.r.fs.Realpath(fn.dir); err == nil {
+			c.dirs[fn.address] = dir
 		}
 		st.GPUs = append(st.GPUs, &node.GPU{Index: i, Class: fn.class, Place: pl})
 	}

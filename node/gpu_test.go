@@ -158,3 +158,17 @@ func TestGPUDirect(t *testing.T) {
 		t.Error("KernelAtLeast")
 	}
 }
+
+// FuzzParseACS: any config file gives a result or an error, never a panic
+// or an endless walk of the capability list.
+func FuzzParseACS(f *testing.F) {
+	f.Add(config([2]uint16{0x0001, 0}, [2]uint16{PCIExtCapACS, 0x1d}))
+	f.Add(make([]byte, 64))
+	f.Add(make([]byte, 4096))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, err := ParseACS(b)
+		if err == nil && a.Present && !a.Readable {
+			t.Fatalf("present but not readable: %+v", a)
+		}
+	})
+}

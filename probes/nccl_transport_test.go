@@ -53,3 +53,17 @@ func TestParseNCCLTransportNothing(t *testing.T) {
 		t.Errorf("IB with bootstrap socket: %+v", tr)
 	}
 }
+
+func FuzzParseNCCLTransport(f *testing.F) {
+	for _, name := range []string{"nccl_info_gdrdma_nccl707.txt", "nccl_info_socket_fallback_nccl1232.txt", "nccl_info_roce_dgxh100_nccl_tests185.txt"} {
+		if b, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
+			f.Add(string(b))
+		}
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		tr := ParseNCCLTransport(text)
+		if tr.SocketChannels > tr.NetChannels || tr.GDRDMAChannels > tr.NetChannels {
+			t.Fatalf("inconsistent counts: %+v", tr)
+		}
+	})
+}

@@ -664,6 +664,7 @@ func withHealthPortLabels(t *testing.T, samples model.Vector) {
 		var dev, itf string
 		switch {
 		case subject == "node":
+		case gpuSubjectRe.MatchString(subject): // a GPU: no RDMA device, no interface
 		case deviceOf[subject] != "":
 			dev, itf = deviceOf[subject], subject
 		default:
@@ -686,6 +687,9 @@ func withHealthPortLabels(t *testing.T, samples model.Vector) {
 		}
 	}
 }
+
+// gpuSubjectRe matches the subjects of the GPU checks ("gpu3").
+var gpuSubjectRe = regexp.MustCompile(`^gpu\d+$`)
 
 // firingAlertsTest runs promtool on samples held constant for 90 minutes
 // (job roce-exporter, instance set by each sample or node1:14791) and
@@ -762,6 +766,13 @@ func TestRulesOnFixtures(t *testing.T) {
 		"mlx5-pfc-storm":      nil, // history only: constant counters, and no_pfc_storm has its own alert
 		"ib-hdr":              nil, // nccl_env's advice to set NCCL_SOCKET_IFNAME is no fault
 		"bnxt-no-counters":    nil,
+		"dgx-h100-8gpu-8nic":  nil,
+		"dgx-h100-degraded": {
+			`{alertname="RoCEGPUDirectUnavailable"}`,                                   // no nvidia_peermem, proprietary driver
+			`{alertname="RoCEHealthCheckFailed",check="pcie_acs_off_on_gpu_nic_path"}`, // ACS on at GPU 2's switch
+			`{alertname="RoCEHealthCheckFailed",check="gpu_nic_affinity"}`,             // mlx5_3 on the other socket
+			`{alertname="RoCEHealthCheckFailed",check="gpu_pcie_link_not_degraded"}`,   // GPU 5 at x8
+		},
 		"no-rdma-driver": {
 			`{alertname="RoCEHealthCheckFailed",check="rdma_driver_loaded"}`,
 			`{alertname="RoCEHealthCheckFailed",check="rdma_nic_present"}`,

@@ -47,8 +47,8 @@ type flagGroup interface {
 // PathFlags say where the node's files are and how long a read may take:
 // all a command needs that reads the node without exporting it.
 type PathFlags struct {
-	sysPath, devPath *string
-	timeout          *time.Duration
+	sysPath, devPath, procPath *string
+	timeout                    *time.Duration
 }
 
 // RegisterPathFlags adds --path.sysfs, --path.dev and --collector.timeout.
@@ -56,13 +56,14 @@ func RegisterPathFlags(g flagGroup) *PathFlags {
 	f := &PathFlags{}
 	f.sysPath = g.Flag("path.sysfs", "sysfs mountpoint (point it at a fixture tree to replay a captured node).").Default("/sys").String()
 	f.devPath = g.Flag("path.dev", "devfs mountpoint, used to find /dev/infiniband.").Default("/dev").String()
+	f.procPath = g.Flag("path.proc", "procfs mountpoint, for /proc/cmdline (IOMMU parameters) and /proc/driver/nvidia/version; empty reads /proc only when --path.sysfs is this kernel's sysfs.").Default("").String()
 	f.timeout = g.Flag("collector.timeout", "Per-scrape time limit for each collector; a collector that exceeds it reports roce_scrape_collector_success 0 and its stuck read is not retried until it returns.").Default("5s").Duration()
 	return f
 }
 
 // ReaderOptions are the reader's options for the given sources.
 func (f *PathFlags) ReaderOptions(sources ...string) reader.Options {
-	return reader.Options{SysPath: *f.sysPath, DevPath: *f.devPath, Timeout: *f.timeout, Sources: sources}
+	return reader.Options{SysPath: *f.sysPath, DevPath: *f.devPath, ProcPath: *f.procPath, Timeout: *f.timeout, Sources: sources}
 }
 
 // Flags are the command-line settings of the reader and the collectors.

@@ -57,6 +57,7 @@ var perftestOwnedFlags = []ownedFlag{
 	{[]string{"-s", "--size"}, "set message_size instead: both ends must use the same size"},
 	{[]string{"-q", "--qp"}, "set queue_pairs instead: both ends must use the same number of queue pairs"},
 	{[]string{"--tclass"}, "set expectations.roce_dscp instead: the runner passes its traffic class (DSCP<<2 plus ECT) so the test runs on the class NCCL_IB_TC gives NCCL"},
+	{[]string{"--use_cuda"}, "set use_cuda: true instead: the runner picks, on each end, the GPU nearest the tested NIC"},
 }
 
 // mpirunOwnedFlags choose which machines run and how many ranks; the runner derives them

@@ -389,6 +389,7 @@ func (l *loader) decodePerftest(f field, p *Perftest) {
 			}
 		},
 		"port_range": func(f field) { p.PortRange, _ = l.portRange(f) },
+		"use_cuda":   func(f field) { p.UseCUDA, _ = l.boolean(f) },
 		"extra_args": func(f field) { p.ExtraArgs = l.extraArgs(f, perftestOwnedFlags, true) },
 	})
 	l.object(f, handlers)

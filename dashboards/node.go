@@ -165,6 +165,31 @@ func NodeDetail() *dashboard.DashboardBuilder {
 	b.add(b.timeseries("PCIe AER errors", "PCIe Advanced Error Reporting events per second by severity.", "cps", 6, 8,
 		q(rate("roce_pcie_aer_errors_total", dev), "{{instance}} {{device}} {{severity}}")))
 
+	// Empty on nodes without NVIDIA GPUs: the gpu collector exports nothing there.
+	b.row("GPU ↔ NIC path")
+	b.add(b.table("GPU ↔ NIC affinity", "Each GPU's closest RDMA NIC and their PCIe relation as nvidia-smi topo -m names it, "+
+		"with its level (1 PIX, 2 PXB: a shared PCIe switch, what GPUDirect RDMA needs; 3 PHB, 4 NODE, 5 SYS: every transfer crosses the CPU).",
+		"short", 10, 8, []string{"instance", "gpu", "device", "relation", "Value"},
+		qt(sel("roce_gpu_nic_topology", dev)+` * on (instance, gpu) group_left () max by (instance, gpu) (`+sel("roce_gpu_nic_closest_pcie_level")+`)`)).
+		OverrideByName("Value", []dashboard.DynamicConfigValue{{Id: "displayName", Value: "level"}}))
+	b.add(b.table("ACS on the GPU ↔ NIC switch path", "Switch ports between each GPU and its closest NIC whose ACS redirects peer-to-peer traffic "+
+		"to the root complex: should be 0 everywhere (absent where the exporter cannot read PCI config space, i.e. not root).",
+		"short", 6, 8, []string{"instance", "gpu", "Value"},
+		qt(sel("roce_gpu_nic_path_acs_redirect_bridges"))).
+		OverrideByName("Value", []dashboard.DynamicConfigValue{{Id: "displayName", Value: "redirecting ports"}}))
+	b.add(b.timeseries("GPUDirect RDMA", "1 when the path is available: peermem (nvidia_peermem loaded) or dmabuf (open GPU kernel module R515+ on Linux 5.12+).", "short", 8, 8,
+		q(sel("roce_gpudirect_rdma_available"), "{{instance}} {{path}}")))
+	b.add(b.table("GPUs", "NVIDIA GPUs with their PCI address and NUMA node; a GPU and the NIC it uses should share a NUMA node.",
+		"short", 8, 8, []string{"instance", "gpu", "pci_address", "numa_node", "pci_device_id", "Value"},
+		qt(sel("roce_gpu_info"))).
+		OverrideByName("Value", []dashboard.DynamicConfigValue{{Id: "custom.hidden", Value: true}}))
+	b.add(b.table("RDMA NIC NUMA nodes", "NUMA node of each RDMA device's PCI function.",
+		"short", 6, 8, []string{"instance", "device", "pci_address", "Value"},
+		qt(sel("roce_nic_numa_node", dev))).
+		OverrideByName("Value", []dashboard.DynamicConfigValue{{Id: "displayName", Value: "NUMA node"}}))
+	b.add(b.timeseries("GPU PCIe link width", "Negotiated (current) and maximum PCIe lanes of each GPU; a GPU lowers its link speed when idle, but never its width.", "short", 10, 8,
+		q(sel("roce_gpu_pcie_link_width_lanes"), "{{instance}} GPU {{gpu}} {{kind}}")))
+
 	b.row("Probes from this node")
 	b.add(b.timeseries("Probe bandwidth", "RDMA write bandwidth measured from the selected nodes to each peer, with the expected bandwidth.", "Bps", 12, 8,
 		q(sel("roce_probe_bandwidth_bytes_per_second", dev, `probe="ib_write_bw"`), "{{instance}} {{device}} → {{peer}}"),

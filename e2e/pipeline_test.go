@@ -286,7 +286,9 @@ func TestPipeline(t *testing.T) {
 		os.Symlink(filepath.Join(root, "probes", "testdata", "standin", target), filepath.Join(standin, name))
 	}
 
-	healthy := newNode(t, work, "node01", 11, nil)
+	// The healthy node is a GPU node (the DGX H100's GPU side for its rails), so
+	// the GPU panels have data and a healthy GPU side raises nothing.
+	healthy := newNode(t, work, "node01", 11, sysfixture.WithGPUs)
 	faulty := newNode(t, work, "node02", 12, nil)
 	// One fault, one alert: rail 0 left at the default MTU, the plan says 9000.
 	mtuFault := newNode(t, work, "node03", 13, func(n *sysfixture.Node) { n.Devices[0].MTU = 1500 })

@@ -67,6 +67,9 @@ type Snapshot struct {
 	// bus; filled only when no RDMA device exists, to tell "no NIC" from
 	// "NIC without RDMA driver".
 	NICs []NIC
+	// GPU is the GPU side of the RDMA path (source gpu); nil on a node
+	// without NVIDIA GPUs or when the source did not run.
+	GPU *GPUState
 	// Previous is the snapshot taken before, for judgements that need a
 	// rate (pause storms, error counters). Nil on the first one.
 	Previous *Snapshot `json:"-"`

@@ -44,7 +44,10 @@ func (r *ncclRunner) env() map[string]string {
 			}
 		}
 	}
-	env := map[string]string{}
+	// NCCL's own report of the transport it chose (NET/IB or NET/Socket,
+	// GDRDMA on the channels, the HCAs) is printed at INFO in the INIT and
+	// NET subsystems; the runner judges it besides the bandwidth.
+	env := map[string]string{"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"}
 	if len(ifnames) > 0 {
 		env["NCCL_SOCKET_IFNAME"] = "=" + strings.Join(ifnames, ",")
 	}
@@ -128,6 +131,10 @@ func (r *ncclRunner) run(ctx context.Context) *Result {
 		res.fail(ReasonExecError)
 		return res
 	}
+	if reason := r.judgeTransport(res, combined(out)); reason != "" {
+		res.fail(reason)
+		return res
+	}
 	if floor := r.cfg().MinBusBandwidthGBps * 1e9; floor > 0 {
 		res.ExpectedBytesPerSecond = floor
 	}
@@ -150,4 +157,31 @@ func (r *ncclRunner) setBandwidth(res *Result, parsed *NCCLResult) {
 		avg := parsed.AvgBusBandwidthBytesPerSecond
 		res.AverageBusBandwidthBytesPerSecond = &avg
 	}
+}
+
+// gpuDirectInfo is the optional part of NodeInfo that says whether this
+// node offers GPUDirect RDMA (SnapshotNode answers it from the gpu source).
+type gpuDirectInfo interface {
+	// GPUDirectAvailable: available, and whether the node knows at all.
+	GPUDirectAvailable() (available, known bool)
+}
+
+// judgeTransport reads NCCL's transport report and returns the reason a run
+// fails on it, whatever its bandwidth: a fallback to sockets, or RDMA
+// without GPUDirect on a node that offers GPUDirect.
+func (r *ncclRunner) judgeTransport(res *Result, out []byte) string {
+	tr := ParseNCCLTransport(string(out))
+	if !tr.Reported() {
+		return ""
+	}
+	res.NCCLTransport = &tr
+	if tr.SocketFallback() {
+		return ReasonSocketFallback
+	}
+	if gi, ok := r.node.(gpuDirectInfo); ok && tr.NoGDRDMA() {
+		if avail, known := gi.GPUDirectAvailable(); known && avail {
+			return ReasonNoGDRDMA
+		}
+	}
+	return ""
 }

@@ -155,3 +155,40 @@ func (n SnapshotNode) PriorityTraffic(device string) (PriorityTraffic, bool) {
 	}
 	return PriorityTraffic{}, false
 }
+
+// GPUDirectAvailable says whether the node offers GPUDirect RDMA; not known
+// on a node without GPUs or when the gpu source did not run.
+func (n SnapshotNode) GPUDirectAvailable() (available, known bool) {
+	s := n.Read()
+	if s == nil || s.GPU == nil || len(s.GPU.GPUs) == 0 {
+		return false, false
+	}
+	return s.GPU.GPUDirect.Available(), true
+}
+
+// NearestGPU is the GPU nearest the RDMA device in the PCIe tree (the best
+// relation, then the lowest index); false without GPUs or when the device's
+// place is unknown.
+func (n SnapshotNode) NearestGPU(device string) (int, bool) {
+	s := n.Read()
+	if s == nil || s.GPU == nil {
+		return 0, false
+	}
+	var nic *node.RDMANIC
+	for _, c := range s.GPU.NICs {
+		if c.Device == device {
+			nic = c
+		}
+	}
+	if nic == nil {
+		return 0, false
+	}
+	best, idx := node.RelationUnknown, 0
+	for _, g := range s.GPU.GPUs {
+		r := node.Relate(g.Place, nic.Place)
+		if r != node.RelationUnknown && (best == node.RelationUnknown || r < best) {
+			best, idx = r, g.Index
+		}
+	}
+	return idx, best != node.RelationUnknown
+}

@@ -78,6 +78,11 @@ func (r *perftestRunner) args(l Link, gid int, haveGID bool, server bool) []stri
 		// not the one NCCL is told to use.
 		argv = append(argv, "--tclass="+strconv.Itoa(r.tclass))
 	}
+	if r.cfg.UseCUDA {
+		if g, ok := r.nearestGPU(l.Device); ok {
+			argv = append(argv, "--use_cuda="+strconv.Itoa(g))
+		}
+	}
 	argv = append(argv, r.cfg.ExtraArgs...)
 	if !server {
 		argv = append(argv, l.PeerIP)
@@ -135,6 +140,9 @@ func (r *perftestRunner) runClient(ctx context.Context, l Link) *Result {
 		if after, ok := r.priorityTraffic(l.Device); ok {
 			r.judgePriority(res, before, after)
 		}
+	}
+	if _, ok := r.nearestGPU(l.Device); r.cfg.UseCUDA && !ok {
+		res.Warnings = append(res.Warnings, "use_cuda: no GPU known near "+l.Device+" (no NVIDIA GPU, or the gpu collector is off): tested from host memory")
 	}
 	return res
 }
@@ -212,6 +220,20 @@ func (r *perftestRunner) judgePriority(res *Result, before, after PriorityTraffi
 	}
 	res.Warnings = append(res.Warnings, msg)
 	res.fail(ReasonWrongPriority)
+}
+
+// gpuPlacement is the optional part of NodeInfo that knows the GPUs.
+type gpuPlacement interface {
+	// NearestGPU is the index (nvidia-smi / CUDA_DEVICE_ORDER=PCI_BUS_ID
+	// order) of the GPU nearest the RDMA device in the PCIe tree.
+	NearestGPU(device string) (int, bool)
+}
+
+func (r *perftestRunner) nearestGPU(device string) (int, bool) {
+	if p, ok := r.node.(gpuPlacement); ok {
+		return p.NearestGPU(device)
+	}
+	return 0, false
 }
 
 func perftestOutcome(out execResult) string {

@@ -32,6 +32,12 @@ const (
 	// ReasonWrongPriority: the bandwidth test's bytes were not counted on the RoCE
 	// priority's byte counters but on another, lossy priority, however fast it ran.
 	ReasonWrongPriority = "wrong_priority"
+	// ReasonSocketFallback: NCCL's own report (NCCL_DEBUG=INFO) shows inter-node
+	// traffic over TCP sockets (NET/Socket) instead of RDMA, whatever the bandwidth.
+	ReasonSocketFallback = "socket_fallback"
+	// ReasonNoGDRDMA: NCCL used RDMA but no channel used GPUDirect RDMA although this
+	// node offers it (nvidia_peermem or DMA-BUF): data was staged through host memory.
+	ReasonNoGDRDMA = "no_gdrdma"
 )
 
 // ErrNoResults is returned (wrapped) by the parsers when the output holds no
@@ -52,6 +58,8 @@ var hints = map[string]string{
 	ReasonQPConnectTimeout: "The queue pair could not reach the peer (ibv_modify_qp: Connection timed out, errno 110): this is the compute network, not NCCL. On both nodes check the peer's entry on the compute interface with `ip neigh show dev <interface>` (REACHABLE is good, FAILED or INCOMPLETE means ARP gets no answer), ping the peer's compute IP from it (`ping -I <interface> <peer compute IP>`), check that both switch ports are in the same VLAN with PFC on the RoCE priority, that a route exists when the peers are in different subnets, and that the GID index (`show_gids`) is the RoCE v2 entry holding the compute IPv4 on both nodes; on a rail-only fabric also set NCCL_CROSS_NIC=0.",
 	ReasonIncompleteOutput: "The output stops before the test's closing summary (nccl-tests prints \"# Avg bus bandwidth\" at the end): the run was killed, timed out or its log was cut off, so the largest message sizes may be missing. Run it again to the end; if it stops at the same place, read the last lines of the rank that stopped.",
 	ReasonWrongPriority:    "The test's RDMA bytes travelled on another priority than the PFC-protected RoCE priority, so RoCE runs lossy there and will drop instead of pausing under congestion: run `roce_exporter doctor` and read roce_dscp_maps_to_pfc_priority (the DSCP to priority map: `mlnx_qos -i <if> --dscp2prio set,26,3`) and default_traffic_class (the traffic class RDMA is marked with: NCCL_IB_TC=106, or /sys/class/infiniband/<dev>/tc/1/traffic_class).",
+	ReasonSocketFallback:   "NCCL moved data between nodes over TCP sockets (its log says NET/Socket or \"Using network Socket\"), not RDMA: a small job can still meet the floor, a real one will not. Look for the reason above those lines in the probe's NCCL_DEBUG=INFO output: \"NET/IB : No device found\" (RDMA stack or libibverbs missing in the environment mpirun starts, or NCCL_IB_HCA names no usable device), NCCL_IB_DISABLE=1 or NCCL_NET=Socket set somewhere, or a container without /dev/infiniband. `ibv_devinfo` on each node must list the HCAs as PORT_ACTIVE.",
+	ReasonNoGDRDMA:         "NCCL used RDMA, but none of its channels used GPUDirect RDMA (no \"/GDRDMA\" after \"via NET/IB/<n>\"), although this node offers it: every transfer was staged through host memory. Check the peer nodes have nvidia_peermem loaded (`lsmod | grep peermem`) or the DMA-BUF path, that NCCL_NET_GDR_LEVEL / NCCL_NET_GDR_READ are not set to disable it, and that each GPU's NIC is at PIX/PXB (`nvidia-smi topo -m`; NCCL uses GPUDirect only up to PXB by default), with ACS off on the switch ports between them.",
 	ReasonParseError:       "Could not parse the probe output: it holds no result table this version can read, or a number in it is impossible (above any port's rate). Check that it is the complete, unedited output of the program this probe kind names (ib_write_bw, ib_write_lat or all_reduce_perf, as text or its JSON file) and that nothing else was written into it.",
 }
 

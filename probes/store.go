@@ -60,6 +60,9 @@ type Result struct {
 	// that counted most of them when it was another; nil when not measured.
 	RoCEPriorityShare *float64 `json:"roce_priority_share,omitempty"`
 	CarriedOnPriority *int     `json:"carried_on_priority,omitempty"`
+	// NCCLTransport is NCCL's own report of its transport (NCCL_DEBUG=INFO);
+	// nil for other probes or when the output held none.
+	NCCLTransport *NCCLTransport `json:"nccl_transport,omitempty"`
 
 	Command    []string `json:"command,omitempty"`
 	ExitCode   int      `json:"exit_code"`

@@ -16,9 +16,8 @@ import (
 // pcieSource reads the PCIe links of the functions behind RDMA devices, and
 // on a node without RDMA devices, which RDMA-capable NICs the bus holds.
 type pcieSource struct {
-	r      *Reader
-	attrs  *attrCache
-	chains map[string]*pcieChain
+	r   *Reader
+	pci *pciReader
 	// nics is the last scan of the PCI bus, kept for the refresh interval:
 	// on a node without RDMA devices it would otherwise read every PCI
 	// function's class file every time.
@@ -36,18 +35,41 @@ type pcieChain struct {
 	at        time.Time
 }
 
+// pciReader reads PCI functions: the one reader of link speed and width,
+// upstream bandwidth and AER, for the NICs (source pcie) and the GPUs
+// (source gpu). Read errors count against its source.
+type pciReader struct {
+	r      *Reader
+	source string
+	attrs  *attrCache
+	chains map[string]*pcieChain
+}
+
+func newPCIReader(r *Reader, source string) *pciReader {
+	return &pciReader{r: r, source: source, attrs: newAttrCache(r.fs), chains: map[string]*pcieChain{}}
+}
+
+// forget drops the chains of functions no longer read.
+func (c *pciReader) forget(live map[string]bool) {
+	for addr := range c.chains {
+		if !live[addr] {
+			delete(c.chains, addr)
+		}
+	}
+}
+
 func newPCIeSource(r *Reader) *pcieSource {
-	return &pcieSource{r: r, attrs: newAttrCache(r.fs), chains: map[string]*pcieChain{}}
+	return &pcieSource{r: r, pci: newPCIReader(r, node.SourcePCIe)}
 }
 
 func (c *pcieSource) close() error {
-	c.attrs.closeAll()
+	c.pci.attrs.closeAll()
 	return nil
 }
 
 func (c *pcieSource) read(sc *scan) (func(*node.Snapshot), error) {
-	c.attrs.begin()
-	defer c.attrs.sweep()
+	c.pci.attrs.begin()
+	defer c.pci.attrs.sweep()
 	topo, err := sc.topology()
 	if err != nil {
 		return nil, err
@@ -76,26 +98,24 @@ func (c *pcieSource) read(sc *scan) (func(*node.Snapshot), error) {
 		return func(sn *node.Snapshot) { sn.NICs = nics }, errors.Join(ErrNoData, errors.New("no PCI functions behind RDMA devices"))
 	}
 	funcs := map[string]*node.PCIFunction{}
+	live := map[string]bool{}
 	for _, addr := range order {
 		f := byAddr[addr]
-		if c.readFunction(sc, dirs[addr], f) {
+		live[addr] = true
+		if c.pci.readFunction(sc, dirs[addr], f) {
 			funcs[addr] = f
 		}
 	}
-	for addr := range c.chains {
-		if _, ok := byAddr[addr]; !ok {
-			delete(c.chains, addr)
-		}
-	}
+	c.pci.forget(live)
 	return func(sn *node.Snapshot) { sn.PCI = funcs }, nil
 }
 
-func (c *pcieSource) readFunction(sc *scan, dir string, f *node.PCIFunction) bool {
+func (c *pciReader) readFunction(sc *scan, dir string, f *node.PCIFunction) bool {
 	readSpeed := func(file string) float64 {
 		v, err := c.attrs.readString(dir, file)
 		if err != nil {
 			if !isVanished(err) {
-				sc.readError(node.SourcePCIe, joinPath(dir, file), err)
+				sc.readError(c.source, joinPath(dir, file), err)
 			}
 			return 0
 		}
@@ -104,7 +124,7 @@ func (c *pcieSource) readFunction(sc *scan, dir string, f *node.PCIFunction) boo
 		}
 		gt, err := node.ParsePCIeSpeed(v)
 		if err != nil {
-			sc.readError(node.SourcePCIe, joinPath(dir, file), err)
+			sc.readError(c.source, joinPath(dir, file), err)
 			return 0
 		}
 		return gt
@@ -113,12 +133,12 @@ func (c *pcieSource) readFunction(sc *scan, dir string, f *node.PCIFunction) boo
 		v, err := c.attrs.readUint(dir, file)
 		if err != nil {
 			if !isVanished(err) {
-				sc.readError(node.SourcePCIe, joinPath(dir, file), err)
+				sc.readError(c.source, joinPath(dir, file), err)
 			}
 			return 0
 		}
 		if v > node.MaxPCIeWidth {
-			sc.readError(node.SourcePCIe, joinPath(dir, file), fmt.Errorf("implausible width %d", v))
+			sc.readError(c.source, joinPath(dir, file), fmt.Errorf("implausible width %d", v))
 			return 0
 		}
 		return int(v)
@@ -152,13 +172,13 @@ func (c *pcieSource) readFunction(sc *scan, dir string, f *node.PCIFunction) boo
 		text, err := c.attrs.readString(dir, file)
 		if err != nil {
 			if !isVanished(err) {
-				sc.readError(node.SourcePCIe, joinPath(dir, file), err)
+				sc.readError(c.source, joinPath(dir, file), err)
 			}
 			continue
 		}
 		total, ok, err := node.ParseAERTotal(text)
 		if err != nil {
-			sc.readError(node.SourcePCIe, joinPath(dir, file), err)
+			sc.readError(c.source, joinPath(dir, file), err)
 			continue
 		}
 		if ok {
@@ -171,7 +191,7 @@ func (c *pcieSource) readFunction(sc *scan, dir string, f *node.PCIFunction) boo
 // readChain walks from the function up to the root complex, like the
 // kernel's pcie_bandwidth_available(): a NIC trained x16 behind a switch
 // port trained x8 only gets x8.
-func (c *pcieSource) readChain(dir string, now time.Time) *pcieChain {
+func (c *pciReader) readChain(dir string, now time.Time) *pcieChain {
 	ch := &pcieChain{at: now}
 	ch.vendor, _ = readSysfsFile(c.r.fs, joinPath(dir, "vendor"))
 	ch.device, _ = readSysfsFile(c.r.fs, joinPath(dir, "device"))
@@ -206,30 +226,14 @@ func (c *pcieSource) readChain(dir string, now time.Time) *pcieChain {
 // runs only when no RDMA device exists, to tell a missing NIC from a
 // missing driver, and at most once per refresh interval.
 func (c *pcieSource) scanNICs(sc *scan) []node.NIC {
-	dir := c.r.sys("bus", "pci", "devices")
-	names, err := c.r.fs.ReadDirNames(dir)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			sc.readError(node.SourcePCIe, dir, err)
-		}
-		return nil
-	}
-	sort.Strings(names)
 	var nics []node.NIC
-	for _, n := range names {
-		fdir := joinPath(dir, n)
-		class, err := readSysfsFile(c.r.fs, joinPath(fdir, "class"))
-		// 0x02xxxx network controller; 0x0c06xx InfiniBand (old cards).
-		if err != nil || !(strings.HasPrefix(class, "0x02") || strings.HasPrefix(class, "0x0c06")) {
-			continue
-		}
-		vendor, err := readSysfsFile(c.r.fs, joinPath(fdir, "vendor"))
-		if err != nil || node.VendorName(vendor) == "" {
-			continue
-		}
-		nic := node.NIC{Address: n, VendorID: vendor, Class: class}
-		nic.DeviceID, _ = readSysfsFile(c.r.fs, joinPath(fdir, "device"))
-		if drv, err := c.r.fs.Readlink(joinPath(fdir, "driver")); err == nil {
+	// 0x02xxxx network controller; 0x0c06xx InfiniBand (old cards).
+	isNet := func(class string) bool { return strings.HasPrefix(class, "0x02") || strings.HasPrefix(class, "0x0c06") }
+	isRDMAVendor := func(vendor string) bool { return node.VendorName(vendor) != "" }
+	for _, fn := range scanPCIBus(c.r, sc, node.SourcePCIe, isNet, isRDMAVendor) {
+		nic := node.NIC{Address: fn.address, VendorID: fn.vendor, Class: fn.class}
+		nic.DeviceID, _ = readSysfsFile(c.r.fs, joinPath(fn.dir, "device"))
+		if drv, err := c.r.fs.Readlink(joinPath(fn.dir, "driver")); err == nil {
 			nic.Driver = filepath.Base(drv)
 		}
 		if node.RDMACapable(nic) {
@@ -237,4 +241,39 @@ func (c *pcieSource) scanNICs(sc *scan) []node.NIC {
 		}
 	}
 	return nics
+}
+
+// busFunction is a PCI function found on the bus.
+type busFunction struct {
+	address, dir, class, vendor string
+}
+
+// scanPCIBus lists the functions of /sys/bus/pci/devices whose class and
+// vendor the filters accept, in address order; the vendor file is read only
+// for a class that passed. dir is the bus entry (a link to the function's
+// directory under /sys/devices).
+func scanPCIBus(r *Reader, sc *scan, source string, classOK, vendorOK func(string) bool) []busFunction {
+	dir := r.sys("bus", "pci", "devices")
+	names, err := r.fs.ReadDirNames(dir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			sc.readError(source, dir, err)
+		}
+		return nil
+	}
+	sort.Strings(names)
+	var out []busFunction
+	for _, n := range names {
+		fdir := joinPath(dir, n)
+		class, err := readSysfsFile(r.fs, joinPath(fdir, "class"))
+		if err != nil || !classOK(class) {
+			continue
+		}
+		vendor, err := readSysfsFile(r.fs, joinPath(fdir, "vendor"))
+		if err != nil || !vendorOK(vendor) {
+			continue
+		}
+		out = append(out, busFunction{address: n, dir: fdir, class: class, vendor: vendor})
+	}
+	return out
 }

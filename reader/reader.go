@@ -34,6 +34,10 @@ var ErrNoData = errors.New("source not present on this node")
 type Options struct {
 	SysPath string // root of sysfs, "/sys" on a live node
 	DevPath string // root of /dev
+	// ProcPath is the root of procfs; "" reads /proc only when SysPath is
+	// this kernel's sysfs, so a copied tree never mixes in this machine's
+	// /proc/cmdline.
+	ProcPath string
 	// Timeout bounds each source's read.
 	Timeout time.Duration
 	// Sources lists the sources to read (node.Source*).
@@ -72,7 +76,7 @@ type Options struct {
 
 // SourceNames lists every source a Reader knows, sorted.
 func SourceNames() []string {
-	return []string{node.SourceDCB, node.SourceDevlink, node.SourceEthtool, node.SourceLLDP, node.SourceNetdev, node.SourcePCIe, node.SourcePHY, node.SourceRDMA, node.SourceTransceiver}
+	return []string{node.SourceDCB, node.SourceDevlink, node.SourceEthtool, node.SourceGPU, node.SourceLLDP, node.SourceNetdev, node.SourcePCIe, node.SourcePHY, node.SourceRDMA, node.SourceTransceiver}
 }
 
 // SourceHelp describes what a source reads.
@@ -90,6 +94,8 @@ func SourceHelp(name string) string {
 		return "NIC devlink health reporters."
 	case node.SourceLLDP:
 		return "Switch port of each RoCE interface (lldpd)."
+	case node.SourceGPU:
+		return "GPU side of the RDMA path (NVIDIA GPUs only): GPU PCIe links, each GPU's PCIe relation to the RDMA NICs (PIX/PXB/PHB/NODE/SYS), NUMA nodes, ACS on the bridges between them, IOMMU mode, GPUDirect RDMA (nvidia_peermem, DMA-BUF)."
 	case node.SourceDCB:
 		return "Data center bridging of RoCE interfaces over DCB netlink: PFC per priority, trust mode (DSCP/PCP), the priority of the plan's RoCE and CNP DSCPs, and MLNX_OFED per-priority ECN and CNP marking."
 	case node.SourceTransceiver:
@@ -174,6 +180,8 @@ func New(opts Options, logger *slog.Logger) (*Reader, error) {
 			src = newDevlinkSource(r)
 		case node.SourceLLDP:
 			src = newLLDPSource(r)
+		case node.SourceGPU:
+			src = newGPUSource(r)
 		default:
 			return nil, fmt.Errorf("unknown source %q", name)
 		}
@@ -366,6 +374,19 @@ func (r *Reader) deviceSelected(name string) bool {
 		return false
 	}
 	return true
+}
+
+// proc returns a path under procfs, false when there is none to read (see
+// Options.ProcPath).
+func (r *Reader) proc(parts ...string) (string, bool) {
+	root := r.opts.ProcPath
+	if root == "" {
+		if !r.live() {
+			return "", false
+		}
+		root = "/proc"
+	}
+	return joinPath(append([]string{root}, parts...)...), true
 }
 
 func (r *Reader) sys(parts ...string) string {

@@ -128,6 +128,9 @@ func scenarioArgs(scenario string) []string {
 	if st, err := os.Stat(filepath.Join(dir, "replay")); err == nil && st.IsDir() {
 		args = append(args, "--collector.ethtool.replay-dir="+filepath.Join(dir, "replay"))
 	}
+	if st, err := os.Stat(filepath.Join(dir, "proc")); err == nil && st.IsDir() {
+		args = append(args, "--path.proc="+filepath.Join(dir, "proc"))
+	}
 	return args
 }
 

@@ -137,6 +137,9 @@ type parsedOutput struct {
 	Errors       []string         `json:"errors,omitempty"`
 	Reason       string           `json:"reason"`
 	Hint         string           `json:"hint,omitempty"`
+	// NCCLTransport is NCCL's own transport report (NCCL_DEBUG=INFO lines in
+	// the output): network, HCAs, channels with GPUDirect RDMA.
+	NCCLTransport *probes.NCCLTransport `json:"nccl_transport,omitempty"`
 }
 
 // ncclPlacementOutput is one placement of an NCCL row. Wrong is null when
@@ -225,9 +228,17 @@ func parseProbeOutput(kind string, data []byte, largeMessage uint64) (parsedOutp
 			r, err = probes.ParseNCCLJSON(data)
 		} else {
 			r, err = probes.ParseNCCL(bytes.NewReader(data))
+			if tr := probes.ParseNCCLTransport(string(data)); tr.Reported() {
+				out.NCCLTransport = &tr
+			}
 		}
 		if r != nil {
 			out.fillNCCL(r, largeMessage)
+		}
+		// A run that passed everything else but moved its data over TCP
+		// sockets fails on that, as the probe's own verdict does.
+		if out.NCCLTransport != nil && out.NCCLTransport.SocketFallback() && out.Reason == "" {
+			out.Reason, out.Hint = probes.ReasonSocketFallback, probes.Hint(probes.ReasonSocketFallback)
 		}
 	default:
 		var r *probes.PerftestResult

@@ -36,6 +36,8 @@ var Scenarios = map[string]func() Scenario{
 	"mlx5-roce-lag":               func() Scenario { return Scenario{Node: RoCELAG()} },
 	"mlx5-dscp-to-wrong-priority": DSCPToWrongPriority,
 	"mlx5-rdma-on-priority-0":     RDMAOnPriority0,
+	"dgx-h100-8gpu-8nic":          func() Scenario { return Scenario{Node: DGXH100(), Replay: map[string]NIC{}} },
+	"dgx-h100-degraded":           func() Scenario { return Scenario{Node: DGXH100Degraded(), Replay: map[string]NIC{}} },
 }
 
 // DSCPToWrongPriority is a node where someone ran `mlnx_qos --dscp2prio

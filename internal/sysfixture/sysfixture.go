@@ -24,6 +24,9 @@ type Node struct {
 	UnboundNICs []PCIFunction
 	// Bonds are bonding masters over netdevs of the devices and functions.
 	Bonds []Bond
+	// GPU is the GPU side of the node (GPUs, the bridges above GPUs and
+	// NICs, IOMMU, /proc files); nil for a node without GPUs.
+	GPU *GPUSide
 }
 
 // PCIFunction is a bare PCI function, with a netdev when Netdev is set.
@@ -53,14 +56,17 @@ type Device struct {
 	Name       string
 	Driver     string // PCI driver: mlx5_core, bnxt_en
 	PCIAddress string
-	RootPort   string // upstream port BDF
-	Vendor     string
-	DeviceID   string
-	HCAType    string
-	BoardID    string
-	FWVer      string
-	NodeGUID   string
-	MAC        string
+	// RootPort is the upstream port BDF, or the chain of bridges from the
+	// root port down ("0000:15:01.0/0000:16:00.0/0000:17:00.0") for a
+	// function behind a PCIe switch.
+	RootPort string
+	Vendor   string
+	DeviceID string
+	HCAType  string
+	BoardID  string
+	FWVer    string
+	NodeGUID string
+	MAC      string
 
 	LinkLayer string
 	State     string
@@ -142,6 +148,9 @@ func Write(root string, n Node) error {
 		return fmt.Errorf("%s already exists", root)
 	}
 	w := &writer{root: root}
+	if n.GPU != nil {
+		w.numa = n.GPU.NUMA
+	}
 	// Every directory gets a file the real sysfs has there: git cannot
 	// carry an empty directory, and a fixture checked out without
 	// sys/module would model a node with no driver loaded.
@@ -161,6 +170,9 @@ func Write(root string, n Node) error {
 	}
 	w.sriov(n.Devices)
 	w.bonds(n.Bonds)
+	if n.GPU != nil {
+		w.gpuSide(n.GPU, nicAddresses(n.Devices))
+	}
 	return w.err
 }
 
@@ -178,6 +190,10 @@ type writer struct {
 	// netdevs maps each interface written to its directory, for the links
 	// between bonds and their slaves.
 	netdevs map[string]string
+	// numa is the numa_node of PCI functions by address; 0 when unlisted.
+	numa map[string]int
+	// pciDirs maps each PCI function written to its directory.
+	pciDirs map[string]string
 }
 
 func (w *writer) path(rel string) string { return filepath.Join(w.root, rel) }
@@ -248,10 +264,14 @@ func pciDir(addr, root string) string {
 func (w *writer) pciFunction(addr, root, vendor, device, class, driver string) string {
 	// The root complex directory is named after the root bus.
 	fdir := pciDir(addr, root)
+	if w.pciDirs == nil {
+		w.pciDirs = map[string]string{}
+	}
+	w.pciDirs[addr] = fdir
 	w.file(fdir+"/vendor", vendor)
 	w.file(fdir+"/device", device)
 	w.file(fdir+"/class", class)
-	w.file(fdir+"/numa_node", "0")
+	w.file(fdir+"/numa_node", fmt.Sprint(w.numa[addr]))
 	w.link("sys/bus/pci/devices/"+addr, fdir)
 	if driver != "" {
 		w.link("sys/bus/pci/drivers/"+driver+"/"+addr, fdir)

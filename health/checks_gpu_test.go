@@ -1,0 +1,216 @@
+package health
+
+import (
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/reader"
+)
+
+var gpuChecks = []string{"gpudirect_rdma_available", "pcie_acs_off_on_gpu_nic_path", "iommu_passthrough_or_off", "gpu_nic_affinity", "gpu_pcie_link_not_degraded"}
+
+// gpuFixture reads a GPU scenario with its /proc, as the exporter does with
+// --path.proc.
+func gpuFixture(t *testing.T, scenario string) *node.Snapshot {
+	t.Helper()
+	base := filepath.Join("..", "collector", "testdata", scenario)
+	r, err := reader.New(reader.Options{
+		SysPath: filepath.Join(base, "sys"), DevPath: filepath.Join(base, "dev"), ProcPath: filepath.Join(base, "proc"),
+		Sources: reader.SourceNames(), Timeout: 5 * time.Second, ReplayDir: filepath.Join(base, "replay"),
+	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r.Read().Snapshot
+}
+
+// byCheck keeps the findings of the GPU checks that are not ok, as
+// "id subject status".
+func gpuVerdicts(fs []Finding) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range fs {
+		for _, id := range gpuChecks {
+			if f.ID == id && f.Status != StatusOK {
+				out[f.ID+" "+f.Subject+" "+string(f.Status)] = true
+			}
+		}
+	}
+	return out
+}
+
+func TestGPUChecksHealthyDGX(t *testing.T) {
+	fs := Run(gpuFixture(t, "dgx-h100-8gpu-8nic"), nil, "")
+	checkInvariants(t, fs)
+	if v := gpuVerdicts(fs); len(v) != 0 {
+		t.Errorf("healthy DGX H100: %v\n%s", v, dump(fs))
+	}
+	for _, id := range gpuChecks {
+		if _, ok := find(fs, id, "node"); !ok {
+			if _, ok := find(fs, id, "gpu0"); !ok {
+				t.Errorf("%s: no finding", id)
+			}
+		}
+	}
+}
+
+// The degraded twin fails exactly its four faults, each on its subject.
+func TestGPUChecksDegradedDGX(t *testing.T) {
+	fs := Run(gpuFixture(t, "dgx-h100-degraded"), nil, "")
+	checkInvariants(t, fs)
+	want := map[string]bool{
+		"gpudirect_rdma_available node fail":        true,
+		"pcie_acs_off_on_gpu_nic_path gpu2 fail":    true,
+		"pcie_acs_off_on_gpu_nic_path gpu3 skipped": true, // its NIC crosses the root complex
+		"gpu_nic_affinity gpu3 fail":                true,
+		"gpu_pcie_link_not_degraded gpu5 fail":      true,
+	}
+	got := gpuVerdicts(fs)
+	for k := range want {
+		if !got[k] {
+			t.Errorf("missing %q", k)
+		}
+	}
+	for k := range got {
+		if !want[k] {
+			t.Errorf("unexpected %q", k)
+		}
+	}
+	if f, _ := find(fs, "gpu_nic_affinity", "gpu3"); !strings.Contains(f.Message, "mlx5_3 (NUMA node 1)") {
+		t.Errorf("affinity message should name the NIC out of place: %s", f.Message)
+	}
+	if f, _ := find(fs, "pcie_acs_off_on_gpu_nic_path", "gpu2"); !strings.Contains(f.Fix, "setpci -s 0000:4e:00.0 ECAP_ACS+0x6.w=0000") {
+		t.Errorf("ACS fix: %s", f.Fix)
+	}
+}
+
+// A node without GPUs: every GPU check skips with one line.
+func TestGPUChecksNoGPU(t *testing.T) {
+	fs := Run(gpuFixture(t, "mlx5-8x400g-healthy"), nil, "")
+	for _, id := range gpuChecks {
+		n := 0
+		for _, f := range fs {
+			if f.ID == id {
+				n++
+				if f.Status != StatusSkipped || f.Message != ReasonNoGPU || f.Subject != SubjectNode {
+					t.Errorf("%s: %+v", id, f)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s: %d findings, want one skip line", id, n)
+		}
+	}
+}
+
+func mutateGPU(t *testing.T, f func(st *node.GPUState)) []Finding {
+	t.Helper()
+	s := gpuFixture(t, "dgx-h100-8gpu-8nic")
+	f(s.GPU)
+	fs := Run(s, nil, "")
+	checkInvariants(t, fs)
+	return fs
+}
+
+func status(t *testing.T, fs []Finding, id, subject string) Finding {
+	t.Helper()
+	f, ok := find(fs, id, subject)
+	if !ok {
+		t.Fatalf("no %s finding for %s:\n%s", id, subject, dump(fs))
+	}
+	return f
+}
+
+func TestIOMMUCheck(t *testing.T) {
+	fs := mutateGPU(t, func(st *node.GPUState) { st.IOMMU.GroupTypes["0000:1b:00.0"] = "DMA-FQ" })
+	if f := status(t, fs, "iommu_passthrough_or_off", "node"); f.Status != StatusFail || !strings.Contains(f.Message, "0000:1b:00.0 (DMA-FQ)") || !strings.Contains(f.Fix, "iommu=pt") {
+		t.Errorf("translated: %+v", f)
+	}
+	fs = mutateGPU(t, func(st *node.GPUState) { st.IOMMU.GroupTypes = nil })
+	if f := status(t, fs, "iommu_passthrough_or_off", "node"); f.Status != StatusWarn {
+		t.Errorf("types unreadable: %+v", f)
+	}
+	fs = mutateGPU(t, func(st *node.GPUState) { st.IOMMU = node.IOMMU{} })
+	if f := status(t, fs, "iommu_passthrough_or_off", "node"); f.Status != StatusOK {
+		t.Errorf("no IOMMU: %+v", f)
+	}
+}
+
+func TestGPUDirectCheck(t *testing.T) {
+	yes := true
+	fs := mutateGPU(t, func(st *node.GPUState) {
+		st.GPUDirect.PeerMem, st.GPUDirect.OpenKernelModule = "", &yes
+	})
+	if f := status(t, fs, "gpudirect_rdma_available", "node"); f.Status != StatusOK || !strings.Contains(f.Message, "DMA-BUF") {
+		t.Errorf("open module on 5.15: %+v", f)
+	}
+	fs = mutateGPU(t, func(st *node.GPUState) { st.GPUDirect.PeerMem, st.GPUDirect.OpenKernelModule = "", nil })
+	if f := status(t, fs, "gpudirect_rdma_available", "node"); f.Status != StatusWarn || !strings.Contains(f.Fix, "--path.proc") {
+		t.Errorf("/proc unread: %+v", f)
+	}
+	fs = mutateGPU(t, func(st *node.GPUState) { st.GPUDirect = node.GPUDirect{} })
+	if f := status(t, fs, "gpudirect_rdma_available", "node"); f.Status != StatusFail || !strings.Contains(f.Message, "nvidia kernel module is not loaded") {
+		t.Errorf("no driver: %+v", f)
+	}
+	fs = mutateGPU(t, func(st *node.GPUState) { st.GPUDirect.PeerMem = "nv_peer_mem" })
+	if f := status(t, fs, "gpudirect_rdma_available", "node"); f.Status != StatusOK {
+		t.Errorf("legacy nv_peer_mem: %+v", f)
+	}
+}
+
+func TestACSCheckUnknownWithoutPrivilege(t *testing.T) {
+	fs := mutateGPU(t, func(st *node.GPUState) { delete(st.ACS, "0000:17:01.0") })
+	if f := status(t, fs, "pcie_acs_off_on_gpu_nic_path", "gpu0"); f.Status != StatusSkipped || !strings.Contains(f.Message, "root") {
+		t.Errorf("unreadable: %+v", f)
+	}
+	// ACS on a root port does not matter to a pair below one switch.
+	fs = mutateGPU(t, func(st *node.GPUState) {
+		a := st.ACS["0000:15:01.0"]
+		a.Control = node.ACSRequestRedirect | node.ACSCompletionRedirect
+		st.ACS["0000:15:01.0"] = a
+	})
+	if f := status(t, fs, "pcie_acs_off_on_gpu_nic_path", "gpu0"); f.Status != StatusOK {
+		t.Errorf("root port ACS: %+v", f)
+	}
+}
+
+func TestAffinityBestTheBoardAllows(t *testing.T) {
+	// A PCIe server without switches: every GPU and NIC on its own root
+	// port of one host bridge; PHB is the best there is.
+	fs := mutateGPU(t, func(st *node.GPUState) {
+		for i, g := range st.GPUs {
+			g.Place = node.PCIPlace{Host: "pci0000:00", Path: []string{"0000:00:0" + string(rune('1'+i)) + ".0", g.Place.Address()}, NUMANode: 0}
+		}
+		for i, n := range st.NICs {
+			n.Place = node.PCIPlace{Host: "pci0000:00", Path: []string{"0000:00:1" + string(rune('1'+i)) + ".0", n.Place.Address()}, NUMANode: 0}
+		}
+	})
+	if f := status(t, fs, "gpu_nic_affinity", "gpu0"); f.Status != StatusOK || !strings.Contains(f.Message, "best this board") {
+		t.Errorf("PHB board: %+v", f)
+	}
+	// Every NIC on the other socket from GPU 0.
+	fs = mutateGPU(t, func(st *node.GPUState) {
+		for _, n := range st.NICs[:4] {
+			n.Place = node.PCIPlace{Host: "pci0000:e4", Path: []string{"0000:e4:01.0", n.Place.Address()}, NUMANode: 1}
+		}
+	})
+	if f := status(t, fs, "gpu_nic_affinity", "gpu0"); f.Status != StatusFail || !strings.Contains(f.Message, "SYS") {
+		t.Errorf("other socket: %+v", f)
+	}
+}
+
+func TestGPULinkSpeedIdleIsNotDegraded(t *testing.T) {
+	fs := mutateGPU(t, func(st *node.GPUState) { st.GPUs[1].PCI.CurrentSpeedGTs = 2.5 })
+	if f := status(t, fs, "gpu_pcie_link_not_degraded", "gpu1"); f.Status != StatusOK || !strings.Contains(f.Message, "idle") {
+		t.Errorf("idle GPU at Gen1: %+v", f)
+	}
+	fs = mutateGPU(t, func(st *node.GPUState) { st.GPUs[1].PCI.CurrentWidth = 4 })
+	if f := status(t, fs, "gpu_pcie_link_not_degraded", "gpu1"); f.Status != StatusFail {
+		t.Errorf("x4: %+v", f)
+	}
+}

@@ -1,0 +1,448 @@
+package node
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// SourceGPU is the source (and collector) of the GPU side of the RDMA path:
+// NVIDIA GPUs on the PCI bus, their PCIe relation to the RDMA NICs, ACS on
+// the bridges between them, the IOMMU mode and GPUDirect RDMA support.
+const SourceGPU = "gpu"
+
+// VendorNVIDIA is NVIDIA's PCI vendor id (GPUs; its NICs keep Mellanox's).
+const VendorNVIDIA = "0x10de"
+
+// IsNVIDIAGPU reports a PCI function that is an NVIDIA GPU: vendor 0x10de
+// and base class 0x03 with sub-class 0x00 (VGA, workstation boards) or 0x02
+// (3D controller: every data-center part, H100 is 0x030200).
+func IsNVIDIAGPU(vendor, class string) bool {
+	return vendor == VendorNVIDIA && (strings.HasPrefix(class, "0x0300") || strings.HasPrefix(class, "0x0302"))
+}
+
+// PCIPlace is where a function sits in the PCI device tree, as its
+// directory under /sys/devices says: pci<domain>:<bus> (the host bridge),
+// then the bridges from the root port down, then the function itself.
+type PCIPlace struct {
+	// Host is the host bridge directory name, "pci0000:17".
+	Host string
+	// Path is every PCI address from the root port down to the function,
+	// the function last.
+	Path []string
+	// NUMANode is the function's numa_node; -1 when the firmware gives none.
+	NUMANode int
+}
+
+// ParsePCIPlace reads a place from a function's resolved sysfs directory,
+// "/sys/devices/pci0000:17/0000:17:01.0/0000:18:00.0/0000:19:00.0/0000:1a:00.0".
+func ParsePCIPlace(dir string, numa int) (PCIPlace, error) {
+	parts := strings.Split(strings.Trim(dir, "/"), "/")
+	for i, p := range parts {
+		if !strings.HasPrefix(p, "pci") || !strings.Contains(p, ":") {
+			continue
+		}
+		pl := PCIPlace{Host: p, NUMANode: numa}
+		for _, q := range parts[i+1:] {
+			if !BDF.MatchString(q) {
+				return PCIPlace{}, fmt.Errorf("%s: %q is not a PCI address", dir, truncate(q, 40))
+			}
+			pl.Path = append(pl.Path, q)
+		}
+		if len(pl.Path) == 0 {
+			return PCIPlace{}, fmt.Errorf("%s: no PCI function below the host bridge", dir)
+		}
+		return pl, nil
+	}
+	return PCIPlace{}, fmt.Errorf("%s: not under a PCI host bridge (pci<domain>:<bus>)", dir)
+}
+
+// Address is the function's own PCI address.
+func (p PCIPlace) Address() string {
+	if len(p.Path) == 0 {
+		return ""
+	}
+	return p.Path[len(p.Path)-1]
+}
+
+// switches lists the PCIe switches above the function, nearest first, each
+// named by its upstream port. It follows NCCL's own reading of sysfs
+// (src/graph/xml.cc, ncclTopoGetXmlFromSys: "Go up one level in the PCI
+// tree. Rewind two '/' and follow the upper PCI switch, or stop if we reach
+// a CPU root complex"): a switch is an upstream port with its downstream
+// ports below it, so every second directory up is one switch, and the root
+// port belongs to the host bridge.
+func (p PCIPlace) switches() []string {
+	var out []string
+	// Path[0] is the root port; the function is Path[n-1], its downstream
+	// port Path[n-2] and that switch's upstream port Path[n-3].
+	for i := len(p.Path) - 3; i >= 1; i -= 2 {
+		out = append(out, p.Path[i])
+	}
+	return out
+}
+
+// PCIeRelation is the path between two PCI functions, in the words of
+// `nvidia-smi topo -m` and NCCL, nearest first.
+type PCIeRelation int
+
+// The relations, ordered by distance. Their numeric value is what the
+// exporter's level gauge reports (lower is closer).
+const (
+	RelationUnknown PCIeRelation = iota
+	// RelationPIX: through at most one PCIe switch.
+	RelationPIX
+	// RelationPXB: through several PCIe switches, not the host bridge.
+	RelationPXB
+	// RelationPHB: through a PCIe host bridge (the CPU's root complex).
+	RelationPHB
+	// RelationNODE: between host bridges of one NUMA node.
+	RelationNODE
+	// RelationSYS: across the interconnect between NUMA nodes (UPI, xGMI).
+	RelationSYS
+)
+
+var relationNames = [...]string{"unknown", "PIX", "PXB", "PHB", "NODE", "SYS"}
+
+func (r PCIeRelation) String() string {
+	if r < 0 || int(r) >= len(relationNames) {
+		return "unknown"
+	}
+	return relationNames[r]
+}
+
+// Direct reports a relation whose traffic stays below the root complex
+// (PIX, PXB): the only ones where GPUDirect RDMA runs at full speed, and
+// the only ones NCCL uses GPUDirect RDMA for by default
+// (NCCL_NET_GDR_LEVEL defaults to PXB).
+func (r PCIeRelation) Direct() bool { return r == RelationPIX || r == RelationPXB }
+
+// Relate computes the relation of two functions from their places, as
+// nvidia-smi topo defines it: PIX when they share a PCIe switch and cross
+// only it, PXB when they cross more switches below a common one, PHB when
+// they meet only at the host bridge, NODE when they sit under different
+// host bridges of one NUMA node, SYS when their NUMA nodes differ. An
+// unknown NUMA node (-1, a single-socket machine's firmware) counts as the
+// same node: it cannot be told apart.
+func Relate(a, b PCIPlace) PCIeRelation {
+	if a.Host == "" || b.Host == "" || len(a.Path) == 0 || len(b.Path) == 0 {
+		return RelationUnknown
+	}
+	if a.Host != b.Host {
+		if a.NUMANode >= 0 && b.NUMANode >= 0 && a.NUMANode != b.NUMANode {
+			return RelationSYS
+		}
+		return RelationNODE
+	}
+	sa, sb := a.switches(), b.switches()
+	// The nearest switch both share; the switches each side crosses below it.
+	for i, s := range sa {
+		if j := slices.Index(sb, s); j >= 0 {
+			if i+j+1 <= 1 {
+				return RelationPIX
+			}
+			return RelationPXB
+		}
+	}
+	return RelationPHB
+}
+
+// Bridges lists the PCI bridges traffic between a and b crosses below the
+// host bridge: the ports where ACS can redirect it. Both functions
+// themselves are left out; when they meet only at the host bridge, their
+// root ports are the bridges.
+func Bridges(a, b PCIPlace) []string {
+	if a.Host != b.Host {
+		return append(slices.Clone(a.Path[:len(a.Path)-1]), b.Path[:len(b.Path)-1]...)
+	}
+	n := 0
+	for n < len(a.Path)-1 && n < len(b.Path)-1 && a.Path[n] == b.Path[n] {
+		n++
+	}
+	var out []string
+	if n > 0 {
+		out = append(out, a.Path[n-1]) // the deepest common bridge
+	}
+	out = append(out, a.Path[n:len(a.Path)-1]...)
+	out = append(out, b.Path[n:len(b.Path)-1]...)
+	return out
+}
+
+// ACS is the Access Control Services state of one PCI bridge, from the ACS
+// extended capability in its configuration space.
+type ACS struct {
+	// Readable: the extended configuration space (4096 bytes) could be read.
+	// sysfs gives only the first 64 bytes to a reader without
+	// CAP_SYS_ADMIN, so without privilege nothing is known.
+	Readable bool
+	// Present: the bridge has an ACS capability.
+	Present bool
+	// Capability and Control are the ACS capability and control registers.
+	Capability, Control uint16
+}
+
+// ACS control bits (PCIe Base Specification, ACS Extended Capability;
+// linux/include/uapi/linux/pci_regs.h PCI_ACS_*).
+const (
+	ACSSourceValidation   = 0x0001 // PCI_ACS_SV
+	ACSTranslationBlock   = 0x0002 // PCI_ACS_TB
+	ACSRequestRedirect    = 0x0004 // PCI_ACS_RR
+	ACSCompletionRedirect = 0x0008 // PCI_ACS_CR
+	ACSUpstreamForwarding = 0x0010 // PCI_ACS_UF
+	ACSEgressControl      = 0x0020 // PCI_ACS_EC
+	ACSDirectTranslated   = 0x0040 // PCI_ACS_DT
+)
+
+// PCIExtCapACS is the ACS extended capability id (PCI_EXT_CAP_ID_ACS).
+const PCIExtCapACS = 0x000d
+
+// Redirects reports ACS settings that send peer-to-peer traffic up to the
+// root complex instead of across the switch: P2P Request Redirect,
+// Completion Redirect or Egress Control. NVIDIA's and NCCL's guidance is
+// to disable ACS on the switches between GPUs and NICs for exactly this.
+func (a ACS) Redirects() bool {
+	return a.Present && a.Control&(ACSRequestRedirect|ACSCompletionRedirect|ACSEgressControl) != 0
+}
+
+// ParseACS finds the ACS capability in a function's config file. A file of
+// less than 4096 bytes (an unprivileged read, or a conventional PCI
+// function) gives an ACS that is not Readable; a corrupt capability list is
+// an error.
+func ParseACS(config []byte) (ACS, error) {
+	if len(config) < 4096 {
+		return ACS{}, nil
+	}
+	acs := ACS{Readable: true}
+	// Extended capabilities start at 0x100; each header is a 32-bit
+	// little-endian word: id [15:0], version [19:16], next [31:20].
+	seen := map[int]bool{}
+	for off := 0x100; off != 0; {
+		if off < 0x100 || off+8 > len(config) || off&3 != 0 {
+			return ACS{}, fmt.Errorf("PCI extended capability at %#x: outside the configuration space", off)
+		}
+		if seen[off] {
+			return ACS{}, fmt.Errorf("PCI extended capability list loops at %#x", off)
+		}
+		seen[off] = true
+		hdr := binary.LittleEndian.Uint32(config[off:])
+		if hdr == 0 || hdr == 0xffffffff {
+			return acs, nil // no extended capabilities (or the device is gone)
+		}
+		if hdr&0xffff == PCIExtCapACS {
+			acs.Present = true
+			acs.Capability = binary.LittleEndian.Uint16(config[off+4:])
+			acs.Control = binary.LittleEndian.Uint16(config[off+6:])
+			return acs, nil
+		}
+		off = int(hdr >> 20)
+	}
+	return acs, nil
+}
+
+// IOMMUMode is how the IOMMU treats DMA from the GPUs and NICs.
+type IOMMUMode string
+
+// The modes.
+const (
+	// IOMMUOff: no IOMMU is active (/sys/class/iommu is empty).
+	IOMMUOff IOMMUMode = "off"
+	// IOMMUPassthrough: the devices' groups use the identity domain
+	// (iommu=pt, iommu.passthrough=1): DMA is not translated.
+	IOMMUPassthrough IOMMUMode = "passthrough"
+	// IOMMUTranslated: DMA through a translated domain (DMA, DMA-FQ):
+	// every GPU↔NIC transfer is translated, and peer-to-peer traffic goes
+	// through the root complex.
+	IOMMUTranslated IOMMUMode = "translated"
+	// IOMMUUnknown: active, but the group types could not be read.
+	IOMMUUnknown IOMMUMode = "unknown"
+)
+
+// IOMMU is the IOMMU state of the node.
+type IOMMU struct {
+	// Units are the entries of /sys/class/iommu (dmar0, ivhd0, …).
+	Units []string
+	// GroupTypes maps the PCI address of each GPU and RDMA NIC to its IOMMU
+	// group's type (/sys/kernel/iommu_groups/<n>/type: identity, DMA,
+	// DMA-FQ, unmanaged, blocked); absent when it has no group.
+	GroupTypes map[string]string
+	// Cmdline holds the IOMMU parameters of the kernel command line
+	// (iommu=, intel_iommu=, amd_iommu=, iommu.passthrough=), in order;
+	// nil when /proc/cmdline was not read.
+	Cmdline []string
+}
+
+// Mode says how DMA of the GPUs and NICs is treated: off without IOMMU
+// units, translated when any of their groups translates, passthrough when
+// all are identity.
+func (m IOMMU) Mode() IOMMUMode {
+	if len(m.Units) == 0 {
+		return IOMMUOff
+	}
+	if len(m.GroupTypes) == 0 {
+		return IOMMUUnknown
+	}
+	for _, t := range m.GroupTypes {
+		if t != "identity" {
+			return IOMMUTranslated
+		}
+	}
+	return IOMMUPassthrough
+}
+
+// IOMMUCmdline picks the IOMMU parameters out of /proc/cmdline.
+func IOMMUCmdline(cmdline string) []string {
+	out := []string{}
+	for _, f := range strings.Fields(cmdline) {
+		k, _, _ := strings.Cut(f, "=")
+		switch k {
+		case "iommu", "intel_iommu", "amd_iommu", "iommu.passthrough", "iommu.strict":
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// GPUDirect is what the node offers for GPUDirect RDMA (a NIC reading and
+// writing GPU memory directly).
+type GPUDirect struct {
+	// PeerMem names the loaded peer-memory module: nvidia_peermem (driver
+	// R470+) or the legacy nv_peer_mem; "" when neither is loaded.
+	PeerMem string
+	// NvidiaLoaded: the nvidia kernel module is loaded.
+	NvidiaLoaded bool
+	// DriverVersion is /sys/module/nvidia/version, "" when unknown.
+	DriverVersion string
+	// OpenKernelModule: /proc/driver/nvidia/version names the "Open Kernel
+	// Module"; nil when the file was not read.
+	OpenKernelModule *bool
+	// KernelRelease is /proc/sys/kernel/osrelease, "" when unknown.
+	KernelRelease string
+}
+
+// DMABUF reports whether the node meets the documented conditions of the
+// DMA-BUF path: NVIDIA's open GPU kernel modules (the proprietary ones do
+// not export GPU memory as dma-buf; GPU Operator docs, "GPUDirect RDMA and
+// GPUDirect Storage"), driver R515 or newer, and Linux 5.12 or newer
+// (ib_umem_dmabuf, ibv_reg_dmabuf_mr). NCCL still asks CUDA at run time
+// (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED); this is what the files prove.
+func (g GPUDirect) DMABUF() bool {
+	if !g.NvidiaLoaded || g.OpenKernelModule == nil || !*g.OpenKernelModule {
+		return false
+	}
+	major, _, _ := strings.Cut(g.DriverVersion, ".")
+	if v, err := strconv.Atoi(major); err != nil || v < 515 {
+		return false
+	}
+	return KernelAtLeast(g.KernelRelease, 5, 12)
+}
+
+// Available reports GPUDirect RDMA through either path.
+func (g GPUDirect) Available() bool { return g.PeerMem != "" || g.DMABUF() }
+
+// KernelAtLeast compares a kernel release ("5.15.0-105-generic") with
+// major.minor; false when it cannot be parsed.
+func KernelAtLeast(release string, major, minor int) bool {
+	a, rest, ok := strings.Cut(release, ".")
+	if !ok {
+		return false
+	}
+	b := rest
+	if i := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+		b = rest[:i]
+	}
+	ma, err1 := strconv.Atoi(a)
+	mi, err2 := strconv.Atoi(b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || ma == major && mi >= minor
+}
+
+// GPU is one NVIDIA GPU.
+type GPU struct {
+	// Index is the GPU's rank in PCI address order, the order nvidia-smi and
+	// CUDA_DEVICE_ORDER=PCI_BUS_ID number them.
+	Index int
+	Class string
+	// PCI is the function read by the same code as the NICs' (link speed and
+	// width, usable bandwidth, AER).
+	PCI   *PCIFunction
+	Place PCIPlace
+}
+
+// RDMANIC is the PCI place of one RDMA device, for its relation to GPUs.
+type RDMANIC struct {
+	Device string
+	Place  PCIPlace
+}
+
+// GPUState is the GPU side of the node.
+type GPUState struct {
+	GPUs []*GPU
+	NICs []*RDMANIC
+	// ACS maps each bridge between a GPU and a NIC to its ACS state.
+	ACS       map[string]ACS
+	IOMMU     IOMMU
+	GPUDirect GPUDirect
+}
+
+// Pair is a GPU with one NIC and their relation.
+type Pair struct {
+	GPU      *GPU
+	NIC      *RDMANIC
+	Relation PCIeRelation
+}
+
+// Closest returns, for each GPU, its nearest NICs (every NIC at the best
+// relation, in NIC order); nil for a GPU when the node has no NIC.
+func (s *GPUState) Closest(g *GPU) []Pair {
+	var best []Pair
+	for _, n := range s.NICs {
+		r := Relate(g.Place, n.Place)
+		if r == RelationUnknown {
+			continue
+		}
+		switch {
+		case len(best) == 0 || r < best[0].Relation:
+			best = []Pair{{g, n, r}}
+		case r == best[0].Relation:
+			best = append(best, Pair{g, n, r})
+		}
+	}
+	return best
+}
+
+// BestPossible is the nearest relation any GPU has to any NIC on the
+// node: what the board allows.
+func (s *GPUState) BestPossible() PCIeRelation {
+	best := RelationUnknown
+	for _, g := range s.GPUs {
+		if c := s.Closest(g); len(c) > 0 && (best == RelationUnknown || c[0].Relation < best) {
+			best = c[0].Relation
+		}
+	}
+	return best
+}
+
+// PathACSRedirects lists the bridges on a GPU↔NIC path below the root
+// complex (PIX, PXB) whose ACS redirects peer-to-peer traffic; false when
+// the path crosses the root complex (ACS does not decide its route) or a
+// bridge on it had no readable configuration space.
+func PathACSRedirects(st *GPUState, p Pair) ([]string, bool) {
+	if !p.Relation.Direct() {
+		return nil, false
+	}
+	out := []string{}
+	for _, b := range Bridges(p.GPU.Place, p.NIC.Place) {
+		a, ok := st.ACS[b]
+		if !ok {
+			return nil, false
+		}
+		if a.Redirects() {
+			out = append(out, b)
+		}
+	}
+	return out, true
+}

@@ -1,0 +1,250 @@
+package reader
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/node"
+)
+
+// gpuSource reads the GPU side of the RDMA path: the NVIDIA GPUs on the PCI
+// bus (through the same pciReader as the NICs), where they and the RDMA
+// NICs sit in the PCI tree, ACS on the bridges between them, the IOMMU and
+// what GPUDirect RDMA needs. Everything but the GPUs' links changes only
+// with a reboot or a module load, so it is read once per refresh interval.
+type gpuSource struct {
+	r   *Reader
+	pci *pciReader
+
+	gpus   []busFunction
+	gpusAt time.Time
+	// static is the slow part (places, ACS, IOMMU, modules, /proc), kept
+	// for the refresh interval.
+	static   *node.GPUState
+	staticAt time.Time
+	// dirs maps each GPU's address to its resolved directory, found with
+	// the static part.
+	dirs map[string]string
+}
+
+func newGPUSource(r *Reader) *gpuSource {
+	return &gpuSource{r: r, pci: newPCIReader(r, node.SourceGPU)}
+}
+
+func (c *gpuSource) close() error {
+	c.pci.attrs.closeAll()
+	return nil
+}
+
+func isGPUClass(class string) bool {
+	return strings.HasPrefix(class, "0x0300") || strings.HasPrefix(class, "0x0302")
+}
+
+func (c *gpuSource) read(sc *scan) (func(*node.Snapshot), error) {
+	c.pci.attrs.begin()
+	defer c.pci.attrs.sweep()
+	if c.r.due(c.gpusAt, sc.Time) {
+		c.gpus = scanPCIBus(c.r, sc, node.SourceGPU, isGPUClass, func(v string) bool { return v == node.VendorNVIDIA })
+		c.gpusAt = sc.Time
+	}
+	if len(c.gpus) == 0 {
+		c.static = nil
+		return func(sn *node.Snapshot) {}, errors.Join(ErrNoData, errors.New("no NVIDIA GPU on the PCI bus"))
+	}
+	if c.static == nil || c.r.due(c.staticAt, sc.Time) {
+		c.static, c.staticAt = c.readStatic(sc), sc.Time
+	}
+	st := *c.static
+	st.GPUs = make([]*node.GPU, 0, len(c.static.GPUs))
+	live := map[string]bool{}
+	partial := false
+	for _, g := range c.static.GPUs {
+		f := &node.PCIFunction{Address: g.Place.Address()}
+		live[f.Address] = true
+		if !c.pci.readFunction(sc, c.dirs[f.Address], f) {
+			partial = true
+			continue // removed since the last scan
+		}
+		gg := *g
+		gg.PCI = f
+		st.GPUs = append(st.GPUs, &gg)
+	}
+	c.pci.forget(live)
+	apply := func(sn *node.Snapshot) { sn.GPU = &st }
+	if partial {
+		return apply, fmt.Errorf("%w: a GPU vanished from the PCI bus", errPartial)
+	}
+	return apply, nil
+}
+
+// readStatic reads everything but the GPUs' links.
+func (c *gpuSource) readStatic(sc *scan) *node.GPUState {
+	st := &node.GPUState{ACS: map[string]node.ACS{}}
+	c.dirs = map[string]string{}
+	for i, fn := range c.gpus {
+		pl, ok := c.place(sc, fn.dir)
+		if !ok {
+			continue
+		}
+		if dir, err := c.r.fs.Realpath(fn.dir); err == nil {
+			c.dirs[fn.address] = dir
+		}
+		st.GPUs = append(st.GPUs, &node.GPU{Index: i, Class: fn.class, Place: pl})
+	}
+	if topo, err := sc.topology(); err == nil {
+		for _, d := range topo.Devices {
+			if d.PCIDir == "" || d.PCIAddress == "" {
+				continue
+			}
+			if pl, ok := c.place(sc, d.PCIDir); ok {
+				st.NICs = append(st.NICs, &node.RDMANIC{Device: d.Name, Place: pl})
+			}
+		}
+	}
+	// ACS of every bridge a GPU↔NIC path crosses, read once each.
+	bridgeDirs := map[string]string{}
+	for _, g := range st.GPUs {
+		for _, n := range st.NICs {
+			for _, b := range node.Bridges(g.Place, n.Place) {
+				bridgeDirs[b] = ""
+			}
+		}
+	}
+	for _, b := range slices.Sorted(maps.Keys(bridgeDirs)) {
+		dir, err := c.r.fs.Realpath(c.r.sys("bus", "pci", "devices", b))
+		if err != nil {
+			continue
+		}
+		path := joinPath(dir, "config")
+		cfg, err := readConfig(c.r.fs, path)
+		if err != nil {
+			if !isVanished(err) {
+				sc.readError(node.SourceGPU, path, err)
+			}
+			continue
+		}
+		acs, err := node.ParseACS(cfg)
+		if err != nil {
+			sc.readError(node.SourceGPU, path, err)
+			continue
+		}
+		if acs.Readable {
+			st.ACS[b] = acs
+		}
+	}
+	st.IOMMU = c.readIOMMU(sc, st)
+	st.GPUDirect = c.readGPUDirect()
+	return st
+}
+
+// place reads where a function sits: its resolved directory and numa_node.
+func (c *gpuSource) place(sc *scan, dir string) (node.PCIPlace, bool) {
+	real, err := c.r.fs.Realpath(dir)
+	if err != nil {
+		return node.PCIPlace{}, false
+	}
+	numa := -1
+	if v, err := readSysfsFile(c.r.fs, joinPath(real, "numa_node")); err == nil {
+		if n, err := strconv.Atoi(v); err == nil {
+			numa = n
+		}
+	}
+	// The place starts below sysfs's own path, which may itself hold any
+	// name.
+	rel := real
+	if sys, err := c.r.fs.Realpath(c.r.opts.SysPath); err == nil {
+		if r, err := filepath.Rel(sys, real); err == nil {
+			rel = r
+		}
+	}
+	pl, err := node.ParsePCIPlace(rel, numa)
+	if err != nil {
+		sc.readError(node.SourceGPU, real, err)
+		return node.PCIPlace{}, false
+	}
+	return pl, true
+}
+
+func (c *gpuSource) readIOMMU(sc *scan, st *node.GPUState) node.IOMMU {
+	var m node.IOMMU
+	units, err := c.r.fs.ReadDirNames(c.r.sys("class", "iommu"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		sc.readError(node.SourceGPU, c.r.sys("class", "iommu"), err)
+	}
+	slices.Sort(units)
+	m.Units = units
+	var addrs []string
+	for _, g := range st.GPUs {
+		addrs = append(addrs, g.Place.Address())
+	}
+	for _, n := range st.NICs {
+		addrs = append(addrs, n.Place.Address())
+	}
+	for _, a := range addrs {
+		grp, err := c.r.fs.Readlink(c.r.sys("bus", "pci", "devices", a, "iommu_group"))
+		if err != nil {
+			continue // no IOMMU, or the device has no group
+		}
+		t, err := readSysfsFile(c.r.fs, c.r.sys("kernel", "iommu_groups", filepath.Base(grp), "type"))
+		if err != nil {
+			continue // kernels before 5.11 have no type file
+		}
+		if m.GroupTypes == nil {
+			m.GroupTypes = map[string]string{}
+		}
+		m.GroupTypes[a] = t
+	}
+	if p, ok := c.r.proc("cmdline"); ok {
+		if text, err := readSysfsFile(c.r.fs, p); err == nil {
+			m.Cmdline = node.IOMMUCmdline(text)
+		}
+	}
+	return m
+}
+
+func (c *gpuSource) readGPUDirect() node.GPUDirect {
+	var g node.GPUDirect
+	for _, m := range []string{"nvidia_peermem", "nv_peer_mem"} {
+		if _, err := c.r.fs.Inode(c.r.sys("module", m)); err == nil {
+			g.PeerMem = m
+			break
+		}
+	}
+	if _, err := c.r.fs.Inode(c.r.sys("module", "nvidia")); err == nil {
+		g.NvidiaLoaded = true
+		g.DriverVersion, _ = readSysfsFile(c.r.fs, c.r.sys("module", "nvidia", "version"))
+	}
+	if p, ok := c.r.proc("driver", "nvidia", "version"); ok {
+		if text, err := readSysfsFile(c.r.fs, p); err == nil {
+			open := strings.Contains(text, "Open Kernel Module")
+			g.OpenKernelModule = &open
+		}
+	}
+	if p, ok := c.r.proc("sys", "kernel", "osrelease"); ok {
+		g.KernelRelease, _ = readSysfsFile(c.r.fs, p)
+	}
+	return g
+}
+
+// readConfig reads a PCI config file: 4096 bytes for root on a PCIe
+// function, 64 (the standard header) for anyone else.
+func readConfig(f FS, path string) ([]byte, error) {
+	a, err := f.OpenAttr(path)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	buf := make([]byte, 4096)
+	n, err := a.PreadAt0(buf)
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	return buf[:n], nil
+}

@@ -314,7 +314,7 @@ func (e *Exporter) update(i int, snap *node.Snapshot) (err error) {
 
 func (e *Exporter) finish(rc *runningCollector, err error, d time.Duration) {
 	success := 1.0
-	if err != nil {
+	if err != nil && !errors.Is(err, reader.ErrNotApplicable) {
 		success = 0
 		msg := err.Error()
 		repeated := rc.lastErr == msg

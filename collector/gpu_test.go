@@ -44,3 +44,16 @@ func TestGPUCollectorSeries(t *testing.T) {
 	}
 	mustSeries(t, text, "roce_iommu_info", `mode="passthrough"`)
 }
+
+// A node without NVIDIA GPUs gives the gpu collector nothing to do: no
+// series, and not a failing collector (the overview counts failing ones).
+func TestGPUCollectorWithoutGPUsIsNotFailing(t *testing.T) {
+	e, _ := newTestExporter(t, fixtureConfig("mlx5-8x400g-healthy", "gpu"))
+	out := scrape(t, e)
+	if v := value(t, mustSeries(t, out, "roce_scrape_collector_success", `collector="gpu"`)); v != "1" {
+		t.Errorf("gpu collector success = %s on a node without GPUs", v)
+	}
+	if s := series(out, "roce_gpu_info"); len(s) != 0 {
+		t.Errorf("gpu series without GPUs: %q", s)
+	}
+}

@@ -56,7 +56,7 @@ func (c *gpuSource) read(sc *scan) (func(*node.Snapshot), error) {
 	}
 	if len(c.gpus) == 0 {
 		c.static = nil
-		return func(sn *node.Snapshot) {}, errors.Join(ErrNoData, errors.New("no NVIDIA GPU on the PCI bus"))
+		return func(sn *node.Snapshot) {}, errors.Join(ErrNoData, ErrNotApplicable, errors.New("no NVIDIA GPU on the PCI bus"))
 	}
 	if c.static == nil || c.r.due(c.staticAt, sc.Time) {
 		c.static, c.staticAt = c.readStatic(sc), sc.Time

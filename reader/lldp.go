@@ -53,7 +53,7 @@ func (c *lldpSource) read(sc *scan) (func(*node.Snapshot), error) {
 	}
 	if len(ifaces) == 0 {
 		// No RoCE interface: lldpcli is not run for nothing.
-		return nil, errors.Join(ErrNoData, errors.New("no Ethernet RDMA interface"))
+		return nil, errors.Join(ErrNoData, ErrNotApplicable, errors.New("no Ethernet RDMA interface"))
 	}
 	if c.r.opts.ReplayDir != "" {
 		// A capture is read every time: its cache costs one stat.

@@ -30,6 +30,12 @@ import (
 // no DCB support): not a failure of the reader.
 var ErrNoData = errors.New("source not present on this node")
 
+// ErrNotApplicable, joined with ErrNoData, means the node has nothing of the
+// kind the source reads (no NVIDIA GPU for the gpu source, no Ethernet RDMA
+// port for LLDP): its collector has nothing to do, which is not a failure,
+// so roce_scrape_collector_success stays 1 and "collectors failing" stays 0.
+var ErrNotApplicable = errors.New("nothing of this kind on the node")
+
 // Options say what a Reader reads and where.
 type Options struct {
 	SysPath string // root of sysfs, "/sys" on a live node

@@ -12,9 +12,10 @@ var (
 	devlinkHealthyDesc = newGaugeDesc(namespace+"_devlink_health_reporter_healthy",
 		"1 if the devlink health reporter is healthy, 0 while it is in error (a fault the driver reported and has not recovered from). devlink is the reporter's devlink handle (pci/ADDR, pci/ADDR/PORT for port reporters), device the RDMA device on that PCI function (empty when none).",
 		"device", "devlink", "reporter")
-	devlinkErrorsDesc = newCounterDesc(namespace+"_devlink_health_reporter_errors_total",
-		"Faults the devlink health reporter reported since the driver was loaded (mlx5: firmware syndromes, TX timeouts and error CQEs, RX queue errors).",
-		"device", "devlink", "reporter")
+	// The error count is not exported: a fault the driver recovered from
+	// counts a recovery, one it did not leaves the reporter in error, and a
+	// third series per reporter (4 per port on mlx5) would say nothing more
+	// to an alert; the doctor reads the count from the model.
 	devlinkRecoveriesDesc = newCounterDesc(namespace+"_devlink_health_reporter_recoveries_total",
 		"Successful recoveries of the devlink health reporter since the driver was loaded (a recovery resets a queue or the whole function).",
 		"device", "devlink", "reporter")
@@ -36,7 +37,6 @@ func (devlinkCollector) Update(snap *node.Snapshot, out *Sink) error {
 			dev = d.Name
 		}
 		out.emit(devlinkHealthyDesc, boolFloat(r.Healthy), dev, r.Handle, r.Name)
-		out.emit(devlinkErrorsDesc, float64(r.Errors), dev, r.Handle, r.Name)
 		out.emit(devlinkRecoveriesDesc, float64(r.Recoveries), dev, r.Handle, r.Name)
 	}
 	return nil

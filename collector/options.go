@@ -32,6 +32,9 @@ type Options struct {
 	// HealthOKSubjects exports roce_health_check_ok 1 for every subject
 	// that passed (--collector.health.ok-subjects), not only the failing ones.
 	HealthOKSubjects bool
+	// IBCountersOnEthernet exports the InfiniBand link-layer PortCounters on
+	// RoCE ports too (--collector.rdma.ib-counters-on-ethernet).
+	IBCountersOnEthernet bool
 
 	prio *prioritySet // shared by the DCB and ethtool collectors
 	// TransceiverLaneMonitors also exports per-lane Tx power and laser
@@ -80,6 +83,7 @@ type Flags struct {
 	ethtoolRawInclude *string
 	allPriorities     *bool
 	healthOKSubjects  *bool
+	ibOnEthernet      *bool
 	// transceiverLanes is nil for a command without it (the doctor).
 	transceiverLanes *bool
 	lldpSocket       *string
@@ -118,7 +122,8 @@ func registerFlags(app flagGroup, sourcesOnly bool) *Flags {
 	if !sourcesOnly {
 		f.allPriorities = app.Flag("collector.priority.all", "Export the per-priority families (roce_priority_*, roce_pfc_*, roce_pfc_enabled, roce_ecn_enabled) for all 8 priorities. By default only the priorities that matter are exported: the plan's RoCE priority, those with PFC on, and those whose counters ever rose above zero; ECN settings equal on all 8 priorities collapse to priority=\"all\".").Default("false").Bool()
 		f.healthOKSubjects = app.Flag("collector.health.ok-subjects", "Export roce_health_check_ok 1 for every subject that passed a check. By default only failing or warning subjects have a series (0), and roce_health_check_subjects counts the subjects each check judged.").Default("false").Bool()
-		f.transceiverLanes = app.Flag("collector.transceiver.lane-monitors", "Also export each optic lane's Tx power and laser bias (2 series per lane); per-lane Rx power is always exported.").Default("false").Bool()
+		f.ibOnEthernet = app.Flag("collector.rdma.ib-counters-on-ethernet", "Also export the InfiniBand link-layer counters (VL15_dropped, switch relay, constraint, link integrity and buffer overrun errors) of RoCE ports, where they stay 0.").Default("false").Bool()
+		f.transceiverLanes = app.Flag("collector.transceiver.lane-monitors", "Also export each optic lane's Tx power and laser bias (2 series per lane) and every threshold of the module; per-lane Rx power and the thresholds the alerts use (temperature high, Rx power low) are always exported.").Default("false").Bool()
 	}
 	f.lldpSocket = app.Flag("collector.lldp.socket", "lldpd control socket (lldpcli -u).").PlaceHolder("PATH").String()
 	return f
@@ -149,6 +154,7 @@ func (f *Flags) Options() (Options, reader.Options, error) {
 	var o Options
 	o.AllPriorities = f.allPriorities != nil && *f.allPriorities
 	o.HealthOKSubjects = f.healthOKSubjects != nil && *f.healthOKSubjects
+	o.IBCountersOnEthernet = f.ibOnEthernet != nil && *f.ibOnEthernet
 	if f.transceiverLanes != nil {
 		o.TransceiverLaneMonitors = *f.transceiverLanes
 	}

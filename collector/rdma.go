@@ -42,6 +42,25 @@ type rdmaCollector struct {
 	// seen: the names come from the driver.
 	pma map[string]counterFamily
 	hw  map[string]counterFamily
+	// ibCountersOnEthernet exports the InfiniBand link-layer counters on
+	// RoCE ports too (--collector.rdma.ib-counters-on-ethernet).
+	ibCountersOnEthernet bool
+}
+
+// infiniBandOnlyCounters are PortCounters of the InfiniBand link and subnet
+// layers: virtual lane 15 (subnet management), switch relay, partition-key
+// constraints, local link integrity and flow-control buffer overruns. A RoCE
+// port has an Ethernet link instead, so mlx5 reports them as zeros forever;
+// seven series per port that no alert, panel or check reads. The doctor
+// still sees them in the model.
+var infiniBandOnlyCounters = map[string]bool{
+	"VL15_dropped":                    true,
+	"port_rcv_switch_relay_errors":    true,
+	"port_rcv_constraint_errors":      true,
+	"port_xmit_constraint_errors":     true,
+	"port_rcv_remote_physical_errors": true,
+	"local_link_integrity_errors":     true,
+	"excessive_buffer_overrun_errors": true,
 }
 
 type counterFamily struct {
@@ -49,8 +68,9 @@ type counterFamily struct {
 	scale float64
 }
 
-func newRDMACollector(*Options, *slog.Logger) Collector {
-	return &rdmaCollector{pma: map[string]counterFamily{}, hw: map[string]counterFamily{}}
+func newRDMACollector(o *Options, _ *slog.Logger) Collector {
+	return &rdmaCollector{pma: map[string]counterFamily{}, hw: map[string]counterFamily{},
+		ibCountersOnEthernet: o != nil && o.IBCountersOnEthernet}
 }
 
 func (c *rdmaCollector) Update(snap *node.Snapshot, out *Sink) error {
@@ -82,6 +102,9 @@ func (c *rdmaCollector) emitPort(p *node.Port, out *Sink) {
 		out.emit(portRateDesc, p.RateBitsPerSecond/8, dev, port)
 	}
 	for _, v := range p.Counters {
+		if infiniBandOnlyCounters[v.Name] && p.Ethernet() && !c.ibCountersOnEthernet {
+			continue
+		}
 		f := c.family(c.pma, v.Name, false)
 		out.emit(f.desc, float64(v.Value)*f.scale, dev, port)
 	}

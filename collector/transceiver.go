@@ -64,17 +64,26 @@ func (c transceiverCollector) Update(snap *node.Snapshot, out *Sink) error {
 		// Supply voltage and bias thresholds are left to the doctor: a
 		// bias or Vcc excursion shows in temperature and power first, and
 		// four constants per monitor per port are not free on a fleet.
+		// By default only the limits the alerts and the optics panel compare
+		// with: a hot module (temperature high) and a dim lane (Rx power
+		// low), 4 series per port instead of 12; every limit with
+		// --collector.transceiver.lane-monitors.
 		for _, m := range []struct {
-			name string
-			l    *node.Limits
-		}{{"temperature", t.TempThresholds}, {"rx_power", t.RxPowerThresholds}, {"tx_power", t.TxPowerThresholds}} {
+			name      string
+			l         *node.Limits
+			high, low bool
+		}{{"temperature", t.TempThresholds, true, c.laneMonitors}, {"rx_power", t.RxPowerThresholds, c.laneMonitors, true}, {"tx_power", t.TxPowerThresholds, c.laneMonitors, c.laneMonitors}} {
 			if m.l == nil || *m.l == (node.Limits{}) {
 				continue
 			}
-			out.emit(transceiverThresholdDesc, m.l.HighAlarm, iface, m.name, "high_alarm")
-			out.emit(transceiverThresholdDesc, m.l.HighWarning, iface, m.name, "high_warning")
-			out.emit(transceiverThresholdDesc, m.l.LowWarning, iface, m.name, "low_warning")
-			out.emit(transceiverThresholdDesc, m.l.LowAlarm, iface, m.name, "low_alarm")
+			if m.high {
+				out.emit(transceiverThresholdDesc, m.l.HighAlarm, iface, m.name, "high_alarm")
+				out.emit(transceiverThresholdDesc, m.l.HighWarning, iface, m.name, "high_warning")
+			}
+			if m.low {
+				out.emit(transceiverThresholdDesc, m.l.LowWarning, iface, m.name, "low_warning")
+				out.emit(transceiverThresholdDesc, m.l.LowAlarm, iface, m.name, "low_alarm")
+			}
 		}
 	}
 	return nil

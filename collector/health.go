@@ -24,13 +24,18 @@ var (
 
 // healthCollector exports the doctor's findings on the collection's
 // snapshot, judged against the plan.
-type healthCollector struct{ opts *Options }
+type healthCollector struct {
+	opts *Options
+	findingsStore
+}
 
 func newHealthCollector(o *Options, _ *slog.Logger) Collector { return &healthCollector{opts: o} }
 
 func (c *healthCollector) Update(snap *node.Snapshot, out *Sink) error {
 	ports := subjectPorts(snap)
-	for _, f := range health.Run(snap, c.opts.Plan, c.opts.NodeName) {
+	findings := health.Run(snap, c.opts.Plan, c.opts.NodeName)
+	c.set(findings)
+	for _, f := range findings {
 		p := ports[f.Subject]
 		switch f.Status {
 		case health.StatusOK:

@@ -54,9 +54,11 @@ run: build
 
 # The whole pipeline for real: exporters on fixtures whose counters a
 # driver advances, Prometheus with alerts/ loaded, Alertmanager, a webhook
-# receiver; every dashboard query must return data.
+# receiver; every dashboard query must return data. Then the large-fleet
+# layout of deploy/fleet: per-rack Prometheus remote-writing into
+# VictoriaMetrics, where every dashboard and alert query must evaluate.
 e2e:
-	$(GO) test -count=1 -timeout 15m -tags e2e -run 'TestPipeline' ./e2e
+	$(GO) test -count=1 -timeout 15m -tags e2e -run 'TestPipeline|TestRemoteWriteVictoriaMetrics' ./e2e
 
 # Regenerate the sysfs fixture trees, then the golden /metrics files.
 fixtures:

@@ -16,7 +16,7 @@ DEMO_ARGS ?=
 # as a failure ("context deadline exceeded").
 FUZZTIME  ?= 50000x
 
-.PHONY: all build test unit fuzz lint demo run e2e fixtures golden dashboards rules bench clean
+.PHONY: all build test unit fuzz lint demo run e2e fixtures golden dashboards rules bench bench-fleet clean
 
 all: lint build test
 
@@ -84,6 +84,14 @@ bench: build
 	$(GO) run ./internal/benchtool -ports 32 -scrapes 2000 -all-collectors -strace-scrapes 0 -node-exporter '' -binary ./$(BIN)
 	$(GO) run ./internal/benchtool -ports 32 -soak 10000 -all-collectors -binary ./$(BIN)
 	$(GO) run ./internal/benchtool -ports 32 -all-collectors -load 50 -load-duration 60s -node-exporter '' -binary ./$(BIN)
+
+# What a fleet costs its Prometheus: 32, then 128 exporter processes on
+# generated 8-port nodes, scraped every 15 s by Debian's Prometheus with
+# alerts/ loaded, 5 minutes each after a warm-up; prints the README's fleet
+# table (per node: the slope between the two sizes). About 15 minutes; not
+# part of `make test`.
+bench-fleet: build
+	$(GO) run ./internal/fleetbench -binary ./$(BIN) -exporters 32,128 -duration 5m
 
 clean:
 	rm -f $(BIN)

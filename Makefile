@@ -16,7 +16,7 @@ DEMO_ARGS ?=
 # as a failure ("context deadline exceeded").
 FUZZTIME  ?= 50000x
 
-.PHONY: all build test unit fuzz lint demo run e2e fixtures golden dashboards rules bench clean
+.PHONY: all build test unit fuzz lint demo run e2e fixtures golden dashboards rules bench bench-fleet clean
 
 all: lint build test
 
@@ -54,9 +54,11 @@ run: build
 
 # The whole pipeline for real: exporters on fixtures whose counters a
 # driver advances, Prometheus with alerts/ loaded, Alertmanager, a webhook
-# receiver; every dashboard query must return data.
+# receiver; every dashboard query must return data. Then the large-fleet
+# layout of deploy/fleet: per-rack Prometheus remote-writing into
+# VictoriaMetrics, where every dashboard and alert query must evaluate.
 e2e:
-	$(GO) test -count=1 -timeout 15m -tags e2e -run 'TestPipeline' ./e2e
+	$(GO) test -count=1 -timeout 15m -tags e2e -run 'TestPipeline|TestRemoteWriteVictoriaMetrics' ./e2e
 
 # Regenerate the sysfs fixture trees, then the golden /metrics files.
 fixtures:
@@ -84,6 +86,14 @@ bench: build
 	$(GO) run ./internal/benchtool -ports 32 -scrapes 2000 -all-collectors -strace-scrapes 0 -node-exporter '' -binary ./$(BIN)
 	$(GO) run ./internal/benchtool -ports 32 -soak 10000 -all-collectors -binary ./$(BIN)
 	$(GO) run ./internal/benchtool -ports 32 -all-collectors -load 50 -load-duration 60s -node-exporter '' -binary ./$(BIN)
+
+# What a fleet costs its Prometheus: 16, then 64 exporter processes on
+# generated 8-port nodes, scraped every 15 s by Debian's Prometheus with
+# alerts/ loaded, 3 minutes each after a warm-up; prints the README's fleet
+# table (per node: the slope between the two sizes). About 10 minutes; not
+# part of `make test`.
+bench-fleet: build
+	$(GO) run ./internal/fleetbench -binary ./$(BIN) -exporters 16,64 -duration 3m
 
 clean:
 	rm -f $(BIN)

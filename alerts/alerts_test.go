@@ -548,6 +548,9 @@ var designOnlyMetrics = []string{
 	"roce_probe_failure_info",
 	"roce_health_check_ok",
 	"roce_health_check_info",
+	// Being added with the LLDP reader; the fleet rules join on it and
+	// record nothing while it is absent.
+	"roce_lldp_neighbor_info",
 }
 
 // Every roce_ metric named in an expression or a description template exists

@@ -107,6 +107,9 @@ type runningCollector struct {
 	// in the collection being made.
 	duplicates       uint64
 	readErrorsSample int
+	// status is what the node page shows (status.go); guarded by
+	// Exporter.statusMu.
+	status CollectorStatus
 }
 
 // Exporter runs the collectors on the reader's snapshots and renders the
@@ -127,6 +130,9 @@ type Exporter struct {
 	current  *collection // the latest finished collection; its snapshot is the previous one for rate checks
 	free     [][]byte    // output buffers no reader holds (guarded by mu)
 	dupWarn  map[string]bool
+
+	statusMu  sync.Mutex
+	collected time.Time // when the latest collection finished (guarded by statusMu)
 }
 
 // collection is one run of every collector; concurrent scrapes share it.
@@ -213,6 +219,10 @@ func (e *Exporter) collect() *collection {
 	c.series = len(e.all.samples) - len(dups)
 	e.lastSize = len(c.text)
 
+	e.statusMu.Lock()
+	e.collected = time.Now()
+	e.statusMu.Unlock()
+
 	e.mu.Lock()
 	e.inflight = nil
 	old := e.current
@@ -271,10 +281,12 @@ func (e *Exporter) run(prev *node.Snapshot) *node.Snapshot {
 		switch {
 		case sr.Stuck:
 			e.all.emit(scrapeSuccessDesc, 0, rc.name)
+			e.record(rc, errStuck, 0)
 			continue
 		case sr.TimedOut:
 			e.all.emit(scrapeDurationDesc, sr.Duration.Seconds(), rc.name)
 			e.all.emit(scrapeSuccessDesc, 0, rc.name)
+			e.record(rc, errTimedOut, sr.Duration)
 			continue
 		}
 		if err := e.update(i, snap); err != nil && sr.Err == nil {
@@ -332,6 +344,7 @@ func (e *Exporter) finish(rc *runningCollector, err error, d time.Duration) {
 	}
 	e.all.emit(scrapeDurationDesc, d.Seconds(), rc.name)
 	e.all.emit(scrapeSuccessDesc, success, rc.name)
+	e.record(rc, err, d)
 }
 
 // countDuplicates charges every series the encoder refused as a second

@@ -33,7 +33,10 @@ var (
 // reads (they all select == 0). Each check that judged something gets one
 // count of its subjects instead, so "did it run, on how many, how many
 // failed" stays answerable with one series per check.
-type healthCollector struct{ opts *Options }
+type healthCollector struct {
+	opts *Options
+	findingsStore
+}
 
 func newHealthCollector(o *Options, _ *slog.Logger) Collector { return &healthCollector{opts: o} }
 
@@ -45,9 +48,11 @@ type checkCount struct {
 
 func (c *healthCollector) Update(snap *node.Snapshot, out *Sink) error {
 	ports := subjectPorts(snap)
+	findings := health.Run(snap, c.opts.Plan, c.opts.NodeName)
+	c.set(findings)
 	var counts []checkCount
 	index := map[string]int{}
-	for _, f := range health.Run(snap, c.opts.Plan, c.opts.NodeName) {
+	for _, f := range findings {
 		p := ports[f.Subject]
 		if f.Status == health.StatusOK || f.Status == health.StatusWarn || f.Status == health.StatusFail {
 			i, ok := index[f.ID]

@@ -202,6 +202,7 @@ func knownMetrics(t *testing.T) map[string]*metricInfo {
 		"roce_probe_runs_total":                          "counter probe result",
 		"roce_probe_failure_info":                        "gauge probe peer device reason",
 	}
+	loadRecorded(t, out)
 	for name, spec := range design {
 		fs := strings.Fields(spec)
 		mi := get(name)

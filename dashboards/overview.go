@@ -56,30 +56,64 @@ func ClusterOverview() *dashboard.DashboardBuilder {
 			` / on(instance, probe, peer, device) `+sel("roce_probe_expected_bandwidth_bytes_per_second", dev, `probe="ib_write_bw"`)+`)`)))
 
 	b.row("Congestion")
+	// The top-10 panels read the 5-minute rates alerts/recording_rules.yml
+	// records: at 1,024 nodes a raw rate() here would read every port ×
+	// direction × priority series (100,000s) at every refresh.
 	b.add(b.timeseries("Top paused ports (share of time paused)",
-		"The 10 port/direction/priority combinations that spent the largest share of time in PFC pause. "+
+		"The 10 port/direction/priority combinations that spent the largest share of time in PFC pause (5-minute rate, recorded). "+
 			"rx: the switch paused this NIC; tx: this NIC paused the switch (its receive buffers were full).",
 		"percentunit", 12, 8,
-		q(`topk(10, `+byDevice(rate("roce_pfc_pause_duration_seconds_total"))+`)`,
+		q(`topk(10, `+byDevice(sel("interface_direction_priority:roce_pfc_pause_duration_seconds:rate5m"))+`)`,
 			"{{instance}} {{device}} {{direction}} prio {{priority}}")))
 	b.add(b.timeseries("Top congested ports (CNPs sent)",
-		"The 10 ports sending the most congestion notification packets (DCQCN notification point): they receive ECN-marked traffic.",
+		"The 10 ports sending the most congestion notification packets (DCQCN notification point, 5-minute rate, recorded): they receive ECN-marked traffic.",
 		"pps", 12, 8,
-		q(`topk(10, `+rate("roce_hw_np_cnp_sent_total", dev)+`)`, "{{instance}} {{device}}")))
+		q(`topk(10, `+sel("device_port:roce_hw_np_cnp_sent:rate5m", dev)+`)`, "{{instance}} {{device}}")))
 	b.add(b.timeseries("Top ECN-marked ports",
-		"The 10 ports receiving the most ECN-marked RoCE packets: switches on their path are congested.",
+		"The 10 ports receiving the most ECN-marked RoCE packets (5-minute rate, recorded): switches on their path are congested.",
 		"pps", 12, 8,
-		q(`topk(10, `+rate("roce_hw_np_ecn_marked_roce_packets_total", dev)+`)`, "{{instance}} {{device}}")))
+		q(`topk(10, `+sel("device_port:roce_hw_np_ecn_marked_roce_packets:rate5m", dev)+`)`, "{{instance}} {{device}}")))
 	b.add(b.timeseries("Top throttled senders (CNPs handled)",
-		"The 10 ports that slowed down most often in reaction to CNPs (DCQCN reaction point).",
+		"The 10 ports that slowed down most often in reaction to CNPs (DCQCN reaction point, 5-minute rate, recorded).",
 		"pps", 12, 8,
-		q(`topk(10, `+rate("roce_hw_rp_cnp_handled_total", dev)+`)`, "{{instance}} {{device}}")))
+		q(`topk(10, `+sel("device_port:roce_hw_rp_cnp_handled:rate5m", dev)+`)`, "{{instance}} {{device}}")))
 	b.add(b.bars("PFC storm events",
 		"PFC storm-prevention watchdog events per interval: the NIC could not drain its receive queue and stopped sending pause frames "+
 			"(severity=error) to keep the fabric from locking up. A stuck or overloaded host is the usual cause.",
 		"short", 24, 7,
 		q(`sum by (instance, device, interface, severity) (`+byDevice(increase("roce_pfc_pause_storm_events_total"))+`)`,
 			"{{instance}} {{device}} {{severity}}")))
+
+	// Fleet aggregates (roce-fleet.rules): a few series per rail or switch,
+	// summed (or maxed) again here because each per-rack Prometheus
+	// records its own rack's part. They ignore the node selection.
+	b.row("Rails and switches (fleet aggregates)")
+	b.add(b.timeseries("RDMA throughput per rail",
+		"RDMA data throughput of every node's port on each rail (a rail is the device name: NIC i of every node), all selected nodes' racks together. "+
+			"One rail far below the others carries less traffic: a down port, a slow link or a job that avoids it.",
+		"Bps", 8, 8,
+		q(`sum by (device) (device:roce_port_rcv_data_bytes:sum_rate5m{`+dev+`})`, "{{device}} rx"),
+		q(`sum by (device) (device:roce_port_xmit_data_bytes:sum_rate5m{`+dev+`})`, "{{device}} tx")))
+	b.add(b.timeseries("Most paused port per rail",
+		"Share of time the most paused port of each rail spent in PFC pause (any priority). A rail whose pause rises alone points at its leaf switch.",
+		"percentunit", 8, 8,
+		q(`max by (device, direction) (device_direction:roce_pfc_pause_duration_seconds:max_rate5m{`+dev+`})`, "{{device}} {{direction}}")))
+	b.add(b.timeseries("CNPs sent per rail",
+		"Congestion notification packets sent by all ports of each rail per second: how much ECN-marked traffic each rail's switches deliver.",
+		"pps", 8, 8,
+		q(`sum by (device) (device:roce_hw_np_cnp_sent:sum_rate5m{`+dev+`})`, "{{device}}")))
+	b.add(b.timeseries("Most paused port per switch",
+		"Share of time the most paused port facing each switch (the LLDP neighbour of the port) spent in PFC pause. Empty without LLDP on the nodes.",
+		"percentunit", 8, 8,
+		q(`max by (chassis_name, direction) (chassis_name_direction:roce_pfc_pause_duration_seconds:max_rate5m)`, "{{chassis_name}} {{direction}}")))
+	b.add(b.timeseries("RDMA throughput per switch",
+		"RDMA data throughput (rx + tx) of the ports cabled to each switch (LLDP neighbour). Empty without LLDP on the nodes.",
+		"Bps", 8, 8,
+		q(`sum by (chassis_name) (chassis_name:roce_port_data_bytes:sum_rate5m)`, "{{chassis_name}}")))
+	b.add(b.timeseries("CNPs sent per switch",
+		"Congestion notification packets sent by the ports cabled to each switch (LLDP neighbour), per second. Empty without LLDP on the nodes.",
+		"pps", 8, 8,
+		q(`sum by (chassis_name) (chassis_name:roce_hw_np_cnp_sent:sum_rate5m)`, "{{chassis_name}}")))
 
 	b.row("Links")
 	b.add(b.table("Ports down", "RDMA ports that are not ACTIVE now, with their network interface.",

@@ -327,11 +327,17 @@ func lintExpr(expr string, counters, deviceMetrics map[string]bool, hasDeviceVar
 		if (counters[s.metric] || strings.HasSuffix(s.metric, "_total")) && !(s.ranged && rangeFuncs[s.call]) {
 			problems = append(problems, fmt.Sprintf("counter %s not wrapped in rate/irate/increase", s.metric))
 		}
-		if !strings.HasPrefix(s.metric, "roce_") {
+		recorded := strings.Contains(s.metric, ":")
+		if recorded && !recordedMetrics[s.metric] {
+			problems = append(problems, fmt.Sprintf("%s: no recording rule of alerts/ records it", s.metric))
+			continue
+		}
+		if !recorded && !strings.HasPrefix(s.metric, "roce_") {
 			problems = append(problems, fmt.Sprintf("selector of %s: dashboards only query roce_ metrics", s.metric))
 			continue
 		}
-		if !s.has("instance", "=~", "$instance") {
+		// Fleet aggregates have summed the nodes away.
+		if !fleetMetrics[s.metric] && !s.has("instance", "=~", "$instance") {
 			problems = append(problems, fmt.Sprintf(`%s: no instance=~"$instance"`, s.metric))
 		}
 		// "$device|" also keeps the series with an empty device: findings about

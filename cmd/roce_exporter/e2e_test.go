@@ -223,7 +223,7 @@ func TestLandingPageListsCollectors(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("HTTP %d", code)
 	}
-	for _, want := range []string{"roce_exporter", `href="/metrics"`, "<td>rdma</td><td>enabled</td>", "<td>pcie</td>"} {
+	for _, want := range []string{"roce_exporter", `href="/metrics"`, "<td>rdma</td><td>ok</td>", "<td>pcie</td>", `id="verdict"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("landing page lacks %q", want)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"log/slog"
 	"net/http"
 	"os/signal"
@@ -132,7 +131,7 @@ func (s *serveCommand) run() int {
 	}
 	logger.Info("Enabled collectors", "collectors", strings.Join(exporter.Collectors(), ","))
 
-	handler, err := s.handler(exporter, rd.SysPath(), opts.Probes, logger)
+	handler, err := s.handler(exporter, opts.NodeName, rd.SysPath(), opts.Probes, logger)
 	if err != nil {
 		logger.Error("cannot build HTTP handler", "err", err)
 		return 2
@@ -184,7 +183,7 @@ func (s *serveCommand) checkTimeouts() error {
 	return nil
 }
 
-func (s *serveCommand) handler(exporter *collector.Exporter, sysPath string, store *probes.Store, logger *slog.Logger) (http.Handler, error) {
+func (s *serveCommand) handler(exporter *collector.Exporter, nodeName, sysPath string, store *probes.Store, logger *slog.Logger) (http.Handler, error) {
 	self := prometheus.NewRegistry()
 	self.MustRegister(versioncollector.NewCollector("roce_exporter"))
 	if !*s.disableExpMetr {
@@ -204,31 +203,10 @@ func (s *serveCommand) handler(exporter *collector.Exporter, sysPath string, sto
 	mux := http.NewServeMux()
 	mux.Handle(*s.telemetryPath, metrics)
 	if *s.telemetryPath != "/" {
-		collectors := collectorTable(exporter, sysPath) // fixed at start-up
-		landingConfig := func() web.LandingConfig {
-			return web.LandingConfig{
-				Name:        "roce_exporter",
-				Description: "RoCE v2 / InfiniBand fabric health for GPU clusters",
-				Version:     version.Info(),
-				Profiling:   "false",
-				Links: []web.LandingLinks{
-					{Address: *s.telemetryPath, Text: "Metrics"},
-				},
-				ExtraHTML: collectors + probeTable(store),
-			}
-		}
-		if _, err := web.NewLandingPage(landingConfig()); err != nil {
-			return nil, err
-		}
-		// Rendered per request for the recent probe results.
-		mux.Handle("/", collector.ReadOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			page, err := web.NewLandingPage(landingConfig())
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
-			page.ServeHTTP(w, r)
-		})))
+		mux.Handle("/", nodePage(exporter, store, pageConfig{
+			NodeName: nodeName, SysPath: sysPath, PlanFile: *s.a.configFile,
+			MetricsPath: *s.telemetryPath, Started: time.Now(),
+		}))
 	}
 	return mux, nil
 }
@@ -236,60 +214,4 @@ func (s *serveCommand) handler(exporter *collector.Exporter, sysPath string, sto
 // snapshotNode lets the probes read the node through the exporter's reader.
 func snapshotNode(rd *reader.Reader) probes.SnapshotNode {
 	return probes.SnapshotNode{Read: func() *node.Snapshot { return rd.Read().Snapshot }}
-}
-
-// probeTable shows the recent probe runs with their diagnosis, newest
-// first. Everything is escaped: stderr of a child is untrusted text.
-func probeTable(store *probes.Store) string {
-	if store == nil {
-		return "<h2>Probes</h2><p>Probes are off (enable them in the cluster plan: probes.enabled).</p>"
-	}
-	var b strings.Builder
-	b.WriteString("<h2>Recent probes</h2><table><tr><th>start</th><th>probe</th><th>peer</th><th>device</th><th>result</th><th>bandwidth</th><th>diagnosis</th></tr>")
-	recent := store.Recent(30)
-	if len(recent) == 0 {
-		b.WriteString("<tr><td colspan=7>no probe has run yet</td></tr>")
-	}
-	for _, r := range recent {
-		result := "ok"
-		diag := ""
-		switch {
-		case r.Skipped:
-			result, diag = "skipped", r.SkipReason
-		case !r.Success:
-			result, diag = "FAILED: "+r.Reason, r.Hint
-		}
-		bw := ""
-		if r.BandwidthBytesPerSecond > 0 {
-			bw = fmt.Sprintf("%.1f Gb/s", r.BandwidthBytesPerSecond*8/1e9)
-		}
-		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s",
-			r.Start.UTC().Format(time.RFC3339), html.EscapeString(r.Probe), html.EscapeString(r.Peer), html.EscapeString(r.Device),
-			html.EscapeString(result), bw, html.EscapeString(diag))
-		if tail := strings.TrimSpace(r.StderrTail); tail != "" && !r.Success {
-			fmt.Fprintf(&b, "<details><summary>stderr</summary><pre>%s</pre></details>", html.EscapeString(tail))
-		}
-		b.WriteString("</td></tr>")
-	}
-	b.WriteString("</table>")
-	return b.String()
-}
-
-func collectorTable(exporter *collector.Exporter, sysPath string) string {
-	enabled := map[string]bool{}
-	for _, n := range exporter.Collectors() {
-		enabled[n] = true
-	}
-	var b strings.Builder
-	b.WriteString("<h2>Collectors</h2><table><tr><th>collector</th><th>state</th><th>reads</th></tr>")
-	for _, n := range collector.Names() {
-		state := "disabled"
-		if enabled[n] {
-			state = "enabled"
-		}
-		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td></tr>", html.EscapeString(n), state, html.EscapeString(collector.Help(n)))
-	}
-	b.WriteString("</table>")
-	fmt.Fprintf(&b, "<p>sysfs root: <code>%s</code></p>", html.EscapeString(sysPath))
-	return b.String()
 }

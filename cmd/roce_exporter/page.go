@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	_ "embed"
+	"fmt"
+	"html"
+	"html/template"
+	"net/http"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/version"
+
+	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/health"
+	"github.com/roce-exporter/roce_exporter/probes"
+)
+
+// The node page is the exporter's landing page: the node's health at a
+// glance for someone who opens http://node:14791/ or `w3m` on the node
+// itself. One HTML document, no script, semantic markup (tables with
+// headers, status words as text, not only colour) so that a terminal
+// browser shows the same as Chromium. html/template escapes every value:
+// probe stderr, interface names and fix texts are data, not markup.
+
+//go:embed page.html
+var pageHTML string
+
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"ticks": ticks}).Parse(pageHTML))
+
+// ticks shows the `command` spans of a fix text as code, escaping
+// everything: the fix texts quote their commands in backticks.
+func ticks(s string) template.HTML {
+	parts := strings.Split(s, "`")
+	if len(parts)%2 == 0 { // unbalanced: show the text as it is
+		return template.HTML(html.EscapeString(s))
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		if i%2 == 1 {
+			b.WriteString("<code>" + html.EscapeString(p) + "</code>")
+		} else {
+			b.WriteString(html.EscapeString(p))
+		}
+	}
+	return template.HTML(b.String())
+}
+
+// pageConfig is what the page shows beside the exporter's own status.
+type pageConfig struct {
+	NodeName    string
+	SysPath     string
+	PlanFile    string
+	MetricsPath string
+	Started     time.Time
+}
+
+// pageFinding is one row of the doctor's table; OK and skipped findings
+// are folded per check as the doctor prints them.
+type pageFinding struct {
+	Status         string // FAIL, WARN, ok, skipped
+	Check, Subject string
+	Message, Fix   string
+	Class          string
+}
+
+type pageCollector struct {
+	Name, State, Reads    string
+	LastSuccess, Duration string
+	Err                   string
+	Class                 string
+}
+
+type pageProbe struct {
+	Start, Probe, Peer, Device, Result, Bandwidth, Diagnosis, Stderr string
+	Failed                                                           bool
+	Class                                                            string
+}
+
+type pageData struct {
+	pageConfig
+	Now                     string
+	Collected               string
+	Verdict, VerdictClass   string
+	Fail, Warn, OK, Skipped int
+	Problems, Passed, Skips []pageFinding
+	HealthEnabled           bool
+	Collectors              []pageCollector
+	ProbesEnabled           bool
+	Probes                  []pageProbe
+	ProbeFailures           int
+	Version, Revision       string
+	Branch, BuildUser       string
+	BuildDate, GoVersion    string
+	Platform, Uptime        string
+	StartedAt               string
+}
+
+// renderPage writes the page for st (the exporter's latest collection) and
+// the probe store (nil when probes are off) at now.
+func renderPage(cfg pageConfig, st collector.Status, enabled []string, store *probes.Store, now time.Time) ([]byte, error) {
+	d := pageData{
+		pageConfig: cfg,
+		Now:        now.UTC().Format(time.RFC3339),
+		Collected:  stamp(st.Collected, now),
+		Version:    orUnknown(version.Version), Revision: orUnknown(version.Revision), Branch: orUnknown(version.Branch),
+		BuildUser: orUnknown(version.BuildUser), BuildDate: orUnknown(version.BuildDate),
+		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
+		StartedAt: cfg.Started.UTC().Format(time.RFC3339), Uptime: now.Sub(cfg.Started).Round(time.Second).String(),
+		HealthEnabled: st.HealthEnabled,
+	}
+	d.findings(st.Findings)
+	d.collectors(st, enabled)
+	d.probes(store)
+	switch {
+	case !st.HealthEnabled:
+		d.Verdict, d.VerdictClass = "health collector disabled: no verdict", "skip"
+	case d.Fail > 0:
+		d.Verdict, d.VerdictClass = fmt.Sprintf("FAILING: %d failed, %d warnings", d.Fail, d.Warn), "fail"
+	case d.Warn > 0:
+		d.Verdict, d.VerdictClass = fmt.Sprintf("WARNING: %d warnings", d.Warn), "warn"
+	default:
+		d.Verdict, d.VerdictClass = "HEALTHY: every check passed or was skipped", "ok"
+	}
+	var b bytes.Buffer
+	if err := pageTemplate.Execute(&b, d); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func (d *pageData) findings(fs []health.Finding) {
+	for _, f := range fs {
+		switch f.Status {
+		case health.StatusFail:
+			d.Fail++
+			d.Problems = append(d.Problems, pageFinding{Status: "FAIL", Class: "fail", Check: f.ID, Subject: f.Subject, Message: f.Message, Fix: f.Fix})
+		case health.StatusWarn:
+			d.Warn++
+			d.Problems = append(d.Problems, pageFinding{Status: "WARN", Class: "warn", Check: f.ID, Subject: f.Subject, Message: f.Message, Fix: f.Fix})
+		case health.StatusOK:
+			d.OK++
+		case health.StatusSkipped:
+			d.Skipped++
+		}
+	}
+	// The same folding as the doctor's text output.
+	printOKFolded(fs, func(_ health.Status, id, subject, msg string) {
+		d.Passed = append(d.Passed, pageFinding{Status: "ok", Class: "ok", Check: id, Subject: subject, Message: msg})
+	})
+	printSkipsFolded(fs, func(_ health.Status, id, subject, msg string) {
+		d.Skips = append(d.Skips, pageFinding{Status: "skipped", Class: "skip", Check: id, Subject: subject, Message: msg})
+	})
+}
+
+func (d *pageData) collectors(st collector.Status, enabled []string) {
+	byName := map[string]collector.CollectorStatus{}
+	for _, c := range st.Collectors {
+		byName[c.Name] = c
+	}
+	now, _ := time.Parse(time.RFC3339, d.Now)
+	for _, n := range collector.Names() {
+		row := pageCollector{Name: n, Reads: collector.Help(n), State: "disabled", Class: "skip"}
+		if slices.Contains(enabled, n) {
+			c := byName[n]
+			row.State, row.Class = "ok", "ok"
+			row.Duration = fmtDuration(c.Duration)
+			row.LastSuccess = stamp(c.LastSuccess, now)
+			switch {
+			case c.LastRun.IsZero():
+				row.State = "not run yet"
+			case c.Absent:
+				row.State, row.Class, row.Err = "absent", "skip", c.Err
+			case c.Err != "":
+				row.State, row.Class, row.Err = "FAILED", "fail", c.Err
+			}
+		}
+		d.Collectors = append(d.Collectors, row)
+	}
+}
+
+func (d *pageData) probes(store *probes.Store) {
+	if store == nil {
+		return
+	}
+	d.ProbesEnabled = true
+	recent := store.Recent(30)
+	// Newest first by start time: results arrive as runs end, and a long
+	// NCCL run ends after shorter ones that started later.
+	slices.SortStableFunc(recent, func(a, b *probes.Result) int { return cmp.Compare(b.Start.UnixNano(), a.Start.UnixNano()) })
+	for _, r := range recent {
+		p := pageProbe{Start: r.Start.UTC().Format(time.RFC3339), Probe: r.Probe, Peer: r.Peer, Device: r.Device, Result: "ok", Class: "ok"}
+		switch {
+		case r.Skipped:
+			p.Result, p.Diagnosis, p.Class = "skipped", r.SkipReason, "skip"
+		case !r.Success:
+			p.Result, p.Diagnosis, p.Failed, p.Class = "FAILED: "+r.Reason, r.Hint, true, "fail"
+			p.Stderr = strings.TrimSpace(r.StderrTail)
+			d.ProbeFailures++
+		}
+		if r.BandwidthBytesPerSecond > 0 {
+			p.Bandwidth = fmt.Sprintf("%.1f Gb/s", r.BandwidthBytesPerSecond*8/1e9)
+		}
+		d.Probes = append(d.Probes, p)
+	}
+}
+
+// stamp is a time with its age, "" for the zero time.
+func stamp(t, now time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	age := now.Sub(t).Round(time.Second)
+	if age < 0 {
+		age = 0
+	}
+	return fmt.Sprintf("%s UTC (%s ago)", t.UTC().Format("15:04:05"), age)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func fmtDuration(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	if d < time.Millisecond {
+		return fmt.Sprintf("%d µs", d.Microseconds())
+	}
+	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+}
+
+// nodePage serves the page at "/" only; other paths are 404.
+func nodePage(exporter *collector.Exporter, store *probes.Store, cfg pageConfig) http.Handler {
+	enabled := exporter.Collectors()
+	return collector.ReadOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		body, err := renderPage(cfg, exporter.Status(), enabled, store, time.Now())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Write(body)
+	}))
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"log/slog"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/probes"
+	"github.com/roce-exporter/roce_exporter/reader"
+)
+
+// degradedPage renders the node page of an in-process exporter on the
+// degraded fixture, with the probe results in store.
+func degradedPage(t *testing.T, store *probes.Store, enabled ...string) string {
+	t.Helper()
+	if len(enabled) == 0 {
+		enabled = []string{"dcb", "ethtool", "health", "netdev", "pcie", "probe", "rdma"}
+	}
+	root := filepath.Join(fixtureDir, "mlx5-degraded")
+	opts := collector.Options{Enabled: enabled, NodeName: "gpu-node-07", Probes: store}
+	rd, err := reader.New(reader.Options{SysPath: filepath.Join(root, "sys"), DevPath: filepath.Join(root, "dev"),
+		Timeout: 10 * time.Second, Refresh: time.Minute, Sources: collector.Sources(enabled),
+		ReplayDir: filepath.Join(root, "replay")}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rd.Close() })
+	e, err := collector.NewExporter(opts, rd, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	body, err := renderPage(pageConfig{NodeName: "gpu-node-07", SysPath: root, MetricsPath: "/metrics", Started: now.Add(-time.Hour)},
+		e.Status(), e.Collectors(), store, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
+}
+
+var rowStatus = regexp.MustCompile(`<tr class="(fail|warn|ok|skip)"><td>([^<]*)</td><td><code>([^<]*)</code>`)
+
+func TestNodePageDegradedFailuresFirstWithFixes(t *testing.T) {
+	page := degradedPage(t, nil)
+	// The fixture's faults, as `roce_exporter doctor` reports them.
+	wantFail := []string{"port_active", "global_pause_off_with_pfc", "ecn_enabled", "pcie_bandwidth_sufficient", "pcie_link_not_degraded"}
+	wantWarn := []string{"mtu_consistent", "firmware_consistent", "port_counters_readable", "no_uncorrected_phy_errors"}
+	var order []string
+	var fails, warns []string
+	for _, m := range rowStatus.FindAllStringSubmatch(page, -1) {
+		order = append(order, m[1])
+		switch m[1] {
+		case "fail":
+			fails = append(fails, m[3])
+		case "warn":
+			warns = append(warns, m[3])
+		}
+	}
+	for _, id := range wantFail {
+		if !contains(fails, id) {
+			t.Errorf("no FAIL row for %s; FAIL rows: %v", id, fails)
+		}
+	}
+	for _, id := range wantWarn {
+		if !contains(warns, id) {
+			t.Errorf("no WARN row for %s; WARN rows: %v", id, warns)
+		}
+	}
+	// Failures first, then warnings, then what passed, then skips.
+	rank := map[string]int{"fail": 0, "warn": 1, "ok": 2, "skip": 3}
+	for i := 1; i < len(order); i++ {
+		if rank[order[i]] < rank[order[i-1]] {
+			t.Fatalf("row %d is %s after %s: failures must come first (%v)", i, order[i], order[i-1], order)
+		}
+	}
+	if !strings.Contains(page, `<p class="verdict fail" id="verdict">FAILING: 5 failed, `) {
+		t.Errorf("verdict line missing or wrong:\n%s", grepLines(page, "verdict"))
+	}
+	// The fix of a failure is on its row, commands as code, escaped.
+	if !regexp.MustCompile(`<td><code>port_active</code></td><td><code>mlx5_1</code></td><td>[^\n]*<strong>Fix:</strong> bring the interface up: <code>ip link set dev ens2f0np0 up</code>`).MatchString(page) {
+		t.Errorf("port_active row lacks its fix:\n%s", grepLines(page, "port_active"))
+	}
+	if !strings.Contains(page, "echo 1 &gt; /sys/class/net/ens7f0np0/ecn/roce_np/enable/3") {
+		t.Error("the ECN fix is not there or not escaped")
+	}
+	// Collectors with their last success and duration.
+	if !regexp.MustCompile(`<tr class="ok"><td>rdma</td><td>ok</td><td>\d\d:\d\d:\d\d UTC \(\d+s ago\)</td><td>[0-9.]+ (ms|µs)</td>`).MatchString(page) {
+		t.Errorf("rdma collector row lacks last success or duration:\n%s", grepLines(page, "<td>rdma</td>"))
+	}
+	if !strings.Contains(page, "Probes are off") {
+		t.Error("a node without probes must say they are off")
+	}
+	for _, want := range []string{"<h1>roce_exporter on <code>gpu-node-07</code></h1>", `href="/metrics"`, "<dt>version</dt>", "(up 1h0m0s)"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(strings.ToLower(page), "<script") {
+		t.Error("the page must work without JavaScript")
+	}
+}
+
+func TestNodePageProbesNewestFirstFailuresMarkedEscaped(t *testing.T) {
+	store := probes.NewStore()
+	t0 := time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
+	// Added in the order runs end; the long NCCL run started first.
+	store.Add(&probes.Result{Probe: "ib_write_bw", Peer: "node02", Device: "mlx5_0", Start: t0.Add(2 * time.Minute), Success: true, BandwidthBytesPerSecond: 49e9})
+	store.Add(&probes.Result{Probe: "nccl_all_reduce", Peer: "node03", Device: "mlx5_1", Start: t0, Success: false,
+		Reason: "regression", Hint: "busbw 310 Gb/s < baseline", StderrTail: "<script>alert(1)</script> NCCL WARN"})
+	store.Add(&probes.Result{Probe: "ping", Peer: "node04", Device: "mlx5_2", Start: t0.Add(time.Minute), Skipped: true, SkipReason: "no address"})
+	page := degradedPage(t, store)
+	rows := regexp.MustCompile(`<tr class="(ok|fail|skip)"><td>([^<]*)</td><td>(2026-12-03T[0-9:]+Z)</td><td>([a-z_]+)</td>`).FindAllStringSubmatch(page, -1)
+	if len(rows) != 3 {
+		t.Fatalf("want 3 probe rows, got %d:\n%s", len(rows), grepLines(page, "2026-12-03T"))
+	}
+	for i, want := range []struct{ class, result, probe string }{
+		{"ok", "ok", "ib_write_bw"}, {"skip", "skipped", "ping"}, {"fail", "FAILED: regression", "nccl_all_reduce"},
+	} {
+		if rows[i][1] != want.class || rows[i][2] != want.result || rows[i][4] != want.probe {
+			t.Errorf("probe row %d = %q %q %q, want %+v", i, rows[i][1], rows[i][2], rows[i][4], want)
+		}
+	}
+	if strings.Contains(page, "<script>") || !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt; NCCL WARN") {
+		t.Error("probe stderr must be shown escaped")
+	}
+	if !strings.Contains(page, "1 of the recent probes failed") {
+		t.Error("the summary must count the failed probes")
+	}
+}
+
+func TestNodePageWithoutHealthCollector(t *testing.T) {
+	page := degradedPage(t, nil, "rdma")
+	if !strings.Contains(page, "health collector disabled") || strings.Contains(page, `<tr class="fail"><td>FAIL</td>`) {
+		t.Errorf("without the health collector the page must say there is no verdict:\n%s", grepLines(page, "verdict"))
+	}
+	if !strings.Contains(page, "<tr class=\"skip\"><td>pcie</td><td>disabled</td>") {
+		t.Errorf("disabled collectors must be listed as such:\n%s", grepLines(page, "<td>pcie</td>"))
+	}
+}
+
+func TestTicksEscapesAndMarksCommands(t *testing.T) {
+	for in, want := range map[string]string{
+		"run `ip link set dev a<b up` now": "run <code>ip link set dev a&lt;b up</code> now",
+		"odd ` tick <x>":                   "odd ` tick &lt;x&gt;",
+		"plain & simple":                   "plain &amp; simple",
+	} {
+		if got := string(ticks(in)); got != want {
+			t.Errorf("ticks(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

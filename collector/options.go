@@ -59,7 +59,7 @@ func RegisterPathFlags(g flagGroup) *PathFlags {
 	f := &PathFlags{}
 	f.sysPath = g.Flag("path.sysfs", "sysfs mountpoint (point it at a fixture tree to replay a captured node).").Default("/sys").String()
 	f.devPath = g.Flag("path.dev", "devfs mountpoint, used to find /dev/infiniband.").Default("/dev").String()
-	f.procPath = g.Flag("path.proc", "procfs mountpoint, for /proc/cmdline (IOMMU parameters) and /proc/driver/nvidia/version; empty reads /proc only when --path.sysfs is this kernel's sysfs.").Default("").String()
+	f.procPath = g.Flag("path.proc", "procfs mountpoint (IOMMU and NVIDIA driver facts); empty: /proc when --path.sysfs is live.").Default("").String()
 	f.timeout = g.Flag("collector.timeout", "Per-scrape time limit for each collector; a collector that exceeds it reports roce_scrape_collector_success 0 and its stuck read is not retried until it returns.").Default("5s").Duration()
 	return f
 }
@@ -115,9 +115,9 @@ func registerFlags(app flagGroup, sourcesOnly bool) *Flags {
 	}
 	f.devInclude = app.Flag("collector.rdma.device-include", "Regexp of RDMA devices to read (all collectors); others are never touched.").PlaceHolder("REGEX").String()
 	f.devExclude = app.Flag("collector.rdma.device-exclude", "Regexp of RDMA devices never to read (all collectors), e.g. firmware-restricted functions.").PlaceHolder("REGEX").String()
-	f.refresh = app.Flag("collector.rdma.gid-refresh", "How long a port's configuration (GID table, default RoCE mode, active MTU), slow-changing device metadata and optics readings (module EEPROM, slow I2C) are cached before they are read again (0 = every scrape).").Default("60s").Duration()
+	f.refresh = app.Flag("collector.rdma.gid-refresh", "How long slow-changing data (GID tables, RoCE mode, MTU, device metadata, optics EEPROM, LLDP) is cached (0 = every scrape).").Default("60s").Duration()
 	f.netdevInclude = app.Flag("collector.netdev.include", "Regexp of extra network interfaces to report besides those backing RDMA ports.").PlaceHolder("REGEX").String()
-	f.ethtoolReplay = app.Flag("collector.ethtool.replay-dir", "Read recorded `ethtool -S/-i/-a/-m/--show-fec` and DCB text from DIR/<iface>.txt, .driver.txt, .pause.txt, .module.txt, .fec.txt, .link.txt, .dcb.txt, devlink-health.json and lldpcli-neighbors.json instead of the kernel.").PlaceHolder("DIR").String()
+	f.ethtoolReplay = app.Flag("collector.ethtool.replay-dir", "Read captures (`ethtool -S/-i/-a/-m/--show-fec`, DCB, devlink, lldpcli) from DIR instead of the kernel; the sample nodes' replay/ shows the file names.").PlaceHolder("DIR").String()
 	f.ethtoolRawInclude = app.Flag("collector.ethtool.raw-include", "Regexp of raw ethtool stat names to export as roce_ethtool_<name> (off by default: NICs have thousands).").PlaceHolder("REGEX").String()
 	if !sourcesOnly {
 		f.allPriorities = app.Flag("collector.priority.all", "Export the per-priority families (roce_priority_*, roce_pfc_*, roce_pfc_enabled, roce_ecn_enabled) for all 8 priorities. By default only the priorities that matter are exported: the plan's RoCE priority, those with PFC on, and those whose counters ever rose above zero; ECN settings equal on all 8 priorities collapse to priority=\"all\".").Default("false").Bool()

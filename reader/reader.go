@@ -89,25 +89,25 @@ func SourceNames() []string {
 func SourceHelp(name string) string {
 	switch name {
 	case node.SourceRDMA:
-		return "RDMA devices and ports from /sys/class/infiniband: state, rate, counters, hw_counters, GID table."
+		return "RDMA ports: state, rate, counters, GIDs."
 	case node.SourceNetdev:
-		return "Network interfaces backing RDMA ports (plus --collector.netdev.include): MTU, state, carrier changes, speed, driver."
+		return "Interfaces behind RDMA ports: MTU, state, speed."
 	case node.SourcePCIe:
-		return "PCIe link of the functions behind RDMA devices: speed, width, usable bandwidth, AER errors."
+		return "NIC PCIe links: speed, width, AER errors."
 	case node.SourceEthtool:
-		return "ethtool statistics of RoCE interfaces: PFC pause frames/duration per priority, pause storms, priority traffic and drops, PHY errors, 802.3x pause."
+		return "PFC pause, priority traffic and drops, PHY errors."
 	case node.SourceDevlink:
 		return "NIC devlink health reporters."
 	case node.SourceLLDP:
 		return "Switch port of each RoCE interface (lldpd)."
 	case node.SourceGPU:
-		return "GPU side of the RDMA path (NVIDIA GPUs only): GPU PCIe links, each GPU's PCIe relation to the RDMA NICs (PIX/PXB/PHB/NODE/SYS), NUMA nodes, ACS on the bridges between them, IOMMU mode, GPUDirect RDMA (nvidia_peermem, DMA-BUF)."
+		return "NVIDIA GPUs: GPU↔NIC PCIe path, ACS, IOMMU, GPUDirect."
 	case node.SourceDCB:
-		return "Data center bridging of RoCE interfaces over DCB netlink: PFC per priority, trust mode (DSCP/PCP), the priority of the plan's RoCE and CNP DSCPs, and MLNX_OFED per-priority ECN and CNP marking."
+		return "PFC, trust, DSCP→priority, ECN (DCB netlink)."
 	case node.SourceTransceiver:
-		return "Optics (SFF-8636, CMIS) via ethtool, per refresh interval: temperature, lane power, thresholds."
+		return "Optics: temperature, lane power, limits."
 	case node.SourcePHY:
-		return "FEC blocks and link-down reason via ethtool netlink."
+		return "FEC blocks and link-down reason."
 	}
 	return ""
 }

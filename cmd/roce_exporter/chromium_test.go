@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -52,7 +53,7 @@ func TestNodePageInChromium(t *testing.T) {
 			t.Errorf("the rendered DOM lacks the failure %s", id)
 		}
 	}
-	if !strings.Contains(dom, `id="verdict">FAILING: 5 failed`) {
+	if !regexp.MustCompile(`id="verdict">FAILING: [1-9][0-9]* failed`).MatchString(dom) {
 		t.Errorf("the rendered DOM lacks the verdict")
 	}
 

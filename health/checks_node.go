@@ -12,7 +12,7 @@ import (
 func checkNICPresent(e *env, r *results) {
 	snap := e.snap
 	if e.rdmaUnknown {
-		r.skip(SubjectNode, "cannot tell: "+ReasonRDMAUnreadable)
+		r.skip(SubjectNode, "cannot tell: "+SkipRDMAUnreadable)
 		return
 	}
 	if len(snap.Devices) > 0 {
@@ -112,7 +112,7 @@ func checkDevicesReadable(e *env, r *results) {
 			"`ls -l /sys/class/infiniband/` as the exporter's user shows whether it can read the directory: run the exporter as root, or in a container with the host's /sys mounted read-only and no AppArmor/SELinux rule hiding it; `dmesg` shows a driver that hangs")
 		return
 	case len(e.unreadable) == 0 && e.noRDMA:
-		r.skip(SubjectNode, ReasonNoRDMADevice)
+		r.skip(SubjectNode, SkipNoRDMADevice)
 		return
 	}
 	for _, d := range e.unreadable {
@@ -266,7 +266,7 @@ func dedupe(s ...string) []string {
 func checkPlanNodeKnown(e *env, r *results) {
 	switch {
 	case e.plan == nil:
-		r.skip(SubjectNode, ReasonNoPlan)
+		r.skip(SubjectNode, SkipNoPlan)
 	case e.node != nil:
 		r.ok(SubjectNode, fmt.Sprintf("node %q is in the plan with %d compute interface(s)", e.node.Name, len(e.node.Interfaces)))
 	default:

@@ -157,7 +157,7 @@ func TestNodeChecks(t *testing.T) {
 		{name: "known", id: "plan_node_known", subject: "node", want: StatusOK, msg: []string{"node01", "3 compute interface(s)"}},
 		{name: "unknown node", node: "gpu-17", id: "plan_node_known", subject: "node", want: StatusFail,
 			msg: []string{`"gpu-17"`, "node01, node02"}, fix: []string{"--node.name", "add the node"}},
-		{name: "no plan", noPlan: true, id: "plan_node_known", subject: "node", want: StatusSkipped, msg: []string{ReasonNoPlan}},
+		{name: "no plan", noPlan: true, id: "plan_node_known", subject: "node", want: StatusSkipped, msg: []string{SkipNoPlan}},
 		{name: "no name", node: "-", id: "plan_node_known", subject: "node", want: StatusFail, msg: []string{"no name given"}, fix: []string{"--node.name"}},
 		{name: "unknown node skips plan checks", node: "gpu-17", id: "mtu_matches_plan", subject: "node", want: StatusSkipped, msg: []string{`"gpu-17" is not in the cluster plan`}},
 
@@ -172,7 +172,7 @@ func TestNodeChecks(t *testing.T) {
 			port(s, 0).Interface = ""
 			s.Interfaces["ens1f0np0"].RDMADevice = ""
 		}, id: "planned_interface_present", subject: "ens1f0np0", want: StatusFail, msg: []string{"no RDMA port is bound"}, fix: []string{"rdma link show"}},
-		{name: "no plan", noPlan: true, id: "planned_interface_present", subject: "node", want: StatusSkipped, msg: []string{ReasonNoPlan}},
+		{name: "no plan", noPlan: true, id: "planned_interface_present", subject: "node", want: StatusSkipped, msg: []string{SkipNoPlan}},
 
 		{name: "present", id: "verbs_device_usable", subject: "mlx5_1", want: StatusOK, msg: []string{"/dev/infiniband/uverbs1"}},
 		{name: "container without /dev/infiniband", snap: func(s *node.Snapshot) { s.Devices[1].VerbsPresent = nil },
@@ -206,7 +206,7 @@ func TestLinkChecks(t *testing.T) {
 		{name: "ethernet", id: "link_layer_expected", subject: "mlx5_2", want: StatusOK},
 		{name: "infiniband", snap: func(s *node.Snapshot) { port(s, 2).LinkLayer = "InfiniBand" },
 			id: "link_layer_expected", subject: "mlx5_2", want: StatusFail, msg: []string{"InfiniBand", "expects Ethernet"}, fix: []string{"mlxconfig -d 0000:38:00.0 set LINK_TYPE_P1=2"}},
-		{name: "no plan", noPlan: true, id: "link_layer_expected", subject: "node", want: StatusSkipped, msg: []string{ReasonNoPlan}},
+		{name: "no plan", noPlan: true, id: "link_layer_expected", subject: "node", want: StatusSkipped, msg: []string{SkipNoPlan}},
 
 		{name: "as planned", id: "link_rate_matches_plan", subject: "mlx5_0", want: StatusOK, msg: []string{"400 Gb/s"}},
 		{name: "slower", snap: func(s *node.Snapshot) { port(s, 0).RateBitsPerSecond = 200e9 },
@@ -223,7 +223,7 @@ func TestLinkChecks(t *testing.T) {
 		{name: "no rate on up port", snap: func(s *node.Snapshot) { port(s, 0).RateBitsPerSecond = 0 },
 			id: "port_rate_matches_netdev", subject: "mlx5_0", want: StatusWarn, msg: []string{"reports no rate"}},
 		{name: "down", snap: down, id: "port_rate_matches_netdev", subject: "mlx5_1", want: StatusSkipped, msg: []string{"down"}},
-		{name: "infiniband", snap: makeIB, id: "port_rate_matches_netdev", subject: "mlx5_1", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
+		{name: "infiniband", snap: makeIB, id: "port_rate_matches_netdev", subject: "mlx5_1", want: StatusSkipped, msg: []string{SkipInfiniBand}},
 
 		{name: "configured", id: "compute_ip_configured", subject: "ens2f0np0", want: StatusOK, msg: []string{"192.168.101.11/24 is on ens2f0np0"}},
 		{name: "missing", snap: func(s *node.Snapshot) {
@@ -268,7 +268,7 @@ func TestLinkChecks(t *testing.T) {
 			id: "roce_mtu_4096_possible", subject: "ens1f0np0", want: StatusWarn, msg: []string{"MTU 4096", "2048-byte path MTU", "96 bytes", "4192"}, fix: []string{"mtu 9000"}},
 		{name: "4192 is enough", noPlan: true, snap: func(s *node.Snapshot) { s.Interfaces["ens1f0np0"].MTU = 4192 },
 			id: "roce_mtu_4096_possible", subject: "ens1f0np0", want: StatusOK, msg: []string{"RoCE path MTU 4096"}},
-		{name: "infiniband", snap: makeIB, id: "roce_mtu_4096_possible", subject: "ens1f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
+		{name: "infiniband", snap: makeIB, id: "roce_mtu_4096_possible", subject: "ens1f0np0", want: StatusSkipped, msg: []string{SkipInfiniBand}},
 
 		{name: "same", id: "mtu_consistent", subject: "ens2f0np0", want: StatusOK, msg: []string{"9000 on all 3"}},
 		{name: "odd one out", noPlan: true, snap: func(s *node.Snapshot) { s.Interfaces["ens2f0np0"].MTU = 1500 },
@@ -306,7 +306,7 @@ func TestLinkChecks(t *testing.T) {
 			}
 			delete(s.Interfaces, "ens3f0np0")
 		}, id: "roce_v2_gid_present", subject: "mlx5_2", want: StatusOK, msg: []string{"index 3 carries 192.168.102.11"}, notMsg: []string{" on "}},
-		{name: "infiniband", snap: makeIB, id: "roce_v2_gid_present", subject: "ens2f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
+		{name: "infiniband", snap: makeIB, id: "roce_v2_gid_present", subject: "ens2f0np0", want: StatusSkipped, msg: []string{SkipInfiniBand}},
 
 		{name: "v2", id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusOK},
 		{name: "v1", snap: func(s *node.Snapshot) { port(s, 0).DefaultRoCEMode = "IB/RoCE v1" },
@@ -315,7 +315,7 @@ func TestLinkChecks(t *testing.T) {
 			id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusFail, msg: []string{"expected IB/RoCE v1"}, fix: []string{"-m 1"}},
 		{name: "configfs not created", snap: func(s *node.Snapshot) { port(s, 0).DefaultRoCEMode = "" },
 			id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusSkipped, msg: []string{"configfs directory not created; run the doctor as root to read it"}},
-		{name: "infiniband", snap: makeIB, id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
+		{name: "infiniband", snap: makeIB, id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusSkipped, msg: []string{SkipInfiniBand}},
 	})
 }
 
@@ -354,14 +354,14 @@ func TestQoSChecks(t *testing.T) {
 			id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"no DCB state for ens3f0np0"}},
 		{name: "dcb collector off", snap: func(s *node.Snapshot) { s.DCB = nil; delete(s.Sources, "dcb") },
 			id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"--collector.dcb"}},
-		{name: "no plan", noPlan: true, id: "pfc_enabled_on_roce_priority", subject: "node", want: StatusSkipped, msg: []string{ReasonNoPlan}},
+		{name: "no plan", noPlan: true, id: "pfc_enabled_on_roce_priority", subject: "node", want: StatusSkipped, msg: []string{SkipNoPlan}},
 		{name: "only ECN files read", snap: pfcUnknown("ens3f0np0"), id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped,
 			msg: []string{"PFC state of ens3f0np0 is unknown", "ECN files"}, notMsg: []string{"enabled on: none"}},
 		{name: "driver without PFC object", snap: func(s *node.Snapshot) { pfcUnknown("ens3f0np0")(s); s.DCB["ens3f0np0"].ECN = nil },
 			id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"reported no PFC configuration"}},
 		{name: "DCB partly read", snap: func(s *node.Snapshot) { delete(s.DCB, "ens3f0np0"); s.Sources["dcb"] = node.SourcePartial },
 			id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{"could not read every interface"}},
-		{name: "infiniband", snap: makeIB, id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
+		{name: "infiniband", snap: makeIB, id: "pfc_enabled_on_roce_priority", subject: "ens3f0np0", want: StatusSkipped, msg: []string{SkipInfiniBand}},
 
 		{name: "only RoCE priority", id: "pfc_only_on_roce_priority", subject: "ens3f0np0", want: StatusOK},
 		{name: "extra priorities", snap: pfcOn("ens3f0np0", 0, 3, 4), id: "pfc_only_on_roce_priority", subject: "ens3f0np0", want: StatusWarn,
@@ -424,7 +424,7 @@ func TestQoSChecks(t *testing.T) {
 			id: "ecn_enabled", subject: "node", want: StatusSkipped, msg: []string{"expectations.ecn"}},
 		{name: "plan says no ECN", plan: func(p *config.Plan) { off := false; p.Expectations.ECN = &off },
 			id: "ecn_enabled", subject: "node", want: StatusSkipped, msg: []string{"ecn: false"}},
-		{name: "infiniband", snap: makeIB, id: "ecn_enabled", subject: "ens3f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
+		{name: "infiniband", snap: makeIB, id: "ecn_enabled", subject: "ens3f0np0", want: StatusSkipped, msg: []string{SkipInfiniBand}},
 	})
 }
 
@@ -587,7 +587,7 @@ func TestCounterChecks(t *testing.T) {
 			dropEth(rx(s), node.FamilyPFCPauseStormEvents)
 		},
 			id: "no_pfc_storm", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"no PFC pause-duration"}},
-		{name: "infiniband", snap: makeIB, id: "no_pfc_storm", subject: "ens2f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
+		{name: "infiniband", snap: makeIB, id: "no_pfc_storm", subject: "ens2f0np0", want: StatusSkipped, msg: []string{SkipInfiniBand}},
 
 		{name: "none", id: "no_packet_discards", subject: "ens2f0np0", want: StatusOK, msg: []string{"no drops on RoCE priority 3 since boot"}},
 		{name: "many since boot", snap: roceDropsSince(1_203_344), id: "no_packet_discards", subject: "ens2f0np0", want: StatusWarn,
@@ -637,7 +637,7 @@ func TestCounterChecks(t *testing.T) {
 			dropEth(rx(s), node.FamilyPriorityDiscards)
 			dropEth(rx(s), node.FamilyPHYDiscards)
 		}, id: "no_packet_discards", subject: "ens2f0np0", want: StatusSkipped, msg: []string{"no receive-discard counters"}},
-		{name: "infiniband", snap: makeIB, id: "no_packet_discards", subject: "ens2f0np0", want: StatusSkipped, msg: []string{ReasonInfiniBand}},
+		{name: "infiniband", snap: makeIB, id: "no_packet_discards", subject: "ens2f0np0", want: StatusSkipped, msg: []string{SkipInfiniBand}},
 
 		{name: "zero since boot", id: "no_uncorrected_phy_errors", subject: "ens2f0np0", want: StatusOK, msg: []string{"since boot"}},
 		{name: "some since boot", snap: func(s *node.Snapshot) { setEth(rx(s), node.FamilyPHYUncorrectedSymbolErrors, "", -1, "", 37) },
@@ -723,8 +723,8 @@ func TestNoRDMADevice(t *testing.T) {
 		t.Errorf("first finding = %+v, want rdma_nic_present failing with the missing driver", fs[0])
 	}
 	for _, f := range fs[2:] {
-		if f.Status != StatusSkipped || f.Message != ReasonNoRDMADevice || f.Subject != SubjectNode {
-			t.Errorf("%s: %s %q, want skipped %q", f.ID, f.Status, f.Message, ReasonNoRDMADevice)
+		if f.Status != StatusSkipped || f.Message != SkipNoRDMADevice || f.Subject != SubjectNode {
+			t.Errorf("%s: %s %q, want skipped %q", f.ID, f.Status, f.Message, SkipNoRDMADevice)
 		}
 	}
 }
@@ -777,11 +777,11 @@ func TestNotAnRDMANode(t *testing.T) {
 				t.Fatalf("%d findings, want one per check (%d):\n%s", len(fs), len(Checks()), dump(fs))
 			}
 			for _, f := range fs {
-				isNot := f.Status == StatusSkipped && strings.HasPrefix(f.Message, ReasonNotRDMANode+": ")
+				isNot := f.Status == StatusSkipped && strings.HasPrefix(f.Message, SkipNotRDMANode+": ")
 				if c.notRDMA && (!isNot || !strings.Contains(f.Message, c.reason)) {
 					t.Errorf("%s %s: %s %q, want skipped as not an RDMA node (%q)", f.ID, f.Subject, f.Status, f.Message, c.reason)
 				}
-				if !c.notRDMA && strings.Contains(f.Message, ReasonNotRDMANode) {
+				if !c.notRDMA && strings.Contains(f.Message, SkipNotRDMANode) {
 					t.Errorf("%s: %q, but the node is not known to lack RDMA", f.ID, f.Message)
 				}
 			}
@@ -823,8 +823,8 @@ func TestInfiniBandSkipsRoCE(t *testing.T) {
 				t.Errorf("%s: no finding for rail %d", id, i)
 				continue
 			}
-			if f.Status != StatusSkipped || f.Message != ReasonInfiniBand {
-				t.Errorf("%s %s: %s %q, want skipped %q", id, f.Subject, f.Status, f.Message, ReasonInfiniBand)
+			if f.Status != StatusSkipped || f.Message != SkipInfiniBand {
+				t.Errorf("%s %s: %s %q, want skipped %q", id, f.Subject, f.Status, f.Message, SkipInfiniBand)
 			}
 		}
 	}
@@ -990,7 +990,7 @@ func TestUnreadableDevices(t *testing.T) {
 		if f, _ := find(fs, "rdma_devices_readable", SubjectNode); f.Status != StatusFail {
 			t.Errorf("rdma_devices_readable = %s %q", f.Status, f.Message)
 		}
-		if f, _ := find(fs, "port_active", SubjectNode); f.Status != StatusSkipped || f.Message != ReasonRDMAUnreadable {
+		if f, _ := find(fs, "port_active", SubjectNode); f.Status != StatusSkipped || f.Message != SkipRDMAUnreadable {
 			t.Errorf("port_active = %s %q", f.Status, f.Message)
 		}
 	})

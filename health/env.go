@@ -62,7 +62,7 @@ func newEnv(snap *node.Snapshot, plan *config.Plan, nodeName string) *env {
 	e.rdmaUnknown = e.noRDMA && (len(e.unreadable) > 0 || snap.Sources[node.SourceRDMA] == node.SourceFailed)
 	switch {
 	case plan == nil:
-		e.planReason = ReasonNoPlan
+		e.planReason = SkipNoPlan
 	case nodeName == "":
 		e.planReason = "this node's name is unknown, so its plan entry cannot be found (see plan_node_known)"
 	default:
@@ -95,7 +95,7 @@ func (e *env) notRDMAReason() string {
 	case e.plan != nil:
 		unlisted = "the cluster plan does not list it (its name is unknown)"
 	}
-	return fmt.Sprintf("%s: no RDMA device and no RDMA-capable NIC on the PCI bus, and %s (a node that should have RDMA NICs belongs in the plan, so that their absence fails)", ReasonNotRDMANode, unlisted)
+	return fmt.Sprintf("%s: no RDMA device and no RDMA-capable NIC on the PCI bus, and %s (a node that should have RDMA NICs belongs in the plan, so that their absence fails)", SkipNotRDMANode, unlisted)
 }
 
 // readableOnly returns the snapshot with only the devices that could be read,
@@ -246,12 +246,12 @@ func rdmaProtocol(d *node.Device) string {
 	return ""
 }
 
-// notRoCEText is ReasonInfiniBand on an InfiniBand port, else "efa_0 is not a
+// notRoCEText is SkipInfiniBand on an InfiniBand port, else "efa_0 is not a
 // RoCE port (EFA…; link layer Unknown, node type 7: unspecified): a RoCE v2 GID
 // does not apply".
 func (t *target) notRoCEText(what string) string {
 	if t.ib() {
-		return ReasonInfiniBand
+		return SkipInfiniBand
 	}
 	var kind []string
 	if p := rdmaProtocol(t.dev); p != "" {

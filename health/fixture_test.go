@@ -228,8 +228,8 @@ func TestFixtureNoRDMADriver(t *testing.T) {
 		t.Errorf("second finding = %+v, want rdma_driver_loaded failing on mlx5_ib", f)
 	}
 	for _, f := range fs[2:] {
-		if f.Status != StatusSkipped || f.Message != ReasonNoRDMADevice {
-			t.Errorf("%s %s: %s %q, want skipped %q", f.ID, f.Subject, f.Status, f.Message, ReasonNoRDMADevice)
+		if f.Status != StatusSkipped || f.Message != SkipNoRDMADevice {
+			t.Errorf("%s %s: %s %q, want skipped %q", f.ID, f.Subject, f.Status, f.Message, SkipNoRDMADevice)
 		}
 	}
 	if len(fs) != len(Checks()) {
@@ -360,14 +360,14 @@ func TestFixtureInfiniBand(t *testing.T) {
 		if f, _ := find(fs, "port_active", dev); f.Status != StatusOK {
 			t.Errorf("port_active %s = %s %q", dev, f.Status, f.Message)
 		}
-		if f, _ := find(fs, "default_roce_mode_v2", dev); f.Status != StatusSkipped || f.Message != ReasonInfiniBand {
-			t.Errorf("default_roce_mode_v2 %s = %s %q, want skipped %q", dev, f.Status, f.Message, ReasonInfiniBand)
+		if f, _ := find(fs, "default_roce_mode_v2", dev); f.Status != StatusSkipped || f.Message != SkipInfiniBand {
+			t.Errorf("default_roce_mode_v2 %s = %s %q, want skipped %q", dev, f.Status, f.Message, SkipInfiniBand)
 		}
 	}
 	for _, nd := range []string{"ibp65s0", "ibp129s0"} {
 		for _, id := range []string{"roce_v2_gid_present", "roce_mtu_4096_possible", "ecn_enabled", "no_pfc_storm"} {
-			if f, _ := find(fs, id, nd); f.Status != StatusSkipped || f.Message != ReasonInfiniBand {
-				t.Errorf("%s %s = %s %q, want skipped %q", id, nd, f.Status, f.Message, ReasonInfiniBand)
+			if f, _ := find(fs, id, nd); f.Status != StatusSkipped || f.Message != SkipInfiniBand {
+				t.Errorf("%s %s = %s %q, want skipped %q", id, nd, f.Status, f.Message, SkipInfiniBand)
 			}
 		}
 	}

@@ -60,16 +60,18 @@ type Check struct {
 	Description string
 }
 
-// Skip reasons shared by many checks; callers may compare messages against them.
+// Skip* are the messages of skips shared by many checks; callers may compare
+// messages against them. (A probe failure has a reason, probes.Reason*;
+// a finding that is skipped has one of these.)
 const (
-	ReasonNoRDMADevice = "no RDMA device"
-	// ReasonNotRDMANode starts the reason every check gives on a node without
+	SkipNoRDMADevice = "no RDMA device"
+	// SkipNotRDMANode starts the reason every check gives on a node without
 	// RDMA hardware that the plan does not list: a CPU-only node of a mixed
 	// cluster, where a DaemonSet runs too.
-	ReasonNotRDMANode    = "not an RDMA node"
-	ReasonRDMAUnreadable = "the RDMA devices could not be read (see rdma_devices_readable)"
-	ReasonNoPlan         = "no cluster plan (--config.file)"
-	ReasonInfiniBand     = "InfiniBand port"
+	SkipNotRDMANode    = "not an RDMA node"
+	SkipRDMAUnreadable = "the RDMA devices could not be read (see rdma_devices_readable)"
+	SkipNoPlan         = "no cluster plan (--config.file)"
+	SkipInfiniBand     = "InfiniBand port"
 )
 
 // SubjectNode is the subject of findings about the node as a whole.
@@ -96,7 +98,7 @@ func Checks() []Check {
 }
 
 // Run evaluates every check against one node's snapshot. plan may be nil: checks that
-// need it are then skipped with ReasonNoPlan. node is this node's name in the plan.
+// need it are then skipped with SkipNoPlan. node is this node's name in the plan.
 func Run(snap *node.Snapshot, plan *config.Plan, nodeName string) []Finding {
 	e := newEnv(snap, plan, nodeName)
 	// The exporter runs this every scrape: one findings buffer serves every
@@ -111,9 +113,9 @@ func Run(snap *node.Snapshot, plan *config.Plan, nodeName string) []Finding {
 		case e.notRDMANode != "":
 			r.skip(SubjectNode, e.notRDMANode)
 		case e.rdmaUnknown && !def.rootCause:
-			r.skip(SubjectNode, ReasonRDMAUnreadable)
+			r.skip(SubjectNode, SkipRDMAUnreadable)
 		case e.noRDMA && !def.rootCause:
-			r.skip(SubjectNode, ReasonNoRDMADevice)
+			r.skip(SubjectNode, SkipNoRDMADevice)
 		case def.needsPlan && e.planReason != "":
 			r.skip(SubjectNode, e.planReason)
 		default:

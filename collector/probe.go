@@ -83,5 +83,6 @@ func (c *probeCollector) Update(_ *node.Snapshot, out *Sink) error {
 	for _, rc := range store.Runs() {
 		out.emit(probeRuns, float64(rc.Count), rc.Probe, rc.Result)
 	}
+	updateProbeFleet(store, out)
 	return nil
 }

@@ -294,6 +294,25 @@ func (l *loader) decodeProbes(f field, p *Probes) {
 				p.MaxPortUtilization = share
 			}
 		},
+		"nic_test_interval": func(f field) { p.NICTestInterval, _ = l.duration(f, false) },
+		"max_fabric_share": func(f field) {
+			if share, ok := l.number(f); ok {
+				if share <= 0 || share > 1 {
+					l.errorAt(f.node, f.path, "%v must be above 0 and at most 1 (0.25 keeps at most a quarter of the nodes under test at once)", share)
+					return
+				}
+				p.MaxFabricShare = share
+			}
+		},
+		"fresh_rounds": func(f field) {
+			if n, ok := l.integer(f); ok {
+				if n < 2 || n > 100 {
+					l.errorAt(f.node, f.path, "%d must be 2–100: a NIC is named only after failing with two different peers, which takes two rounds", n)
+					return
+				}
+				p.FreshRounds = n
+			}
+		},
 		"ib_write_bw":  func(f field) { l.decodePerftest(f, &p.IBWriteBW) },
 		"ib_write_lat": func(f field) { l.decodePerftest(f, &p.IBWriteLat) },
 		"nccl":         func(f field) { l.decodeNCCL(f, &p.NCCL) },

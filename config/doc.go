@@ -59,6 +59,12 @@
 //	probes.enabled                       false (probes load the fabric; opt in)
 //	probes.state_dir                     /var/lib/roce_exporter
 //	probes.max_port_utilization          0.1
+//	probes.nic_test_interval             1h (every node tested on every rail once per
+//	                                     interval; the pair probes' default interval)
+//	probes.max_fabric_share              1 (share of nodes under pair test at once; below 1
+//	                                     the interval is split into rounds, see fleet.go)
+//	probes.fresh_rounds                  3 (results older than this many intervals plus the
+//	                                     timeout are dropped and not judged)
 //	probes.ib_write_bw                   enabled, interval 1h, timeout 90s, jitter 10% of
 //	                                     interval, command /usr/bin/ib_write_bw, duration
 //	                                     10s, message_size 1048576, queue_pairs 4,

@@ -182,6 +182,9 @@ func TestDefaults(t *testing.T) {
 			Schedule: Schedule{Enabled: true, Interval: time.Minute, Timeout: 10 * time.Second, Jitter: 6 * time.Second},
 			Count:    5,
 		},
+		NICTestInterval: time.Hour,
+		MaxFabricShare:  1,
+		FreshRounds:     3,
 	}
 	if !reflect.DeepEqual(plan.Probes, wantProbes) {
 		t.Errorf("probes = %+v\nwant %+v", plan.Probes, wantProbes)

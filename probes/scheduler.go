@@ -293,7 +293,9 @@ func (s *Scheduler) runPerftest(ctx context.Context, r *perftestRunner, peer *co
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			run := func() *Result { return s.guarded(ctx, r.kind, l, func() *Result { return r.runClient(ctx, l) }, l.Device) }
+			run := func() *Result {
+				return s.guarded(ctx, r.kind, l, func() *Result { return r.runClient(ctx, l) }, l.Device)
+			}
 			res := run()
 			if res != nil && !res.Success && !res.Skipped && !deadline.IsZero() &&
 				s.opts.Now().Add(retestDelay+r.cfg.Timeout).Before(deadline) && sleepCtx(ctx, retestDelay) {

@@ -16,7 +16,7 @@ DEMO_ARGS ?=
 # as a failure ("context deadline exceeded").
 FUZZTIME  ?= 50000x
 
-.PHONY: all build test unit fuzz lint demo run e2e fixtures golden dashboards rules bench clean
+.PHONY: all build test unit fuzz lint demo run e2e fixtures golden dashboards rules bench sim clean
 
 all: lint build test
 
@@ -82,6 +82,13 @@ bench: build
 	$(GO) run ./internal/benchtool -ports 32 -scrapes 2000 -all-collectors -strace-scrapes 0 -node-exporter '' -binary ./$(BIN)
 	$(GO) run ./internal/benchtool -ports 32 -soak 10000 -all-collectors -binary ./$(BIN)
 	$(GO) run ./internal/benchtool -ports 32 -all-collectors -load 50 -load-duration 60s -node-exporter '' -binary ./$(BIN)
+
+# The fleet probe simulation (virtual clock, no processes): per fleet size and
+# injected fault, the time until the right suspect is named, the wrong suspects
+# and the peak share of the fabric under test (the README's table). make test
+# runs it at 128 nodes (internal/fleetsim).
+sim:
+	$(GO) run ./internal/fleetsim/cmd/fleetsim -nodes 8,128,1024
 
 clean:
 	rm -f $(BIN)

@@ -18,6 +18,7 @@ var (
 	probeJudgeLabels    = []string{"probe", "device", "rail", "node"}
 	probePeersFailed    = newGaugeDesc(namespace+"_probe_peers_failed", "Distinct peers this rail's last fresh pair-probe result failed with (node is this node's plan name, for the cross-node rules).", probeJudgeLabels...)
 	probePeersPassed    = newGaugeDesc(namespace+"_probe_peers_passed", "Distinct peers this rail's last fresh pair-probe result passed with.", probeJudgeLabels...)
+	probeLastPassed     = newGaugeDesc(namespace+"_probe_last_passed_timestamp_seconds", "Start (Unix time) of this rail's newest fresh passing pair-probe test; absent when none passed.", probeJudgeLabels...)
 )
 
 func updateProbeFleet(store *probes.Store, out *Sink) {
@@ -35,5 +36,8 @@ func updateProbeFleet(store *probes.Store, out *Sink) {
 		l := []string{j.Probe, j.Device, strconv.Itoa(j.Rail), self}
 		out.emit(probePeersFailed, float64(j.PeersFailed), l...)
 		out.emit(probePeersPassed, float64(j.PeersPassed), l...)
+		if !j.LastPassed.IsZero() {
+			out.emit(probeLastPassed, float64(j.LastPassed.UnixNano())/1e9, l...)
+		}
 	}
 }

@@ -17,6 +17,9 @@ type freshness struct {
 	// last is the start of the newest completed (not skipped) run per kind;
 	// RoCEProbeNotRunRecently compares it with the same bound.
 	last map[string]time.Time
+	// pruned is when prune last walked the results: it runs at most once a
+	// minute of the store's clock, so adding a result stays O(1).
+	pruned time.Time
 }
 
 func newFreshness() freshness {
@@ -40,6 +43,10 @@ func (f *freshness) completed(r *Result) {
 // fleet does not keep one result per peer and rail in memory.
 func (f *freshness) prune(latest map[string]*Result) {
 	now := f.now()
+	if now.Sub(f.pruned) < time.Minute && !now.Before(f.pruned) {
+		return
+	}
+	f.pruned = now
 	for k, r := range latest {
 		if b := f.bound[r.Probe]; b > 0 && now.Sub(r.Start) > 4*b {
 			delete(latest, k)

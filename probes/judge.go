@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // SetSelf names the node the store belongs to.
@@ -31,6 +32,10 @@ type DeviceJudgement struct {
 	Rail        int
 	PeersFailed int
 	PeersPassed int
+	// LastPassed is the start of the newest fresh passing test (zero: none):
+	// a path is suspected only when both ends passed with others after the
+	// failure.
+	LastPassed time.Time
 	// FailedPeers are the peers it failed with, sorted (shown, not exported).
 	FailedPeers []string
 }
@@ -55,6 +60,9 @@ func (s *Store) Judge() []DeviceJudgement {
 		}
 		if r.Success {
 			j.PeersPassed++
+			if r.Start.After(j.LastPassed) {
+				j.LastPassed = r.Start
+			}
 		} else {
 			j.PeersFailed++
 			j.FailedPeers = append(j.FailedPeers, r.Peer)

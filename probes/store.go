@@ -129,14 +129,20 @@ func (s *Store) Add(r *Result) {
 func (s *Store) Latest() []*Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]*Result, 0, len(s.latest))
+	keys := make([]string, 0, len(s.latest))
 	now := s.fresh.now()
-	for _, r := range s.latest {
+	for k, r := range s.latest {
 		if s.fresh.isFresh(r, now) {
-			out = append(out, r)
+			keys = append(keys, k)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
+	// The map key is the result's Key: sort it once instead of building
+	// two keys per comparison.
+	sort.Strings(keys)
+	out := make([]*Result, len(keys))
+	for i, k := range keys {
+		out[i] = s.latest[k]
+	}
 	return out
 }
 

@@ -551,6 +551,7 @@ var designOnlyMetrics = []string{
 	"roce_probe_stale_results",
 	"roce_probe_peers_failed",
 	"roce_probe_peers_passed",
+	"roce_probe_last_passed_timestamp_seconds",
 	"roce_health_check_ok",
 	"roce_health_check_info",
 }

@@ -144,7 +144,7 @@ func TestLocalVerdict(t *testing.T) {
 		{Probe: KindIBWriteBW, Device: "mlx5_0", PeersPassed: 2},
 		{Probe: KindIBWriteBW, Device: "mlx5_3", Rail: 3, PeersFailed: 2, FailedPeers: []string{"b", "c"}},
 	}
-	if v := LocalVerdict(nic, KindIBWriteBW); !strings.Contains(v, "mlx5_3 (rail 3) fails with 2 peers (b, c)") || !strings.Contains(v, "RoCEProbeSuspectNIC") {
+	if v := LocalVerdict(nic, KindIBWriteBW); !strings.Contains(v, "mlx5_3 (rail 3) fails with 2 peers (b, c)") || !strings.Contains(v, "RoCEProbeSuspectNICPort") {
 		t.Errorf("NIC: %s", v)
 	}
 	node := []DeviceJudgement{

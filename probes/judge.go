@@ -113,7 +113,7 @@ func LocalVerdict(js []DeviceJudgement, probe string) string {
 			continue
 		}
 		if j.PeersFailed >= 2 && j.PeersFailed > j.PeersPassed {
-			lines = append(lines, fmt.Sprintf("%s (rail %d) fails with %d peers (%s), passes with %d: suspect this NIC, its cable or leaf port (alert RoCEProbeSuspectNIC)",
+			lines = append(lines, fmt.Sprintf("%s (rail %d) fails with %d peers (%s), passes with %d: suspect this NIC, its cable or leaf port (alert RoCEProbeSuspectNICPort)",
 				j.Device, j.Rail, j.PeersFailed, strings.Join(j.FailedPeers, ", "), j.PeersPassed))
 		} else {
 			lines = append(lines, fmt.Sprintf("%s (rail %d) fails with %s only, passes with %d: suspect the peer or the path to it (alert RoCEProbeSuspectPath when both ends pass with others)",

@@ -42,7 +42,7 @@ type NodeRail struct {
 	Rail int
 }
 
-// Suspect is one alert: RoCEProbeSuspectNIC{node, rail},
+// Suspect is one alert: RoCEProbeSuspectNICPort{node, rail},
 // RoCEProbeSuspectNode{node} or RoCEProbeSuspectPath{node, peer, rail}
 // (node < peer).
 type Suspect struct {
@@ -64,7 +64,7 @@ func (s Suspect) String() string {
 
 // The alerts.
 const (
-	AlertNIC  = "RoCEProbeSuspectNIC"
+	AlertNIC  = "RoCEProbeSuspectNICPort"
 	AlertNode = "RoCEProbeSuspectNode"
 	AlertPath = "RoCEProbeSuspectPath"
 )

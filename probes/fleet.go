@@ -1,8 +1,11 @@
 package probes
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/config"
@@ -32,7 +35,7 @@ type FleetSchedule struct {
 
 // NewFleetSchedule builds the schedule of one pair probe.
 func NewFleetSchedule(nodes []string, sch config.Schedule, share float64) *FleetSchedule {
-	pairs := NewSchedule(nodes)
+	pairs := scattered(NewSchedule(nodes))
 	f := &FleetSchedule{pairs: pairs, sch: sch, rounds: config.PairRounds(len(pairs.Nodes()), share)}
 	if sch.Interval > 0 {
 		f.roundLen = sch.Interval / time.Duration(f.rounds)
@@ -150,4 +153,37 @@ func (f *FleetSchedule) NextTurn(node string, t time.Time) (Turn, bool) {
 		}
 	}
 	return Turn{}, false
+}
+
+// scattered reorders a schedule's nodes by a hash of their names. The circle
+// method pairs positions whose sum is constant, so with nodes in name order
+// the nodes under one leaf (gpu001–gpu032) would meet the nodes under another
+// leaf only in a few consecutive epochs per cycle: a path between two leaves
+// could go untested for weeks at a thousand nodes. Hashed positions spread
+// every leaf pair over the whole cycle. Every node computes the same order.
+func scattered(s *Schedule) *Schedule {
+	order := slices.Clone(s.nodes[:s.real])
+	key := func(n string) uint64 {
+		h := fnv.New64a()
+		h.Write([]byte(n))
+		// FNV alone orders names that differ in their last digit with a fixed
+		// stride; splitmix64's finaliser mixes every bit.
+		x := h.Sum64()
+		x ^= x >> 30
+		x *= 0xbf58476d1ce4e5b9
+		x ^= x >> 27
+		x *= 0x94d049bb133111eb
+		return x ^ x>>31
+	}
+	slices.SortFunc(order, func(a, b string) int {
+		if c := cmp.Compare(key(a), key(b)); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	out := &Schedule{nodes: order, real: s.real}
+	if len(order)%2 == 1 {
+		out.nodes = append(out.nodes, "")
+	}
+	return out
 }

@@ -98,7 +98,7 @@ func LocalVerdict(js []DeviceJudgement, probe string) string {
 		if j.PeersFailed > 0 {
 			failing++
 		}
-		if j.PeersFailed >= 2 && j.PeersFailed > j.PeersPassed {
+		if j.PeersFailed >= 2 && j.PeersPassed == 0 {
 			suspect++
 		}
 	}
@@ -112,7 +112,7 @@ func LocalVerdict(js []DeviceJudgement, probe string) string {
 		if j.Probe != probe || j.PeersFailed == 0 {
 			continue
 		}
-		if j.PeersFailed >= 2 && j.PeersFailed > j.PeersPassed {
+		if j.PeersFailed >= 2 && j.PeersPassed == 0 {
 			lines = append(lines, fmt.Sprintf("%s (rail %d) fails with %d peers (%s), passes with %d: suspect this NIC, its cable or leaf port (alert RoCEProbeSuspectNICPort)",
 				j.Device, j.Rail, j.PeersFailed, strings.Join(j.FailedPeers, ", "), j.PeersPassed))
 		} else {

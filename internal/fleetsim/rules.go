@@ -72,8 +72,10 @@ const (
 // Localise names the suspects, as the rules do:
 //
 //   - a rail is healthy when it passed with at least one peer;
-//   - NIC: a rail failed with two or more distinct healthy peers and with
-//     more peers than it passed with;
+//   - NIC: a rail failed with two or more distinct healthy peers and passed
+//     with none (a broken path between two leaves fails only some of a
+//     node's peers, so its nodes keep passing with others), or with some
+//     when its link went down recently (a flapping port);
 //   - node: every rail (two or more) of a node meets the NIC condition; or,
 //     when the node exports nothing that passes (it is down), two or more
 //     healthy peers failed with it on every rail they tested;
@@ -110,7 +112,7 @@ func Localise(ex Exports) []Suspect {
 	}
 	nicCond := func(nr NodeRail) bool {
 		r := ex.Rails[nr]
-		return len(healthyFailed[nr]) >= 2 && r.Failed > r.Passed
+		return len(healthyFailed[nr]) >= 2 && (r.Passed == 0 || r.Flapped)
 	}
 	suspectNode := map[string]bool{}
 	for n, rails := range railsOf {

@@ -239,6 +239,7 @@ func probeTable(store *probes.Store) string {
 		return "<h2>Probes</h2><p>Probes are off (enable them in the cluster plan: probes.enabled).</p>"
 	}
 	var b strings.Builder
+	b.WriteString(probeJudgement(store))
 	b.WriteString("<h2>Recent probes</h2><table><tr><th>start</th><th>probe</th><th>peer</th><th>device</th><th>result</th><th>bandwidth</th><th>diagnosis</th></tr>")
 	recent := store.Recent(30)
 	if len(recent) == 0 {

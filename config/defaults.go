@@ -19,6 +19,8 @@ const (
 	// least two of its tests (two failures with different peers name a NIC) and one
 	// missed round (port busy) does not blank its results.
 	defaultFreshRounds = 3
+	// defaultNCCLGroupSize: NCCL runs in pairs of nodes, like the perftest probes.
+	defaultNCCLGroupSize = 2
 )
 
 var (
@@ -88,6 +90,7 @@ func (l *loader) applyDefaults(p *Plan) {
 	defaultTo(l, "probes.nccl.min_bytes", &nccl.MinBytes, defaultNCCLMinBytes)
 	defaultTo(l, "probes.nccl.max_bytes", &nccl.MaxBytes, defaultNCCLMaxBytes)
 	defaultTo(l, "probes.nccl.large_message_bytes", &nccl.LargeMessageBytes, DefaultNCCLLargeMessageBytes)
+	defaultTo(l, "probes.nccl.group_size", &nccl.GroupSize, defaultNCCLGroupSize)
 
 	ping := &probes.Ping
 	l.defaultSchedule("probes.ping", &ping.Schedule, defaultPingSchedule)

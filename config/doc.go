@@ -78,7 +78,9 @@
 //	                                     mpirun /usr/bin/mpirun, min_bytes 8, max_bytes 8G,
 //	                                     large_message_bytes 256M (the judged bus bandwidth
 //	                                     is the best at or above it, else the largest size)
-//	                                     (command, leader and gpus_per_node have no default)
+//	                                     group_size 2 (groups of nodes rotating every interval,
+//	                                     each led by a member; leader adds a whole-cluster run)
+//	                                     (command and gpus_per_node have no default)
 //	probes.ping                          enabled, interval 1m, timeout 10s, jitter 10%, count 5
 //
 // message_size is 1 MiB rather than perftest's 65536 because 64 KiB messages on few

@@ -177,6 +177,7 @@ func TestDefaults(t *testing.T) {
 			MaxBytes: 8 << 30,
 			// 256 MiB: the judged bus bandwidth starts there, not at nccl-tests' average.
 			LargeMessageBytes: 256 << 20,
+			GroupSize:         2,
 		},
 		Ping: Ping{
 			Schedule: Schedule{Enabled: true, Interval: time.Minute, Timeout: 10 * time.Second, Jitter: 6 * time.Second},

@@ -240,6 +240,11 @@ type NCCL struct {
 	// MinBusBandwidthGBps is an absolute floor in GB/s (10^9 bytes/s, as nccl-tests
 	// prints busbw) for that large-message bus bandwidth; 0 means no floor.
 	MinBusBandwidthGBps float64
+	// GroupSize is the number of nodes of each NCCL group run: every interval the plan is
+	// cut into groups of this size (the last one takes the remainder), led by a member the
+	// schedule names, so a slow group points at its few nodes. Leader, when set, adds the
+	// whole-cluster run.
+	GroupSize int
 }
 
 // Ping pings every peer's compute IPs.

@@ -251,7 +251,6 @@ func (l *loader) validateProbes(p *Plan) {
 			}
 		}
 		for _, required := range []struct{ key, hint string }{
-			{"leader", "the node that launches mpirun; it needs passwordless ssh to every other node"},
 			{"command", "the absolute path of all_reduce_perf from an MPI build of nccl-tests, e.g. /opt/nccl-tests/build/all_reduce_perf"},
 			{"gpus_per_node", "one MPI rank runs per GPU; `nvidia-smi -L` lists them"},
 		} {

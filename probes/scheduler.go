@@ -84,7 +84,7 @@ func New(opts Options) (*Scheduler, error) {
 	}
 	s.store.SetClock(opts.Now)
 	s.store.SetSelf(self.Name)
-	for kind, sch := range map[string]config.Schedule{KindIBWriteBW: p.IBWriteBW.Schedule, KindIBWriteLat: p.IBWriteLat.Schedule, KindNCCL: p.NCCL.Schedule, KindPing: p.Ping.Schedule} {
+	for kind, sch := range map[string]config.Schedule{KindIBWriteBW: p.IBWriteBW.Schedule, KindIBWriteLat: p.IBWriteLat.Schedule, KindNCCL: p.NCCL.Schedule, KindNCCLGroup: p.NCCL.Schedule, KindPing: p.Ping.Schedule} {
 		if sch.Enabled {
 			s.store.SetFreshness(kind, config.FreshFor(sch, p.FreshRounds))
 		}
@@ -115,11 +115,22 @@ func (s *Scheduler) Run(ctx context.Context) {
 			s.pairLoop(ctx, r)
 		}(r)
 	}
-	if p.NCCL.Enabled && p.NCCL.Leader == s.self.Name {
+	if p.NCCL.Enabled && p.NCCL.Leader != "" && p.NCCL.Leader == s.self.Name {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			s.loop(ctx, KindNCCL, p.NCCL.Schedule, func(int64) { s.runNCCL(ctx) })
+		}()
+	}
+	if p.NCCL.Enabled && p.NCCL.GroupSize >= 2 && p.NCCL.Interval > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.loop(ctx, KindNCCLGroup, p.NCCL.Schedule, func(epoch int64) {
+				if sleepCtx(ctx, groupOffset(p.NCCL.Interval)) {
+					s.runNCCLGroup(ctx, epoch)
+				}
+			})
 		}()
 	}
 	if p.Ping.Enabled {
@@ -249,8 +260,14 @@ func (s *Scheduler) inNCCLWindow(now time.Time) bool {
 	if !n.Enabled || n.Interval <= 0 {
 		return false
 	}
-	start := roundStart(KindNCCL, n.Schedule, now.UnixNano()/int64(n.Interval))
-	return !now.Before(start) && now.Before(start.Add(n.Timeout))
+	epoch := now.UnixNano() / int64(n.Interval)
+	start := roundStart(KindNCCL, n.Schedule, epoch)
+	if !now.Before(start) && now.Before(start.Add(n.Timeout)) {
+		return true
+	}
+	// The group runs, half an interval later (their own jitter and start).
+	groups := roundStart(KindNCCLGroup, n.Schedule, epoch).Add(groupOffset(n.Interval))
+	return n.GroupSize >= 2 && !now.Before(groups) && now.Before(groups.Add(n.Timeout))
 }
 
 // pairLoop runs this node's side of the fleet schedule: once per epoch, in
@@ -329,7 +346,7 @@ func (s *Scheduler) guarded(ctx context.Context, kind string, l Link, run func()
 	skip := func(reason string) *Result {
 		return &Result{Probe: kind, Peer: l.Peer, Device: l.Device, PeerDevice: l.PeerDevice, Start: s.opts.Now(), Skipped: true, SkipReason: reason}
 	}
-	if kind != KindNCCL && s.inNCCLWindow(s.opts.Now()) {
+	if kind != KindNCCL && kind != KindNCCLGroup && s.inNCCLWindow(s.opts.Now()) {
 		return skip("the cluster-wide NCCL probe is running")
 	}
 	if !s.locks.lock(ctx, 30*time.Second, devices...) {

@@ -78,6 +78,10 @@ func (r *Result) baselineKey() string {
 	if r.Probe == KindNCCL {
 		return r.Key() + "|large_message"
 	}
+	if r.Probe == KindNCCLGroup {
+		// Groups rotate: one baseline for every group this node leads.
+		return KindNCCLGroup + "|large_message"
+	}
 	return r.Key()
 }
 
@@ -114,6 +118,14 @@ func (s *Store) Add(r *Result) {
 	}
 	s.runs[[2]string{r.Probe, outcome}]++
 	if !r.Skipped {
+		if r.Probe == KindNCCLGroup {
+			// One series per leader: the last group it led.
+			for k, old := range s.latest {
+				if old.Probe == KindNCCLGroup {
+					delete(s.latest, k)
+				}
+			}
+		}
 		s.latest[r.Key()] = r
 		s.fresh.completed(r)
 		s.fresh.prune(s.latest)

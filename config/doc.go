@@ -87,7 +87,7 @@
 // queue pairs cannot fill a 400G port, so a healthy link would look slow.
 //
 // Requirements that matter only for a probe that runs (port_range large enough for the
-// widest node, NCCL leader, command and gpus_per_node, IPv4 management addresses for
+// widest node, NCCL command and gpus_per_node, IPv4 management addresses for
 // mpirun's -H) apply when both probes.enabled and the probe's own enabled are true, so a
 // plan without probes never fails on them.
 //

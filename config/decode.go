@@ -437,8 +437,8 @@ func (l *loader) decodeNCCL(f field, n *NCCL) {
 		"large_message_bytes": func(f field) { n.LargeMessageBytes, _ = l.size(f) },
 		"group_size": func(f field) {
 			if k, ok := l.integer(f); ok {
-				if k < 2 || k > 1024 {
-					l.errorAt(f.node, f.path, "%d must be 2–1024: an NCCL group needs at least two nodes to cross the network", k)
+				if k == 1 || k < 0 || k > 1024 {
+					l.errorAt(f.node, f.path, "%d must be 2–1024 (an NCCL group needs at least two nodes to cross the network), or 0 to run no groups", k)
 					return
 				}
 				n.GroupSize = k

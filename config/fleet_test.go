@@ -78,7 +78,10 @@ func TestFleetRoundsTooShort(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "into 32 rounds of 56.25s") {
 		t.Fatalf("want a rounds-too-short error, got %v", err)
 	}
-	for _, bad := range []string{"max_fabric_share: 0", "max_fabric_share: 1.5", "fresh_rounds: 1"} {
+	if plan, err := Parse("cluster.yaml", []byte(twoNodes+"probes:\n  nccl:\n    group_size: 0\n")); err != nil || plan.Probes.NCCL.GroupSize != 0 {
+		t.Errorf("group_size 0 (no groups): %v", err)
+	}
+	for _, bad := range []string{"max_fabric_share: 0", "max_fabric_share: 1.5", "fresh_rounds: 1", "nccl: {group_size: 1}", "nccl: {group_size: -2}"} {
 		if _, err := Parse("cluster.yaml", []byte(twoNodes+"probes:\n  "+bad+"\n")); err == nil {
 			t.Errorf("%s accepted", bad)
 		}

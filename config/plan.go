@@ -243,7 +243,7 @@ type NCCL struct {
 	// GroupSize is the number of nodes of each NCCL group run: every interval the plan is
 	// cut into groups of this size (the last one takes the remainder), led by a member the
 	// schedule names, so a slow group points at its few nodes. Leader, when set, adds the
-	// whole-cluster run.
+	// whole-cluster run. 0 runs no groups.
 	GroupSize int
 }
 

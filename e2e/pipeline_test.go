@@ -174,6 +174,7 @@ func writePlan(t *testing.T, dir string, nodes []*node, standin string) string {
   nccl:
     enabled: true
     leader: %[2]s
+    group_size: 0
     mpirun: %[1]s/mpirun
     command: /opt/nccl-tests/build/all_reduce_perf
     gpus_per_node: 8

@@ -166,14 +166,7 @@ func scattered(s *Schedule) *Schedule {
 	key := func(n string) uint64 {
 		h := fnv.New64a()
 		h.Write([]byte(n))
-		// FNV alone orders names that differ in their last digit with a fixed
-		// stride; splitmix64's finaliser mixes every bit.
-		x := h.Sum64()
-		x ^= x >> 30
-		x *= 0xbf58476d1ce4e5b9
-		x ^= x >> 27
-		x *= 0x94d049bb133111eb
-		return x ^ x>>31
+		return mix64(h.Sum64())
 	}
 	slices.SortFunc(order, func(a, b string) int {
 		if c := cmp.Compare(key(a), key(b)); c != 0 {

@@ -16,7 +16,7 @@ DEMO_ARGS ?=
 # as a failure ("context deadline exceeded").
 FUZZTIME  ?= 50000x
 
-.PHONY: all build test unit fuzz lint demo run e2e fixtures golden dashboards rules bench bench-fleet clean
+.PHONY: all build test unit fuzz lint demo run e2e fixtures golden dashboards rules bench bench-fleet sim clean
 
 all: lint build test
 
@@ -94,6 +94,12 @@ bench: build
 # part of `make test`.
 bench-fleet: build
 	$(GO) run ./internal/fleetbench -binary ./$(BIN) -exporters 16,64 -duration 3m
+# The fleet probe simulation (virtual clock, no processes): per fleet size and
+# injected fault, the time until the right suspect is named, the wrong suspects
+# and the peak share of the fabric under test (the README's table). make test
+# runs it at 128 nodes (internal/fleetsim).
+sim:
+	$(GO) run ./internal/fleetsim/cmd/fleetsim -nodes 8,128,1024
 
 clean:
 	rm -f $(BIN)

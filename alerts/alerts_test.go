@@ -546,6 +546,12 @@ var designOnlyMetrics = []string{
 	"roce_probe_last_run_timestamp_seconds",
 	"roce_probe_runs_total",
 	"roce_probe_failure_info",
+	"roce_probe_freshness_bound_seconds",
+	"roce_probe_last_completed_timestamp_seconds",
+	"roce_probe_stale_results",
+	"roce_probe_peers_failed",
+	"roce_probe_peers_passed",
+	"roce_probe_last_passed_timestamp_seconds",
 	"roce_health_check_ok",
 	"roce_health_check_info",
 	// Being added with the LLDP reader; the fleet rules join on it and

@@ -73,7 +73,7 @@ func (c *probeCollector) Update(_ *node.Snapshot, out *Sink) error {
 		for _, size := range slices.Sorted(maps.Keys(r.BusBandwidth)) {
 			out.emit(probeBusBW, r.BusBandwidth[size], r.Probe, r.Peer, r.Device, strconv.FormatUint(size, 10))
 		}
-		if r.Probe == probes.KindNCCL {
+		if r.Probe == probes.KindNCCL || r.Probe == probes.KindNCCLGroup {
 			out.emit(probeWrong, float64(r.WrongResults), l...)
 		}
 		if !r.Success && r.Reason != "" {
@@ -83,5 +83,6 @@ func (c *probeCollector) Update(_ *node.Snapshot, out *Sink) error {
 	for _, rc := range store.Runs() {
 		out.emit(probeRuns, float64(rc.Count), rc.Probe, rc.Result)
 	}
+	updateProbeFleet(store, out)
 	return nil
 }

@@ -45,3 +45,38 @@ func TestProbesOffIsNotAFailingCollector(t *testing.T) {
 		t.Error("probe series with probes off")
 	}
 }
+
+// Stale link results are dropped and counted; the kind's bound, last run
+// and the per-rail peer judgement are exported.
+func TestProbeFreshnessAndJudgement(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	store := probes.NewStore()
+	store.SetClock(func() time.Time { return now })
+	store.SetSelf("gpu01")
+	store.SetFreshness(probes.KindIBWriteBW, 3*time.Hour+90*time.Second)
+	store.Add(&probes.Result{Probe: probes.KindIBWriteBW, Peer: "gpu09", Device: "mlx5_3", Rail: 3, Start: now.Add(-5 * time.Hour), Success: false, Reason: probes.ReasonBelowThreshold})
+	store.Add(&probes.Result{Probe: probes.KindIBWriteBW, Peer: "gpu02", Device: "mlx5_3", Rail: 3, Start: now.Add(-2 * time.Hour), Success: false, Reason: probes.ReasonBelowThreshold})
+	store.Add(&probes.Result{Probe: probes.KindIBWriteBW, Peer: "gpu03", Device: "mlx5_3", Rail: 3, Start: now.Add(-time.Hour), Success: true})
+	cfg := fixtureConfig("mlx5-8x400g-healthy", "probe")
+	cfg.o.Probes = store
+	e, _ := newTestExporter(t, cfg)
+	out := scrape(t, e)
+	if len(series(out, "roce_probe_success", `peer="gpu09"`)) != 0 {
+		t.Error("a stale result is still exported")
+	}
+	if v := value(t, mustSeries(t, out, "roce_probe_stale_results", `probe="ib_write_bw"`)); v != "1" {
+		t.Errorf("stale = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_probe_freshness_bound_seconds", `probe="ib_write_bw"`)); v != "10890" {
+		t.Errorf("bound = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_probe_last_completed_timestamp_seconds", `probe="ib_write_bw"`)); v != "1.7999964e+09" {
+		t.Errorf("last completed = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_probe_peers_failed", `device="mlx5_3"`, `rail="3"`, `node="gpu01"`)); v != "1" {
+		t.Errorf("peers failed = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_probe_peers_passed", `device="mlx5_3"`, `node="gpu01"`)); v != "1" {
+		t.Errorf("peers passed = %s", v)
+	}
+}

@@ -324,6 +324,25 @@ func (l *loader) decodeProbes(f field, p *Probes) {
 				p.MaxPortUtilization = share
 			}
 		},
+		"nic_test_interval": func(f field) { p.NICTestInterval, _ = l.duration(f, false) },
+		"max_fabric_share": func(f field) {
+			if share, ok := l.number(f); ok {
+				if share <= 0 || share > 1 {
+					l.errorAt(f.node, f.path, "%v must be above 0 and at most 1 (0.25 keeps at most a quarter of the nodes under test at once)", share)
+					return
+				}
+				p.MaxFabricShare = share
+			}
+		},
+		"fresh_rounds": func(f field) {
+			if n, ok := l.integer(f); ok {
+				if n < 2 || n > 100 {
+					l.errorAt(f.node, f.path, "%d must be 2–100: a NIC is named only after failing with two different peers, which takes two rounds", n)
+					return
+				}
+				p.FreshRounds = n
+			}
+		},
 		"ib_write_bw":  func(f field) { l.decodePerftest(f, &p.IBWriteBW) },
 		"ib_write_lat": func(f field) { l.decodePerftest(f, &p.IBWriteLat) },
 		"nccl":         func(f field) { l.decodeNCCL(f, &p.NCCL) },
@@ -447,6 +466,15 @@ func (l *loader) decodeNCCL(f field, n *NCCL) {
 			}
 		},
 		"large_message_bytes": func(f field) { n.LargeMessageBytes, _ = l.size(f) },
+		"group_size": func(f field) {
+			if k, ok := l.integer(f); ok {
+				if k == 1 || k < 0 || k > 1024 {
+					l.errorAt(f.node, f.path, "%d must be 2–1024 (an NCCL group needs at least two nodes to cross the network), or 0 to run no groups", k)
+					return
+				}
+				n.GroupSize = k
+			}
+		},
 	})
 	l.object(f, handlers)
 }

@@ -13,6 +13,14 @@ const (
 	defaultJitterShare = 0.1
 	defaultMPIRun      = "/usr/bin/mpirun"
 	defaultPingCount   = 5
+	// defaultMaxFabricShare 1 keeps the historical schedule: every pair of a round at once.
+	defaultMaxFabricShare = 1.0
+	// defaultFreshRounds: a node is tested once per interval, so three intervals hold at
+	// least two of its tests (two failures with different peers name a NIC) and one
+	// missed round (port busy) does not blank its results.
+	defaultFreshRounds = 3
+	// defaultNCCLGroupSize: NCCL runs in pairs of nodes, like the perftest probes.
+	defaultNCCLGroupSize = 2
 )
 
 var (
@@ -80,8 +88,14 @@ func (l *loader) applyDefaults(p *Plan) {
 	probes := &p.Probes
 	defaultTo(l, "probes.state_dir", &probes.StateDir, defaultStateDir)
 	defaultTo(l, "probes.max_port_utilization", &probes.MaxPortUtilization, defaultMaxPortUtilization)
-	l.defaultPerftest("probes.ib_write_bw", &probes.IBWriteBW, defaultIBWriteBW)
-	l.defaultPerftest("probes.ib_write_lat", &probes.IBWriteLat, defaultIBWriteLat)
+	defaultTo(l, "probes.nic_test_interval", &probes.NICTestInterval, defaultIBWriteBW.Interval)
+	defaultTo(l, "probes.max_fabric_share", &probes.MaxFabricShare, defaultMaxFabricShare)
+	defaultTo(l, "probes.fresh_rounds", &probes.FreshRounds, defaultFreshRounds)
+	// nic_test_interval is the pair probes' default interval: one epoch pairs every node.
+	bw, lat := defaultIBWriteBW, defaultIBWriteLat
+	bw.Interval, lat.Interval = probes.NICTestInterval, probes.NICTestInterval
+	l.defaultPerftest("probes.ib_write_bw", &probes.IBWriteBW, bw)
+	l.defaultPerftest("probes.ib_write_lat", &probes.IBWriteLat, lat)
 
 	nccl := &probes.NCCL
 	l.defaultSchedule("probes.nccl", &nccl.Schedule, defaultNCCLSchedule)
@@ -89,6 +103,7 @@ func (l *loader) applyDefaults(p *Plan) {
 	defaultTo(l, "probes.nccl.min_bytes", &nccl.MinBytes, defaultNCCLMinBytes)
 	defaultTo(l, "probes.nccl.max_bytes", &nccl.MaxBytes, defaultNCCLMaxBytes)
 	defaultTo(l, "probes.nccl.large_message_bytes", &nccl.LargeMessageBytes, DefaultNCCLLargeMessageBytes)
+	defaultTo(l, "probes.nccl.group_size", &nccl.GroupSize, defaultNCCLGroupSize)
 
 	ping := &probes.Ping
 	l.defaultSchedule("probes.ping", &ping.Schedule, defaultPingSchedule)

@@ -64,6 +64,12 @@
 //	probes.enabled                       false (probes load the fabric; opt in)
 //	probes.state_dir                     /var/lib/roce_exporter
 //	probes.max_port_utilization          0.1
+//	probes.nic_test_interval             1h (every node tested on every rail once per
+//	                                     interval; the pair probes' default interval)
+//	probes.max_fabric_share              1 (share of nodes under pair test at once; below 1
+//	                                     the interval is split into rounds, see fleet.go)
+//	probes.fresh_rounds                  3 (results older than this many intervals plus the
+//	                                     timeout are dropped and not judged)
 //	probes.ib_write_bw                   enabled, interval 1h, timeout 90s, jitter 10% of
 //	                                     interval, command /usr/bin/ib_write_bw, duration
 //	                                     10s, message_size 1048576, queue_pairs 4,
@@ -77,14 +83,16 @@
 //	                                     mpirun /usr/bin/mpirun, min_bytes 8, max_bytes 8G,
 //	                                     large_message_bytes 256M (the judged bus bandwidth
 //	                                     is the best at or above it, else the largest size)
-//	                                     (command, leader and gpus_per_node have no default)
+//	                                     group_size 2 (groups of nodes rotating every interval,
+//	                                     each led by a member; leader adds a whole-cluster run)
+//	                                     (command and gpus_per_node have no default)
 //	probes.ping                          enabled, interval 1m, timeout 10s, jitter 10%, count 5
 //
 // message_size is 1 MiB rather than perftest's 65536 because 64 KiB messages on few
 // queue pairs cannot fill a 400G port, so a healthy link would look slow.
 //
 // Requirements that matter only for a probe that runs (port_range large enough for the
-// widest node, NCCL leader, command and gpus_per_node, IPv4 management addresses for
+// widest node, NCCL command and gpus_per_node, IPv4 management addresses for
 // mpirun's -H) apply when both probes.enabled and the probe's own enabled are true, so a
 // plan without probes never fails on them.
 //

@@ -181,11 +181,15 @@ func TestDefaults(t *testing.T) {
 			MaxBytes: 8 << 30,
 			// 256 MiB: the judged bus bandwidth starts there, not at nccl-tests' average.
 			LargeMessageBytes: 256 << 20,
+			GroupSize:         2,
 		},
 		Ping: Ping{
 			Schedule: Schedule{Enabled: true, Interval: time.Minute, Timeout: 10 * time.Second, Jitter: 6 * time.Second},
 			Count:    5,
 		},
+		NICTestInterval: time.Hour,
+		MaxFabricShare:  1,
+		FreshRounds:     3,
 	}
 	if !reflect.DeepEqual(plan.Probes, wantProbes) {
 		t.Errorf("probes = %+v\nwant %+v", plan.Probes, wantProbes)

@@ -183,6 +183,18 @@ type Probes struct {
 	IBWriteLat         Perftest
 	NCCL               NCCL
 	Ping               Ping
+
+	// NICTestInterval is how often every NIC must be tested by a pair probe: the length
+	// of one pairing of the whole plan (an epoch). It is the default interval of
+	// ib_write_bw and ib_write_lat. See fleet.go.
+	NICTestInterval time.Duration
+	// MaxFabricShare is the largest share of the plan's nodes (and so of its NICs: a
+	// pair tests all its rails at once) a pair probe may load at one time. 1 runs every
+	// pair of an epoch at once; 0.25 splits the epoch into rounds of a quarter each.
+	MaxFabricShare float64
+	// FreshRounds is how many intervals a probe result counts for: older results are
+	// dropped from the exported link results and from the peer judgement.
+	FreshRounds int
 }
 
 // Schedule is when a probe runs: every Interval, started up to Jitter late so that nodes
@@ -260,6 +272,11 @@ type NCCL struct {
 	// MinBusBandwidthGBps is an absolute floor in GB/s (10^9 bytes/s, as nccl-tests
 	// prints busbw) for that large-message bus bandwidth; 0 means no floor.
 	MinBusBandwidthGBps float64
+	// GroupSize is the number of nodes of each NCCL group run: every interval the plan is
+	// cut into groups of this size (the last one takes the remainder), led by a member the
+	// schedule names, so a slow group points at its few nodes. Leader, when set, adds the
+	// whole-cluster run. 0 runs no groups.
+	GroupSize int
 }
 
 // Ping pings every peer's compute IPs.

@@ -232,6 +232,8 @@ func (l *loader) validateProbes(p *Plan) {
 		l.errorf("probes.ib_write_lat.queue_pairs", "perftest latency tests use one queue pair and refuse -q (\"Multiple QPs only available on bw tests\"); remove queue_pairs")
 	}
 	bw, lat := probes.IBWriteBW, probes.IBWriteLat
+	l.validateFleetRounds(p, "probes.ib_write_bw", bw.Schedule, runs(bw.Schedule))
+	l.validateFleetRounds(p, "probes.ib_write_lat", lat.Schedule, runs(lat.Schedule))
 	if runs(bw.Schedule) && runs(lat.Schedule) && bw.PortRange.overlaps(lat.PortRange) {
 		l.errorf("probes.ib_write_lat.port_range", "%s overlaps ib_write_bw's %s: both responders listen at the same time and each needs its own ports", lat.PortRange, bw.PortRange)
 	}
@@ -252,7 +254,6 @@ func (l *loader) validateProbes(p *Plan) {
 			}
 		}
 		for _, required := range []struct{ key, hint string }{
-			{"leader", "the node that launches mpirun; it needs passwordless ssh to every other node"},
 			{"command", "the absolute path of all_reduce_perf from an MPI build of nccl-tests, e.g. /opt/nccl-tests/build/all_reduce_perf"},
 			{"gpus_per_node", "one MPI rank runs per GPU; `nvidia-smi -L` lists them"},
 		} {
@@ -340,4 +341,18 @@ func (p *Plan) widestNode() *Node {
 		}
 	}
 	return widest
+}
+
+// validateFleetRounds checks that the rounds max_fabric_share splits an interval into
+// are long enough for a run: a round shorter than the timeout would overlap the next.
+func (l *loader) validateFleetRounds(p *Plan, path string, s Schedule, runs bool) {
+	if !runs || s.Interval <= 0 {
+		return
+	}
+	rounds := PairRounds(len(p.Nodes), p.Probes.MaxFabricShare)
+	if slot := s.Interval / time.Duration(rounds); slot <= s.Timeout {
+		l.errorf(l.firstWritten("probes.max_fabric_share", path+".interval", "probes.nic_test_interval"),
+			"max_fabric_share %v splits %s's interval %v into %d rounds of %v for %d nodes, not longer than its timeout %v: raise max_fabric_share or the interval (probes.nic_test_interval), or lower the timeout",
+			p.Probes.MaxFabricShare, path, s.Interval, rounds, slot, len(p.Nodes), s.Timeout)
+	}
 }

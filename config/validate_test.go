@@ -580,10 +580,10 @@ probes:
 		want: []wantError{{13, "probes.nccl.leader", "node09 is not a node of this plan; the leader must be one of: node01"}},
 	},
 	{
-		name: "enabled nccl needs leader, command and GPUs",
+		// No leader is fine: the groups run without one; a leader adds the whole-cluster run.
+		name: "enabled nccl needs command and GPUs",
 		yaml: minimalPlan + "probes:\n  enabled: true\n  nccl:\n    enabled: true\n",
 		want: []wantError{
-			{14, "probes.nccl.leader", "is required when the NCCL probe is enabled"},
 			{14, "probes.nccl.command", "is required when the NCCL probe is enabled"},
 			{14, "probes.nccl.gpus_per_node", "is required when the NCCL probe is enabled"},
 		},

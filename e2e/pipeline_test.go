@@ -169,11 +169,15 @@ func writePlan(t *testing.T, dir string, nodes []*node, standin string) string {
 	fmt.Fprintf(&b, `probes:
   enabled: true
   max_port_utilization: 1
+  # Results must outlive a pair's next meeting: with three nodes and 4s rounds a pair
+  # meets every 12s, and the 10s NCCL window can skip it twice in a row.
+  fresh_rounds: 10
   ib_write_bw: {command: %[1]s/ib_write_bw, interval: 4s, timeout: 3s, jitter: 0s, duration: 1s}
   ib_write_lat: {enabled: true, command: %[1]s/ib_write_lat, interval: 6s, timeout: 3s, jitter: 0s, port_range: 18600-18610}
   nccl:
     enabled: true
     leader: %[2]s
+    group_size: 0
     mpirun: %[1]s/mpirun
     command: /opt/nccl-tests/build/all_reduce_perf
     gpus_per_node: 8

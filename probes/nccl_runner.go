@@ -81,9 +81,14 @@ func (r *ncclRunner) env() map[string]string {
 
 // argv builds the mpirun command line: one rank per GPU, one GPU per rank.
 func (r *ncclRunner) argv(env map[string]string) []string {
+	return r.argvFor(r.plan.NodeNames(), env)
+}
+
+// argvFor is the mpirun command line over the named nodes (a group).
+func (r *ncclRunner) argvFor(names []string, env map[string]string) []string {
 	c := r.cfg()
 	var hosts []string
-	for _, name := range r.plan.NodeNames() {
+	for _, name := range names {
 		n, _ := r.plan.Node(name)
 		hosts = append(hosts, fmt.Sprintf("%s:%d", n.ManagementIP, c.GPUsPerNode))
 	}
@@ -103,9 +108,17 @@ func (r *ncclRunner) argv(env map[string]string) []string {
 }
 
 func (r *ncclRunner) run(ctx context.Context) *Result {
+	return r.runOn(ctx, r.plan.NodeNames())
+}
+
+// runOn runs all_reduce_perf across the named nodes.
+func (r *ncclRunner) runOn(ctx context.Context, names []string) *Result {
 	res := &Result{Probe: KindNCCL, Start: time.Now()}
+	if len(names) != len(r.plan.Nodes) {
+		res.Probe = KindNCCLGroup // judged against the groups' own baseline
+	}
 	env := r.env()
-	res.Command = r.argv(env)
+	res.Command = r.argvFor(names, env)
 	procEnv := os.Environ()
 	for k, v := range env {
 		procEnv = append(procEnv, k+"="+v)

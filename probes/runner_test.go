@@ -496,7 +496,7 @@ func TestBusyPortIsSkippedAndCounted(t *testing.T) {
 	standinEnv(t, "bw_ok")
 	s := newTestScheduler(t, testPlan(t, "0.9", ""), fakeNode{rate: 400e9, gid: 3, util: 0.6})
 	peer, _ := s.opts.Plan.Node("node02")
-	for _, r := range s.runPerftest(context.Background(), s.bw, peer) {
+	for _, r := range s.runPerftest(context.Background(), s.bw, peer, time.Time{}) {
 		if !r.Skipped || !strings.Contains(r.SkipReason, "60%") {
 			t.Errorf("busy port not skipped: %+v", r)
 		}
@@ -576,10 +576,15 @@ func TestOneNodePlanPairRoundsAreByes(t *testing.T) {
 	plan := testPlan(t, "0.9", "")
 	plan.Nodes = plan.Nodes[:1]
 	s := newTestScheduler(t, plan, fakeNode{})
-	for round := int64(0); round < 5; round++ {
-		s.pairRound(context.Background(), s.bw, round)
-		if pairs := s.roundPairs(plan.Probes.IBWriteBW.Schedule, time.Unix(round*3600, 0)); len(pairs) != 0 {
-			t.Errorf("round %d pairs %v on a one-node plan", round, pairs)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	s.pairLoop(ctx, s.bw) // returns at once: there is no turn to wait for
+	if ctx.Err() != nil {
+		t.Error("the pair loop waited for a turn on a one-node plan")
+	}
+	for epoch := int64(0); epoch < 5; epoch++ {
+		if pairs := s.fleet[KindIBWriteBW].Pairs(epoch, 0); len(pairs) != 0 {
+			t.Errorf("epoch %d pairs %v on a one-node plan", epoch, pairs)
 		}
 	}
 	if got := calls(t, dir); len(got) != 1 || got[0] != "" {

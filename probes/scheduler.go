@@ -36,7 +36,7 @@ type Options struct {
 type Scheduler struct {
 	opts   Options
 	self   *config.Node
-	pairs  *Schedule // the plan's round-robin pairing; the plan does not change
+	fleet  map[string]*FleetSchedule // per pair probe kind; the plan does not change
 	store  *Store
 	base   *Baselines
 	locks  *deviceLocks
@@ -71,11 +71,22 @@ func New(opts Options) (*Scheduler, error) {
 	}
 	p := opts.Plan.Probes
 	s := &Scheduler{
-		opts: opts, self: self, pairs: NewSchedule(opts.Plan.NodeNames()), store: NewStore(), base: base, locks: newDeviceLocks(), logger: opts.Logger,
+		opts: opts, self: self, store: NewStore(), base: base, locks: newDeviceLocks(), logger: opts.Logger,
 		bw:   newPerftestRunner(KindIBWriteBW, p.IBWriteBW, opts.Plan, opts.Node, base, opts.Logger),
 		lat:  newPerftestRunner(KindIBWriteLat, p.IBWriteLat, opts.Plan, opts.Node, base, opts.Logger),
 		nccl: &ncclRunner{plan: opts.Plan, self: self, node: opts.Node, base: base, logger: opts.Logger},
 		ping: &pingRunner{count: p.Ping.Count, timeout: p.Ping.Timeout, interval: 200 * time.Millisecond},
+		fleet: map[string]*FleetSchedule{
+			KindIBWriteBW:  NewFleetSchedule(opts.Plan.NodeNames(), p.IBWriteBW.Schedule, p.MaxFabricShare),
+			KindIBWriteLat: NewFleetSchedule(opts.Plan.NodeNames(), p.IBWriteLat.Schedule, p.MaxFabricShare),
+		},
+	}
+	s.store.SetClock(opts.Now)
+	s.store.SetSelf(self.Name)
+	for kind, sch := range map[string]config.Schedule{KindIBWriteBW: p.IBWriteBW.Schedule, KindIBWriteLat: p.IBWriteLat.Schedule, KindNCCL: p.NCCL.Schedule, KindNCCLGroup: p.NCCL.Schedule, KindPing: p.Ping.Schedule} {
+		if sch.Enabled {
+			s.store.SetFreshness(kind, config.FreshFor(sch, p.FreshRounds))
+		}
 	}
 	return s, nil
 }
@@ -100,14 +111,25 @@ func (s *Scheduler) Run(ctx context.Context) {
 		wg.Add(1)
 		go func(r *perftestRunner) {
 			defer wg.Done()
-			s.loop(ctx, r.kind, r.cfg.Schedule, func(round int64) { s.pairRound(ctx, r, round) })
+			s.pairLoop(ctx, r)
 		}(r)
 	}
-	if p.NCCL.Enabled && p.NCCL.Leader == s.self.Name {
+	if p.NCCL.Enabled && p.NCCL.Leader != "" && p.NCCL.Leader == s.self.Name {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			s.loop(ctx, KindNCCL, p.NCCL.Schedule, func(int64) { s.runNCCL(ctx) })
+		}()
+	}
+	if p.NCCL.Enabled && p.NCCL.GroupSize >= 2 && p.NCCL.Interval > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.loop(ctx, KindNCCLGroup, p.NCCL.Schedule, func(epoch int64) {
+				if sleepCtx(ctx, groupOffset(p.NCCL.Interval)) {
+					s.runNCCLGroup(ctx, epoch)
+				}
+			})
 		}()
 	}
 	if p.Ping.Enabled {
@@ -127,12 +149,13 @@ func (s *Scheduler) Run(ctx context.Context) {
 // assigned to us for the round.
 func (s *Scheduler) served(r *perftestRunner) func(Link, execResult, time.Time, bool) {
 	return func(l Link, out execResult, connectedAt time.Time, completed bool) {
-		res := &Result{Probe: r.kind, Device: l.Device, Start: connectedAt, Duration: out.Duration, ExitCode: out.ExitCode, StderrTail: out.Stderr, Role: "server"}
+		res := &Result{Probe: r.kind, Device: l.Device, Rail: l.Rail, Start: connectedAt, Duration: out.Duration, ExitCode: out.ExitCode, StderrTail: out.Stderr, Role: "server"}
 		if addr, ok := RemoteGIDAddress(out.Stdout); ok {
 			res.Peer, res.PeerDevice = s.nodeOfAddress(addr)
 		}
 		if res.Peer == "" {
-			if peer, isClient, ok := PeerFor(s.self.Name, s.roundPairs(r.cfg.Schedule, connectedAt)); ok && !isClient {
+			if turn, ok := s.fleet[r.kind].PeerAt(s.self.Name, connectedAt); ok && !turn.IsClient {
+				peer := turn.Peer
 				res.Peer = peer
 				if pn, ok := s.opts.Plan.Node(peer); ok && l.Rail < len(pn.Interfaces) {
 					res.PeerDevice = pn.Interfaces[l.Rail].RDMADevice
@@ -158,13 +181,6 @@ func (s *Scheduler) nodeOfAddress(a netip.Addr) (string, string) {
 		}
 	}
 	return "", ""
-}
-
-func (s *Scheduler) roundPairs(sch config.Schedule, at time.Time) []Pair {
-	if sch.Interval <= 0 {
-		return nil
-	}
-	return s.pairs.Round(int(at.Add(-sch.Jitter).UnixNano() / int64(sch.Interval)))
 }
 
 // loop runs fn once per interval, at a wall-clock-aligned time plus a
@@ -243,22 +259,49 @@ func (s *Scheduler) inNCCLWindow(now time.Time) bool {
 	if !n.Enabled || n.Interval <= 0 {
 		return false
 	}
-	start := roundStart(KindNCCL, n.Schedule, now.UnixNano()/int64(n.Interval))
-	return !now.Before(start) && now.Before(start.Add(n.Timeout))
-}
-
-// pairRound runs this node's side of one round of the pair schedule.
-func (s *Scheduler) pairRound(ctx context.Context, r *perftestRunner, round int64) {
-	peerName, isClient, ok := PeerFor(s.self.Name, s.pairs.Round(int(round)))
-	if !ok || !isClient {
-		return // bye, or our responders serve the peer
+	epoch := now.UnixNano() / int64(n.Interval)
+	start := roundStart(KindNCCL, n.Schedule, epoch)
+	if !now.Before(start) && now.Before(start.Add(n.Timeout)) {
+		return true
 	}
-	peer, _ := s.opts.Plan.Node(peerName)
-	s.runPerftest(ctx, r, peer)
+	// The group runs, half an interval later (their own jitter and start).
+	groups := roundStart(KindNCCLGroup, n.Schedule, epoch).Add(groupOffset(n.Interval))
+	return n.GroupSize >= 2 && !now.Before(groups) && now.Before(groups.Add(n.Timeout))
 }
 
-// runPerftest measures every rail to one peer, rails in parallel.
-func (s *Scheduler) runPerftest(ctx context.Context, r *perftestRunner, peer *config.Node) []*Result {
+// pairLoop runs this node's side of the fleet schedule: once per epoch, in
+// the round the schedule gives it, as the client (our responders serve the
+// peer when it is the client).
+func (s *Scheduler) pairLoop(ctx context.Context, r *perftestRunner) {
+	fleet := s.fleet[r.kind]
+	for {
+		turn, ok := fleet.NextTurn(s.self.Name, s.opts.Now())
+		if !ok {
+			return // fewer than two nodes, or no interval
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(turn.Start.Sub(s.opts.Now())):
+		}
+		if !turn.IsClient {
+			continue
+		}
+		peer, _ := s.opts.Plan.Node(turn.Peer)
+		s.runPerftest(ctx, r, peer, fleet.RoundEnd(turn.Epoch, turn.Round))
+	}
+}
+
+// retestDelay is the pause before a failed rail is tested again: a single
+// failure that passes on the retest (a responder restarting, a burst of
+// traffic) is noise, not a finding.
+const retestDelay = 5 * time.Second
+
+// runPerftest measures every rail to one peer, rails in parallel. A rail
+// that fails is tested once more when the round leaves time before
+// deadline (zero: no retest); only a failure the retest confirms is
+// recorded as one.
+func (s *Scheduler) runPerftest(ctx context.Context, r *perftestRunner, peer *config.Node, deadline time.Time) []*Result {
 	links := s.links(peer)
 	results := make([]*Result, len(links))
 	var wg sync.WaitGroup
@@ -266,7 +309,23 @@ func (s *Scheduler) runPerftest(ctx context.Context, r *perftestRunner, peer *co
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = s.guarded(ctx, r.kind, l, func() *Result { return r.runClient(ctx, l) }, l.Device)
+			run := func() *Result {
+				return s.guarded(ctx, r.kind, l, func() *Result { return r.runClient(ctx, l) }, l.Device)
+			}
+			res := run()
+			if res != nil && !res.Success && !res.Skipped && !deadline.IsZero() &&
+				s.opts.Now().Add(retestDelay+r.cfg.Timeout).Before(deadline) && sleepCtx(ctx, retestDelay) {
+				if again := run(); again != nil && !again.Skipped {
+					if again.Success {
+						again.Warnings = append(again.Warnings, "passed on a retest after the first attempt failed: "+res.Reason)
+					}
+					res = again
+				}
+			}
+			if res != nil {
+				res.Rail = l.Rail
+			}
+			results[i] = res
 		}()
 	}
 	wg.Wait()
@@ -286,7 +345,7 @@ func (s *Scheduler) guarded(ctx context.Context, kind string, l Link, run func()
 	skip := func(reason string) *Result {
 		return &Result{Probe: kind, Peer: l.Peer, Device: l.Device, PeerDevice: l.PeerDevice, Start: s.opts.Now(), Skipped: true, SkipReason: reason}
 	}
-	if kind != KindNCCL && s.inNCCLWindow(s.opts.Now()) {
+	if kind != KindNCCL && kind != KindNCCLGroup && s.inNCCLWindow(s.opts.Now()) {
 		return skip("the cluster-wide NCCL probe is running")
 	}
 	if !s.locks.lock(ctx, 30*time.Second, devices...) {
@@ -374,7 +433,7 @@ func (s *Scheduler) RunOnce(ctx context.Context, kind, peer string) ([]*Result, 
 		var out []*Result
 		for _, p := range s.opts.Plan.Peers(s.self.Name) {
 			if peer == "" || p.Name == peer {
-				out = append(out, s.runPerftest(ctx, r, p)...)
+				out = append(out, s.runPerftest(ctx, r, p, time.Time{})...)
 			}
 		}
 		return out, nil

@@ -21,6 +21,10 @@ type Result struct {
 	Device string `json:"device"`
 	// PeerDevice is the rail-matched device on the peer.
 	PeerDevice string `json:"peer_device,omitempty"`
+	// Rail is the plan's rail index of Device (pair probes only): rail-matched
+	// devices may have different names on different nodes, so cross-node rules
+	// join on it.
+	Rail int `json:"rail,omitempty"`
 	// Role is "server" when a peer's client ran the test against one of
 	// this node's responders; empty for tests this node started.
 	Role     string        `json:"role,omitempty"`
@@ -82,6 +86,10 @@ func (r *Result) baselineKey() string {
 	if r.Probe == KindNCCL {
 		return r.Key() + "|large_message"
 	}
+	if r.Probe == KindNCCLGroup {
+		// Groups rotate: one baseline for every group this node leads.
+		return KindNCCLGroup + "|large_message"
+	}
 	return r.Key()
 }
 
@@ -95,11 +103,13 @@ type Store struct {
 	latest  map[string]*Result
 	runs    map[[2]string]uint64 // {probe, result} -> count
 	history []*Result
+	fresh   freshness
+	self    string // this node's plan name, the node label of the judgements
 }
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{latest: map[string]*Result{}, runs: map[[2]string]uint64{}}
+	return &Store{latest: map[string]*Result{}, runs: map[[2]string]uint64{}, fresh: newFreshness()}
 }
 
 // Add records a finished run. A skipped run is counted but does not
@@ -116,7 +126,17 @@ func (s *Store) Add(r *Result) {
 	}
 	s.runs[[2]string{r.Probe, outcome}]++
 	if !r.Skipped {
+		if r.Probe == KindNCCLGroup {
+			// One series per leader: the last group it led.
+			for k, old := range s.latest {
+				if old.Probe == KindNCCLGroup {
+					delete(s.latest, k)
+				}
+			}
+		}
 		s.latest[r.Key()] = r
+		s.fresh.completed(r)
+		s.fresh.prune(s.latest)
 	}
 	s.history = append(s.history, r)
 	if len(s.history) > historyLimit {
@@ -124,15 +144,25 @@ func (s *Store) Add(r *Result) {
 	}
 }
 
-// Latest returns the last non-skipped result of every link, sorted.
+// Latest returns the last non-skipped result of every link that is still
+// fresh (see SetFreshness), sorted.
 func (s *Store) Latest() []*Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]*Result, 0, len(s.latest))
-	for _, r := range s.latest {
-		out = append(out, r)
+	keys := make([]string, 0, len(s.latest))
+	now := s.fresh.now()
+	for k, r := range s.latest {
+		if s.fresh.isFresh(r, now) {
+			keys = append(keys, k)
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
+	// The map key is the result's Key: sort it once instead of building
+	// two keys per comparison.
+	sort.Strings(keys)
+	out := make([]*Result, len(keys))
+	for i, k := range keys {
+		out[i] = s.latest[k]
+	}
 	return out
 }
 

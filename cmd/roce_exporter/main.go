@@ -85,6 +85,8 @@ func run(args []string) int {
 		return probe.runNow()
 	case probe.parseCmd.FullCommand():
 		return probe.parse()
+	case probe.judgeCmd.FullCommand():
+		return probe.judge(os.Stdout)
 	default:
 		return serve.run()
 	}

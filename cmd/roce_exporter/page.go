@@ -75,6 +75,13 @@ type pageCollector struct {
 	Class                 string
 }
 
+type pageJudgement struct {
+	Probe, Device, FailedWith string
+	Rail, PeersFailed         int
+	PeersPassed               int
+	Class                     string
+}
+
 type pageProbe struct {
 	Start, Probe, Peer, Device, Result, Bandwidth, Diagnosis, Stderr string
 	Failed                                                           bool
@@ -92,12 +99,16 @@ type pageData struct {
 	Collectors              []pageCollector
 	ProbesEnabled           bool
 	Probes                  []pageProbe
-	ProbeFailures           int
-	Version, Revision       string
-	Branch, BuildUser       string
-	BuildDate, GoVersion    string
-	Platform, Uptime        string
-	StartedAt               string
+	// Judgement is the local view of the pair probes per rail (fresh
+	// results only) and LocalVerdicts what it points at per probe kind.
+	Judgement            []pageJudgement
+	LocalVerdicts        []string
+	ProbeFailures        int
+	Version, Revision    string
+	Branch, BuildUser    string
+	BuildDate, GoVersion string
+	Platform, Uptime     string
+	StartedAt            string
 }
 
 // renderPage writes the page for st (the exporter's latest collection) and
@@ -188,6 +199,22 @@ func (d *pageData) probes(store *probes.Store) {
 		return
 	}
 	d.ProbesEnabled = true
+	judged := store.Judge()
+	kinds := map[string]bool{}
+	for _, j := range judged {
+		kinds[j.Probe] = true
+		class := "ok"
+		if j.PeersFailed > 0 {
+			class = "fail"
+		}
+		d.Judgement = append(d.Judgement, pageJudgement{Probe: j.Probe, Device: j.Device, Rail: j.Rail,
+			PeersFailed: j.PeersFailed, PeersPassed: j.PeersPassed, FailedWith: strings.Join(j.FailedPeers, ", "), Class: class})
+	}
+	for _, k := range []string{probes.KindIBWriteBW, probes.KindIBWriteLat} {
+		if kinds[k] {
+			d.LocalVerdicts = append(d.LocalVerdicts, k+": "+probes.LocalVerdict(judged, k))
+		}
+	}
 	recent := store.Recent(30)
 	// Newest first by start time: results arrive as runs end, and a long
 	// NCCL run ends after shorter ones that started later.

@@ -35,6 +35,8 @@ type probeCommand struct {
 	parseLargeMessage *string
 	stateDir          *string
 	paths             *collector.PathFlags
+	judgeCmd          *kingpin.CmdClause
+	judgeURL          *string
 }
 
 func newProbeCommand(a *app) *probeCommand {
@@ -50,6 +52,8 @@ func newProbeCommand(a *app) *probeCommand {
 	p.parseFile = p.parseCmd.Arg("file", "The saved output; - for standard input.").Required().String()
 	p.parseLargeMessage = p.parseCmd.Flag("large-message-bytes", "nccl: judge the best bus bandwidth among message sizes from this one up (the largest size if none reaches it), as the plan's probes.nccl.large_message_bytes does. K, M, G are powers of 1024.").
 		Default(config.DefaultNCCLLargeMessageBytes.String()).String()
+	p.judgeCmd = cmd.Command("judge", "Print this node's probe judgement from the running exporter: per rail the distinct peers its fresh results failed and passed with, and whether that points at a NIC, the node or a peer/path. Exit 1 when a rail fails.")
+	p.judgeURL = p.judgeCmd.Flag("url", "The running exporter's metrics.").Default("http://localhost:14791/metrics").String()
 	return p
 }
 

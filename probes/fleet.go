@@ -1,0 +1,182 @@
+package probes
+
+import (
+	"cmp"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/config"
+)
+
+// FleetSchedule spreads the round-robin pairing over time so that a fleet is
+// tested often enough without loading too much of it at once.
+//
+// Time is cut into epochs of the probe's interval (probes.nic_test_interval).
+// Epoch e uses round e of the circle-method Schedule: a perfect matching, so
+// every node meets exactly one peer per epoch and every NIC is tested once
+// per interval. The epoch is split into Rounds() rounds (config.PairRounds,
+// from probes.max_fabric_share); pair i of the matching runs in round
+// i mod Rounds(). The pairs of a round are disjoint and rail-matched, and no
+// round holds more than the share of the nodes. Consecutive epochs walk the
+// circle, so every pair meets once in n-1 epochs: the full pair coverage is
+// the slow background sweep.
+//
+// Every node derives all of it from the plan and the clock: no coordinator.
+type FleetSchedule struct {
+	pairs    *Schedule
+	sch      config.Schedule
+	rounds   int
+	roundLen time.Duration
+	jitter   time.Duration
+}
+
+// NewFleetSchedule builds the schedule of one pair probe.
+func NewFleetSchedule(nodes []string, sch config.Schedule, share float64) *FleetSchedule {
+	pairs := scattered(NewSchedule(nodes))
+	f := &FleetSchedule{pairs: pairs, sch: sch, rounds: config.PairRounds(len(pairs.Nodes()), share)}
+	if sch.Interval > 0 {
+		f.roundLen = sch.Interval / time.Duration(f.rounds)
+		// The jitter must leave the run inside its round.
+		f.jitter = min(sch.Jitter, f.roundLen-sch.Timeout)
+	}
+	return f
+}
+
+// Rounds is the number of rounds per epoch.
+func (f *FleetSchedule) Rounds() int { return f.rounds }
+
+// RoundLength is how long one round lasts.
+func (f *FleetSchedule) RoundLength() time.Duration { return f.roundLen }
+
+// Interval is the epoch: how often every node is tested.
+func (f *FleetSchedule) Interval() time.Duration { return f.sch.Interval }
+
+// Epoch is the epoch that contains t (floor division, so clocks before 1970
+// still work).
+func (f *FleetSchedule) Epoch(t time.Time) int64 {
+	if f.sch.Interval <= 0 {
+		return 0
+	}
+	n := t.UnixNano() / int64(f.sch.Interval)
+	if t.UnixNano()%int64(f.sch.Interval) < 0 {
+		n--
+	}
+	return n
+}
+
+// matching is the circle round an epoch uses.
+func (f *FleetSchedule) matching(epoch int64) []Pair {
+	k := int64(2 * f.pairs.RoundsPerCycle())
+	if k == 0 {
+		return nil
+	}
+	return f.pairs.Round(int(((epoch % k) + k) % k))
+}
+
+// Pairs returns the pairs that run in round of epoch.
+func (f *FleetSchedule) Pairs(epoch int64, round int) []Pair {
+	var out []Pair
+	for i, p := range f.matching(epoch) {
+		if i%f.rounds == round {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Turn is one node's test in an epoch.
+type Turn struct {
+	Epoch    int64
+	Round    int
+	Peer     string
+	IsClient bool
+	Start    time.Time
+}
+
+// TurnOf finds node's test in epoch; ok is false for the bye (odd node
+// counts) or a node not in the plan.
+func (f *FleetSchedule) TurnOf(node string, epoch int64) (Turn, bool) {
+	for i, p := range f.matching(epoch) {
+		var t Turn
+		switch node {
+		case p.Client:
+			t = Turn{Peer: p.Server, IsClient: true}
+		case p.Server:
+			t = Turn{Peer: p.Client}
+		default:
+			continue
+		}
+		t.Epoch, t.Round = epoch, i%f.rounds
+		t.Start = f.RoundStart(epoch, t.Round)
+		return t, true
+	}
+	return Turn{}, false
+}
+
+// RoundStart is when a round starts: its slot in the epoch plus a jitter
+// every node derives from the epoch and round, so both ends agree.
+func (f *FleetSchedule) RoundStart(epoch int64, round int) time.Time {
+	at := time.Unix(0, epoch*int64(f.sch.Interval)+int64(round)*int64(f.roundLen))
+	if f.jitter <= 0 {
+		return at
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "pair/%d/%d", epoch, round)
+	return at.Add(time.Duration(h.Sum64() % uint64(f.jitter)))
+}
+
+// RoundEnd is when round's slot ends (the next round's unjittered start):
+// a retest must finish before it.
+func (f *FleetSchedule) RoundEnd(epoch int64, round int) time.Time {
+	return time.Unix(0, epoch*int64(f.sch.Interval)+int64(round+1)*int64(f.roundLen))
+}
+
+// PeerAt is node's peer for a test that was running at t: the turn of the
+// epoch containing t. A run starts after its round starts and ends before
+// the round does, so the epoch of any moment of the run is the turn's.
+func (f *FleetSchedule) PeerAt(node string, t time.Time) (Turn, bool) {
+	return f.TurnOf(node, f.Epoch(t))
+}
+
+// NextTurn is node's first test starting after t.
+func (f *FleetSchedule) NextTurn(node string, t time.Time) (Turn, bool) {
+	if f.sch.Interval <= 0 || f.pairs.RoundsPerCycle() == 0 {
+		return Turn{}, false
+	}
+	// Look two cycles ahead at most: an odd node count gives each node one bye per cycle.
+	for e := f.Epoch(t); e <= f.Epoch(t)+2; e++ {
+		if turn, ok := f.TurnOf(node, e); ok && turn.Start.After(t) {
+			return turn, true
+		}
+	}
+	return Turn{}, false
+}
+
+// scattered reorders a schedule's nodes by a hash of their names. The circle
+// method pairs positions whose sum is constant, so with nodes in name order
+// the nodes under one leaf (gpu001–gpu032) would meet the nodes under another
+// leaf only in a few consecutive epochs per cycle: a path between two leaves
+// could go untested for weeks at a thousand nodes. Hashed positions spread
+// every leaf pair over the whole cycle. Every node computes the same order.
+func scattered(s *Schedule) *Schedule {
+	order := slices.Clone(s.nodes[:s.real])
+	key := func(n string) uint64 {
+		h := fnv.New64a()
+		h.Write([]byte(n))
+		return mix64(h.Sum64())
+	}
+	slices.SortFunc(order, func(a, b string) int {
+		if c := cmp.Compare(key(a), key(b)); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	out := &Schedule{nodes: order, real: s.real}
+	if len(order)%2 == 1 {
+		out.nodes = append(out.nodes, "")
+	}
+	return out
+}

@@ -1,0 +1,127 @@
+package probes
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// SetSelf names the node the store belongs to.
+func (s *Store) SetSelf(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.self = name
+}
+
+// Self is the node the store belongs to ("" when not set).
+func (s *Store) Self() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.self
+}
+
+// DeviceJudgement is what one node can judge about one of its rails from its
+// own fresh pair-probe results: how many distinct peers it failed and passed
+// with. Whether the peers themselves are healthy is a cross-node question,
+// answered by the recording rules (alerts/recording_rules.yml) from every
+// node's judgements.
+type DeviceJudgement struct {
+	Probe       string
+	Device      string
+	Rail        int
+	PeersFailed int
+	PeersPassed int
+	// LastPassed is the start of the newest fresh passing test (zero: none):
+	// a path is suspected only when both ends passed with others after the
+	// failure.
+	LastPassed time.Time
+	// FailedPeers are the peers it failed with, sorted (shown, not exported).
+	FailedPeers []string
+}
+
+// Judge returns the judgement of every device with a fresh pair-probe
+// result, sorted by probe and device. Each link counts once, with its last
+// fresh result: a fixed link stops counting as failed as soon as it passes.
+func (s *Store) Judge() []DeviceJudgement {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.fresh.now()
+	byDev := map[[2]string]*DeviceJudgement{}
+	for _, r := range s.latest {
+		if (r.Probe != KindIBWriteBW && r.Probe != KindIBWriteLat) || r.Peer == "" || !s.fresh.isFresh(r, now) {
+			continue
+		}
+		k := [2]string{r.Probe, r.Device}
+		j := byDev[k]
+		if j == nil {
+			j = &DeviceJudgement{Probe: r.Probe, Device: r.Device, Rail: r.Rail}
+			byDev[k] = j
+		}
+		if r.Success {
+			j.PeersPassed++
+			if r.Start.After(j.LastPassed) {
+				j.LastPassed = r.Start
+			}
+		} else {
+			j.PeersFailed++
+			j.FailedPeers = append(j.FailedPeers, r.Peer)
+		}
+	}
+	out := make([]DeviceJudgement, 0, len(byDev))
+	for _, j := range byDev {
+		sort.Strings(j.FailedPeers)
+		out = append(out, *j)
+	}
+	sort.Slice(out, func(a, b int) bool {
+		if out[a].Probe != out[b].Probe {
+			return out[a].Probe < out[b].Probe
+		}
+		return out[a].Device < out[b].Device
+	})
+	return out
+}
+
+// LocalVerdict sums up the judgements of one probe kind the way the
+// fleet's alerts will, as far as one node can see: a rail failing with two
+// or more peers points at that NIC (or its cable or leaf port), every rail
+// failing at the node, a single failing peer at that peer or the path to it.
+// Only the alerts can confirm that the peers are healthy.
+func LocalVerdict(js []DeviceJudgement, probe string) string {
+	var rails, failing, suspect int
+	var lines []string
+	for _, j := range js {
+		if j.Probe != probe {
+			continue
+		}
+		rails++
+		if j.PeersFailed > 0 {
+			failing++
+		}
+		if j.PeersFailed >= 2 && j.PeersPassed == 0 {
+			suspect++
+		}
+	}
+	switch {
+	case rails == 0:
+		return "no fresh " + probe + " results"
+	case rails >= 2 && suspect == rails:
+		return "every rail fails with two or more peers: suspect this node (alert RoCEProbeSuspectNode once the peers pass with others)"
+	}
+	for _, j := range js {
+		if j.Probe != probe || j.PeersFailed == 0 {
+			continue
+		}
+		if j.PeersFailed >= 2 && j.PeersPassed == 0 {
+			lines = append(lines, fmt.Sprintf("%s (rail %d) fails with %d peers (%s), passes with %d: suspect this NIC, its cable or leaf port (alert RoCEProbeSuspectNICPort)",
+				j.Device, j.Rail, j.PeersFailed, strings.Join(j.FailedPeers, ", "), j.PeersPassed))
+		} else {
+			lines = append(lines, fmt.Sprintf("%s (rail %d) fails with %s only, passes with %d: suspect the peer or the path to it (alert RoCEProbeSuspectPath when both ends pass with others)",
+				j.Device, j.Rail, strings.Join(j.FailedPeers, ", "), j.PeersPassed))
+		}
+	}
+	if failing == 0 {
+		return fmt.Sprintf("every rail passes with every peer tested (%d rails)", rails)
+	}
+	return strings.Join(lines, "; ")
+}

@@ -24,7 +24,7 @@ var (
 
 // levelLabels are the labels a recording rule's level may name, longest
 // first so that chassis_name is not read as chassis + name.
-var levelLabels = []string{"chassis_name", "interface", "direction", "priority", "severity", "device", "port"}
+var levelLabels = []string{"chassis_name", "interface", "direction", "priority", "severity", "instance", "device", "port", "peer", "rail", "node"}
 
 // loadRecorded adds every recorded series of alerts/ to metrics, with the
 // labels its level names, and fills recordedMetrics and fleetMetrics.

@@ -26,7 +26,7 @@ import (
 //
 // Every node derives all of it from the plan and the clock: no coordinator.
 type FleetSchedule struct {
-	pairs    *Schedule
+	pairs    *roundRobin
 	sch      config.Schedule
 	rounds   int
 	roundLen time.Duration
@@ -35,8 +35,8 @@ type FleetSchedule struct {
 
 // NewFleetSchedule builds the schedule of one pair probe.
 func NewFleetSchedule(nodes []string, sch config.Schedule, share float64) *FleetSchedule {
-	pairs := scattered(NewSchedule(nodes))
-	f := &FleetSchedule{pairs: pairs, sch: sch, rounds: config.PairRounds(len(pairs.Nodes()), share)}
+	pairs := scattered(newRoundRobin(nodes))
+	f := &FleetSchedule{pairs: pairs, sch: sch, rounds: config.PairRounds(len(pairs.names()), share)}
 	if sch.Interval > 0 {
 		f.roundLen = sch.Interval / time.Duration(f.rounds)
 		// The jitter must leave the run inside its round.
@@ -69,11 +69,11 @@ func (f *FleetSchedule) Epoch(t time.Time) int64 {
 
 // matching is the circle round an epoch uses.
 func (f *FleetSchedule) matching(epoch int64) []Pair {
-	k := int64(2 * f.pairs.RoundsPerCycle())
+	k := int64(2 * f.pairs.roundsPerCycle())
 	if k == 0 {
 		return nil
 	}
-	return f.pairs.Round(int(((epoch % k) + k) % k))
+	return f.pairs.round(int(((epoch % k) + k) % k))
 }
 
 // Pairs returns the pairs that run in round of epoch.
@@ -143,7 +143,7 @@ func (f *FleetSchedule) PeerAt(node string, t time.Time) (Turn, bool) {
 
 // NextTurn is node's first test starting after t.
 func (f *FleetSchedule) NextTurn(node string, t time.Time) (Turn, bool) {
-	if f.sch.Interval <= 0 || f.pairs.RoundsPerCycle() == 0 {
+	if f.sch.Interval <= 0 || f.pairs.roundsPerCycle() == 0 {
 		return Turn{}, false
 	}
 	// Look two cycles ahead at most: an odd node count gives each node one bye per cycle.
@@ -161,7 +161,7 @@ func (f *FleetSchedule) NextTurn(node string, t time.Time) (Turn, bool) {
 // leaf only in a few consecutive epochs per cycle: a path between two leaves
 // could go untested for weeks at a thousand nodes. Hashed positions spread
 // every leaf pair over the whole cycle. Every node computes the same order.
-func scattered(s *Schedule) *Schedule {
+func scattered(s *roundRobin) *roundRobin {
 	order := slices.Clone(s.nodes[:s.real])
 	key := func(n string) uint64 {
 		h := fnv.New64a()
@@ -174,7 +174,7 @@ func scattered(s *Schedule) *Schedule {
 		}
 		return strings.Compare(a, b)
 	})
-	out := &Schedule{nodes: order, real: s.real}
+	out := &roundRobin{nodes: order, real: s.real}
 	if len(order)%2 == 1 {
 		out.nodes = append(out.nodes, "")
 	}

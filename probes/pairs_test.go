@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/roce-exporter/roce_exporter/config"
 )
@@ -65,9 +64,9 @@ func TestScheduleIsAPerfectRoundRobin(t *testing.T) {
 			}
 			shuffled := slices.Clone(names)
 			rand.New(rand.NewPCG(uint64(n), 1)).Shuffle(n, func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-			s := NewSchedule(shuffled)
+			s := newRoundRobin(shuffled)
 
-			k := s.RoundsPerCycle()
+			k := s.roundsPerCycle()
 			if want := n - 1 + n%2; k != want {
 				t.Fatalf("RoundsPerCycle = %d, want %d", k, want)
 			}
@@ -83,8 +82,8 @@ func TestScheduleIsAPerfectRoundRobin(t *testing.T) {
 				if r >= k && !checkDirections {
 					break
 				}
-				pairs := s.Round(r)
-				bye, hasBye := s.Bye(r)
+				pairs := s.round(r)
+				bye, hasBye := s.bye(r)
 				ids := checkMatching(t, names, r, pairs, index, bye, hasBye)
 				for j := 0; j < len(ids); j += 2 {
 					c, v := ids[j], ids[j+1]
@@ -118,20 +117,20 @@ func TestScheduleIgnoresInputOrderAndDuplicates(t *testing.T) {
 	sorted := []string{"a", "b", "c", "d", "e"}
 	messy := []string{"e", "c", "a", "", "d", "b", "c"}
 	for r := -3; r < 12; r++ {
-		if got, want := Round(messy, r), Round(sorted, r); !slices.Equal(got, want) {
+		if got, want := newRoundRobin(messy).round(r), newRoundRobin(sorted).round(r); !slices.Equal(got, want) {
 			t.Errorf("round %d: %v != %v", r, got, want)
 		}
 	}
-	if got := NewSchedule(messy).Nodes(); !slices.Equal(got, sorted) {
+	if got := newRoundRobin(messy).names(); !slices.Equal(got, sorted) {
 		t.Errorf("Nodes() = %v", got)
 	}
 }
 
 func TestScheduleRolesAlternateAcrossCycles(t *testing.T) {
-	s := NewSchedule(nodeNames(6))
-	k := s.RoundsPerCycle()
+	s := newRoundRobin(nodeNames(6))
+	k := s.roundsPerCycle()
 	for r := range k {
-		first, second := s.Round(r), s.Round(r+k)
+		first, second := s.round(r), s.round(r+k)
 		if len(first) != len(second) {
 			t.Fatalf("round %d: %d vs %d pairs", r, len(first), len(second))
 		}
@@ -141,70 +140,29 @@ func TestScheduleRolesAlternateAcrossCycles(t *testing.T) {
 			}
 		}
 		// A third cycle repeats the first.
-		if !slices.Equal(first, s.Round(r+2*k)) {
+		if !slices.Equal(first, s.round(r+2*k)) {
 			t.Errorf("round %d: schedule is not periodic over two cycles", r)
 		}
 	}
 }
 
 func TestScheduleTinySets(t *testing.T) {
-	if pairs := Round(nil, 0); pairs != nil {
+	if pairs := newRoundRobin(nil).round(0); pairs != nil {
 		t.Errorf("no nodes: %v", pairs)
 	}
-	one := NewSchedule([]string{"solo"})
-	if one.RoundsPerCycle() != 0 || one.Round(5) != nil {
+	one := newRoundRobin([]string{"solo"})
+	if one.roundsPerCycle() != 0 || one.round(5) != nil {
 		t.Error("a single node has nothing to test")
 	}
-	if bye, ok := one.Bye(0); !ok || bye != "solo" {
+	if bye, ok := one.bye(0); !ok || bye != "solo" {
 		t.Errorf("Bye = %q %v", bye, ok)
 	}
-	two := Round([]string{"b", "a"}, 0)
+	two := newRoundRobin([]string{"b", "a"}).round(0)
 	if len(two) != 1 || (two[0] != Pair{Client: "a", Server: "b"}) {
 		t.Errorf("two nodes = %v", two)
 	}
-	if _, ok := NewSchedule([]string{"a", "b"}).Bye(0); ok {
+	if _, ok := newRoundRobin([]string{"a", "b"}).bye(0); ok {
 		t.Error("an even set has no bye")
-	}
-}
-
-func TestRoundAt(t *testing.T) {
-	nodes := nodeNames(5) // 5 rounds per cycle, period 10
-	const interval = 10 * time.Minute
-	tests := []struct {
-		at   time.Time
-		want int
-	}{
-		{time.Unix(0, 0), 0},
-		{time.Unix(599, 0), 0},
-		{time.Unix(600, 0), 1},
-		{time.Unix(7*600+1, 0), 7},
-		{time.Unix(13*600, 0), 3},
-		// Before the epoch: floor division, not truncation toward zero.
-		{time.Unix(-1, 0), 9},
-		{time.Unix(-600, 0), 9},
-		{time.Unix(-601, 0), 8},
-	}
-	for _, tt := range tests {
-		round, pairs := RoundAt(tt.at, interval, nodes)
-		if round != tt.want {
-			t.Errorf("RoundAt(%d) = %d, want %d", tt.at.Unix(), round, tt.want)
-		}
-		if !slices.Equal(pairs, Round(nodes, tt.want)) {
-			t.Errorf("RoundAt(%d) pairs differ from Round(%d)", tt.at.Unix(), tt.want)
-		}
-	}
-	// Two nodes reading the same clock in different time zones agree.
-	at := time.Date(2026, 7, 1, 12, 34, 56, 0, time.UTC)
-	r1, _ := RoundAt(at, interval, nodes)
-	r2, _ := RoundAt(at.In(time.FixedZone("X", 5*3600)), interval, nodes)
-	if r1 != r2 {
-		t.Errorf("time zone changed the round: %d vs %d", r1, r2)
-	}
-	if r, p := RoundAt(at, 0, nodes); r != -1 || p != nil {
-		t.Errorf("zero interval = %d %v", r, p)
-	}
-	if r, p := RoundAt(at, interval, []string{"solo"}); r != -1 || p != nil {
-		t.Errorf("one node = %d %v", r, p)
 	}
 }
 
@@ -264,8 +222,8 @@ func TestLinksPairRails(t *testing.T) {
 }
 
 func BenchmarkScheduleRound4096(b *testing.B) {
-	s := NewSchedule(nodeNames(4096))
+	s := newRoundRobin(nodeNames(4096))
 	for i := 0; b.Loop(); i++ {
-		_ = s.Round(i)
+		_ = s.round(i)
 	}
 }

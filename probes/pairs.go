@@ -2,7 +2,6 @@ package probes
 
 import (
 	"slices"
-	"time"
 )
 
 // Pair is one test of a round: Client runs ib_write_bw against Server's
@@ -12,7 +11,7 @@ type Pair struct {
 	Server string
 }
 
-// Schedule is the round-robin (circle method) pairing of a node set. Every
+// roundRobin is the round-robin (circle method) pairing of a node set. Every
 // node builds it from the same plan, so all agree on who tests whom without
 // a coordinator.
 //
@@ -20,19 +19,19 @@ type Pair struct {
 // sits out each round: the bye); every unordered pair meets exactly once
 // per cycle. Roles swap on every other cycle, so both directions of every
 // link are measured within two cycles.
-type Schedule struct {
+type roundRobin struct {
 	nodes []string // sorted, unique; odd sets get a trailing "" as the bye slot
 	real  int      // number of real nodes
 }
 
-// NewSchedule sorts and de-duplicates nodes; the caller's order does not
+// newRoundRobin sorts and de-duplicates nodes; the caller's order does not
 // matter, so nodes that read the plan in a different order still agree.
-func NewSchedule(nodes []string) *Schedule {
+func newRoundRobin(nodes []string) *roundRobin {
 	sorted := slices.Clone(nodes)
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
 	sorted = slices.DeleteFunc(sorted, func(s string) bool { return s == "" })
-	s := &Schedule{nodes: sorted, real: len(sorted)}
+	s := &roundRobin{nodes: sorted, real: len(sorted)}
 	if len(sorted)%2 == 1 {
 		s.nodes = append(s.nodes, "")
 	}
@@ -41,7 +40,7 @@ func NewSchedule(nodes []string) *Schedule {
 
 // RoundsPerCycle is the number of rounds after which every pair has met
 // once: n-1 for even n, n for odd n, 0 with fewer than two nodes.
-func (s *Schedule) RoundsPerCycle() int {
+func (s *roundRobin) roundsPerCycle() int {
 	if s.real < 2 {
 		return 0
 	}
@@ -49,11 +48,11 @@ func (s *Schedule) RoundsPerCycle() int {
 }
 
 // Nodes returns the sorted, de-duplicated node list the schedule uses.
-func (s *Schedule) Nodes() []string { return slices.Clone(s.nodes[:s.real]) }
+func (s *roundRobin) names() []string { return slices.Clone(s.nodes[:s.real]) }
 
 // slot returns the node at circle position p in round r: position 0 is
 // fixed and the others rotate by one place per round.
-func (s *Schedule) slot(p, r int) string {
+func (s *roundRobin) slot(p, r int) string {
 	if p == 0 {
 		return s.nodes[0]
 	}
@@ -61,10 +60,10 @@ func (s *Schedule) slot(p, r int) string {
 	return s.nodes[1+(p-1+r)%k]
 }
 
-// Round returns the pairs of round number round (any integer; it is taken
+// round returns the pairs of round number round (any integer; it is taken
 // modulo two cycles). It costs O(n).
-func (s *Schedule) Round(round int) []Pair {
-	k := s.RoundsPerCycle()
+func (s *roundRobin) round(round int) []Pair {
+	k := s.roundsPerCycle()
 	if k == 0 {
 		return nil
 	}
@@ -91,7 +90,7 @@ func (s *Schedule) Round(round int) []Pair {
 
 // Bye returns the node that sits out round number round: with an odd
 // node count exactly one node has no peer each round.
-func (s *Schedule) Bye(round int) (string, bool) {
+func (s *roundRobin) bye(round int) (string, bool) {
 	switch {
 	case s.real == 1:
 		return s.nodes[0], true
@@ -101,46 +100,18 @@ func (s *Schedule) Bye(round int) (string, bool) {
 	// The bye slot is the last entry; find the circle position it rotated
 	// to and return whoever faces it.
 	r, _ := s.position(round)
-	m, k := len(s.nodes), s.RoundsPerCycle()
+	m, k := len(s.nodes), s.roundsPerCycle()
 	p := (k-1-r+k)%k + 1
 	return s.slot(m-1-p, r), true
 }
 
 // position reduces an absolute round number to the round within the cycle
 // and whether this is a role-swapped (odd) cycle.
-func (s *Schedule) position(round int) (r int, swap bool) {
-	k := s.RoundsPerCycle()
+func (s *roundRobin) position(round int) (r int, swap bool) {
+	k := s.roundsPerCycle()
 	period := 2 * k
 	abs := ((round % period) + period) % period
 	return abs % k, abs >= k
-}
-
-// Round is NewSchedule(nodes).Round(round). Build a Schedule once when
-// asking for many rounds: this sorts the nodes on every call.
-func Round(nodes []string, round int) []Pair {
-	return NewSchedule(nodes).Round(round)
-}
-
-// RoundAt derives the round from the wall clock: round =
-// floor(unix seconds / interval) modulo two cycles (the second cycle has
-// the roles swapped). Nodes with synchronised clocks (NTP) compute the same
-// round and pairs. It returns -1 and no pairs when interval is not positive
-// or there are fewer than two nodes.
-func RoundAt(t time.Time, interval time.Duration, nodes []string) (round int, pairs []Pair) {
-	s := NewSchedule(nodes)
-	k := s.RoundsPerCycle()
-	if interval <= 0 || k == 0 {
-		return -1, nil
-	}
-	// Floor division so that times before 1970 (or skewed clocks) still
-	// give a valid round instead of a negative index.
-	n := t.UnixNano() / int64(interval)
-	if t.UnixNano()%int64(interval) < 0 {
-		n--
-	}
-	period := int64(2 * k)
-	round = int(((n % period) + period) % period)
-	return round, s.Round(round)
 }
 
 // PeerFor finds node in a round's pairs: its peer and whether it is the

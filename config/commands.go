@@ -46,26 +46,42 @@ type ownedFlag struct {
 	why   string
 }
 
+// The flags the probe runners set themselves, spelled once: the runners build their
+// argv with these constants and the tables below refuse them in extra_args, so a flag
+// the runner sets cannot also come from the plan.
+const (
+	PerftestDeviceFlag       = "-d"
+	PerftestGIDIndexFlag     = "-x"
+	PerftestPortFlag         = "-p"
+	PerftestDurationFlag     = "-D"
+	PerftestSizeFlag         = "-s"
+	PerftestQueuePairsFlag   = "-q"
+	PerftestTrafficClassFlag = "--tclass"
+	PerftestUseCUDAFlag      = "--use_cuda"
+	MPIRunRanksFlag          = "-np"
+	MPIRunHostsFlag          = "-H"
+)
+
 // perftestOwnedFlags are the perftest flags whose value comes from the plan or from the
 // runner. perftest needs the same options on client and server, so the runner passes
 // these to both sides; extra_args may hold any other perftest flag.
 var perftestOwnedFlags = []ownedFlag{
-	{[]string{"-d", "--ib-dev"}, "the runner picks the RDMA device of each rail from nodes[].interfaces, so that rail i is tested against rail i"},
-	{[]string{"-x", "--gid-index"}, "set gid_index instead: both ends must use the same GID index, so the runner passes it to both"},
-	{[]string{"-p", "--port"}, "each device's responder listens on its own TCP port from port_range and the client must dial that same port; a fixed port would send every client to one responder"},
-	{[]string{"-D", "--duration"}, "set duration instead: the runner passes it to both ends and checks it against timeout"},
-	{[]string{"-s", "--size"}, "set message_size instead: both ends must use the same size"},
-	{[]string{"-q", "--qp"}, "set queue_pairs instead: both ends must use the same number of queue pairs"},
-	{[]string{"--tclass"}, "set expectations.roce_dscp instead: the runner passes its traffic class (DSCP<<2 plus ECT) so the test runs on the class NCCL_IB_TC gives NCCL"},
-	{[]string{"--use_cuda"}, "set use_cuda: true instead: the runner picks, on each end, the GPU nearest the tested NIC"},
+	{[]string{PerftestDeviceFlag, "--ib-dev"}, "the runner picks the RDMA device of each rail from nodes[].interfaces, so that rail i is tested against rail i"},
+	{[]string{PerftestGIDIndexFlag, "--gid-index"}, "set gid_index instead: both ends must use the same GID index, so the runner passes it to both"},
+	{[]string{PerftestPortFlag, "--port"}, "each device's responder listens on its own TCP port from port_range and the client must dial that same port; a fixed port would send every client to one responder"},
+	{[]string{PerftestDurationFlag, "--duration"}, "set duration instead: the runner passes it to both ends and checks it against timeout"},
+	{[]string{PerftestSizeFlag, "--size"}, "set message_size instead: both ends must use the same size"},
+	{[]string{PerftestQueuePairsFlag, "--qp"}, "set queue_pairs instead: both ends must use the same number of queue pairs"},
+	{[]string{PerftestTrafficClassFlag}, "set expectations.roce_dscp instead: the runner passes its traffic class (DSCP<<2 plus ECT) so the test runs on the class NCCL_IB_TC gives NCCL"},
+	{[]string{PerftestUseCUDAFlag}, "set use_cuda: true instead: the runner picks, on each end, the GPU nearest the tested NIC"},
 }
 
 // mpirunOwnedFlags choose which machines run and how many ranks; the runner derives them
 // from the plan's nodes and gpus_per_node, so the NCCL test covers exactly the plan.
 var mpirunOwnedFlags = []ownedFlag{
-	{[]string{"-np", "--np", "-n", "--n", "-c"}, "the rank count comes from the plan: nodes × gpus_per_node"},
+	{[]string{MPIRunRanksFlag, "--np", "-n", "--n", "-c"}, "the rank count comes from the plan: nodes × gpus_per_node"},
 	{[]string{"-N", "-npernode", "--npernode"}, "ranks per node come from gpus_per_node"},
-	{[]string{"-H", "-host", "--host", "-hostfile", "--hostfile", "-machinefile", "--machinefile", "--default-hostfile"}, "the host list comes from the plan's nodes, so the test covers exactly the machines in the plan"},
+	{[]string{MPIRunHostsFlag, "-host", "--host", "-hostfile", "--hostfile", "-machinefile", "--machinefile", "--default-hostfile"}, "the host list comes from the plan's nodes, so the test covers exactly the machines in the plan"},
 }
 
 // ownerOf returns the owned flag arg sets, if any. Long options match with or without

@@ -92,7 +92,7 @@ func (r *ncclRunner) argvFor(names []string, env map[string]string) []string {
 		n, _ := r.plan.Node(name)
 		hosts = append(hosts, fmt.Sprintf("%s:%d", n.ManagementIP, c.GPUsPerNode))
 	}
-	argv := []string{c.MPIRun, "-np", strconv.Itoa(c.GPUsPerNode * len(hosts)), "-H", strings.Join(hosts, ",")}
+	argv := []string{c.MPIRun, config.MPIRunRanksFlag, strconv.Itoa(c.GPUsPerNode * len(hosts)), config.MPIRunHostsFlag, strings.Join(hosts, ",")}
 	keys := make([]string, 0, len(env))
 	for k := range env {
 		keys = append(keys, k)

@@ -56,31 +56,31 @@ func (r *perftestRunner) latency() bool { return r.kind == KindIBWriteLat }
 // args builds the perftest argv. Server and client must get identical
 // options (perftest's own rule); the client adds the server address.
 func (r *perftestRunner) args(l Link, gid int, haveGID bool, server bool) []string {
-	argv := []string{r.cfg.Command, "-d", l.Device, "-i", "1", "-p", strconv.Itoa(int(r.cfg.PortRange.First) + l.Rail), "-F"}
+	argv := []string{r.cfg.Command, config.PerftestDeviceFlag, l.Device, "-i", "1", config.PerftestPortFlag, strconv.Itoa(int(r.cfg.PortRange.First) + l.Rail), "-F"}
 	if haveGID {
-		argv = append(argv, "-x", strconv.Itoa(gid))
+		argv = append(argv, config.PerftestGIDIndexFlag, strconv.Itoa(gid))
 	}
 	if r.cfg.MessageSize > 0 {
-		argv = append(argv, "-s", strconv.FormatInt(int64(r.cfg.MessageSize), 10))
+		argv = append(argv, config.PerftestSizeFlag, strconv.FormatInt(int64(r.cfg.MessageSize), 10))
 	}
 	if !r.latency() {
 		argv = append(argv, "--report_gbits")
 		if r.cfg.QueuePairs > 0 {
-			argv = append(argv, "-q", strconv.Itoa(r.cfg.QueuePairs))
+			argv = append(argv, config.PerftestQueuePairsFlag, strconv.Itoa(r.cfg.QueuePairs))
 		}
 	}
 	if r.cfg.Duration > 0 {
-		argv = append(argv, "-D", strconv.Itoa(int(r.cfg.Duration.Round(time.Second)/time.Second)))
+		argv = append(argv, config.PerftestDurationFlag, strconv.Itoa(int(r.cfg.Duration.Round(time.Second)/time.Second)))
 	}
 	if r.haveTClass {
 		// The GRH traffic class of every packet (perftest: "Set the Traffic Class in
 		// GRH"): without it the test runs on whatever class the device defaults to,
 		// not the one NCCL is told to use.
-		argv = append(argv, "--tclass="+strconv.Itoa(r.tclass))
+		argv = append(argv, config.PerftestTrafficClassFlag+"="+strconv.Itoa(r.tclass))
 	}
 	if r.cfg.UseCUDA {
 		if g, ok := r.nearestGPU(l.Device); ok {
-			argv = append(argv, "--use_cuda="+strconv.Itoa(g))
+			argv = append(argv, config.PerftestUseCUDAFlag+"="+strconv.Itoa(g))
 		}
 	}
 	argv = append(argv, r.cfg.ExtraArgs...)

@@ -53,10 +53,7 @@ func newEthtoolSource(r *Reader) *ethtoolSource {
 func (c *ethtoolSource) close() error { return c.src.close() }
 
 func (c *ethtoolSource) read(sc *scan) (func(*node.Snapshot), error) {
-	if c.r.copyWithoutCaptures() {
-		return nil, errors.Join(ErrNoData, errors.New("sysfs is a copy of another node and no replay directory holds its ethtool captures"))
-	}
-	ifaces, err := sc.ethernetInterfaces()
+	ifaces, err := sc.capturedInterfaces("ethtool")
 	if err != nil {
 		return nil, err
 	}

@@ -41,10 +41,7 @@ func newPHYSource(r *Reader) *phySource {
 func (s *phySource) close() error { return s.src.close() }
 
 func (s *phySource) read(sc *scan) (func(*node.Snapshot), error) {
-	if s.r.copyWithoutCaptures() {
-		return nil, errors.Join(ErrNoData, errors.New("sysfs is a copy of another node and no replay directory holds its FEC and link captures"))
-	}
-	ifaces, err := sc.ethernetInterfaces()
+	ifaces, err := sc.capturedInterfaces("FEC and link")
 	if err != nil {
 		return nil, err
 	}

@@ -443,6 +443,17 @@ func (sc *scan) ethernetInterfaces() ([]string, error) {
 	return out, nil
 }
 
+// capturedInterfaces is ethernetInterfaces for a source that asks the kernel
+// about each interface (ethtool, modules, FEC): on a copied sysfs tree
+// without captures of that kind it has nothing to read, since asking the
+// live kernel would mix in this machine's interfaces of the same name.
+func (sc *scan) capturedInterfaces(captures string) ([]string, error) {
+	if sc.r.copyWithoutCaptures() {
+		return nil, errors.Join(ErrNoData, fmt.Errorf("sysfs is a copy of another node and no replay directory holds its %s captures", captures))
+	}
+	return sc.ethernetInterfaces()
+}
+
 // readError counts and logs a file a source skipped.
 func (sc *scan) readError(source, path string, err error) {
 	if rs := sc.r.byName[source]; rs != nil {

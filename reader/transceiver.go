@@ -48,10 +48,7 @@ func newTransceiverSource(r *Reader) *transceiverSource {
 func (s *transceiverSource) close() error { return s.src.close() }
 
 func (s *transceiverSource) read(sc *scan) (func(*node.Snapshot), error) {
-	if s.r.copyWithoutCaptures() {
-		return nil, errors.Join(ErrNoData, errors.New("sysfs is a copy of another node and no replay directory holds its module captures"))
-	}
-	ifaces, err := sc.ethernetInterfaces()
+	ifaces, err := sc.capturedInterfaces("module")
 	if err != nil {
 		return nil, err
 	}

@@ -68,6 +68,12 @@ func (s *Store) Judge() []DeviceJudgement {
 			j.FailedPeers = append(j.FailedPeers, r.Peer)
 		}
 	}
+	return SortedJudgements(byDev)
+}
+
+// SortedJudgements lists judgements by probe, then device, each with its
+// failed peers sorted: the order the page, the metrics and probe judge show.
+func SortedJudgements[K comparable](byDev map[K]*DeviceJudgement) []DeviceJudgement {
 	out := make([]DeviceJudgement, 0, len(byDev))
 	for _, j := range byDev {
 		sort.Strings(j.FailedPeers)

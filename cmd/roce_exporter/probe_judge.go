@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -81,18 +80,7 @@ func judgementFromMetrics(r io.Reader) ([]probes.DeviceJudgement, error) {
 			j.FailedPeers = append(j.FailedPeers, label(m, "peer"))
 		}
 	}
-	out := make([]probes.DeviceJudgement, 0, len(byDev))
-	for _, j := range byDev {
-		sort.Strings(j.FailedPeers)
-		out = append(out, *j)
-	}
-	sort.Slice(out, func(a, b int) bool {
-		if out[a].Probe != out[b].Probe {
-			return out[a].Probe < out[b].Probe
-		}
-		return out[a].Device < out[b].Device
-	})
-	return out, nil
+	return probes.SortedJudgements(byDev), nil
 }
 
 // printJudgement prints the table and the verdict per probe kind; 1 when a

@@ -65,11 +65,14 @@ func NodeDetail() *dashboard.DashboardBuilder {
 		}))
 	// Share of the RDMA bytes the RoCE priority counted, per direction: about 1 (or a
 	// little above, frames carry headers the RDMA counters do not) when RoCE is on it.
+	// An idle port has no share: dividing by its zero RDMA rate gives NaN,
+	// which Prometheus returns and VictoriaMetrics (MetricsQL drops NaN)
+	// does not, so the denominator keeps only ports that moved bytes.
 	roceShare := func(dir, rdma string) string {
 		return "sum by (instance, interface) (" + rate("roce_priority_bytes_total", `direction="`+dir+`"`) +
 			" * on(instance, interface, priority) group_left() (" + pfcOn + "))" +
-			" / on(instance, interface) group_right() sum by (instance, interface, device) (" + rate(rdma, dev) +
-			" * on(instance, device, port) group_left(interface) group by (instance, device, port, interface) (" + sel("roce_port_info", dev) + "))"
+			" / on(instance, interface) group_right() (sum by (instance, interface, device) (" + rate(rdma, dev) +
+			" * on(instance, device, port) group_left(interface) group by (instance, device, port, interface) (" + sel("roce_port_info", dev) + ")) > 0)"
 	}
 	b.add(b.timeseries("RoCE priority share of RDMA bytes", "Bytes counted on the PFC priority divided by the RDMA port's bytes (port_xmit_data / port_rcv_data). "+
 		"At or slightly above 100% RoCE runs lossless; far below, it goes out on another priority (check NCCL_IB_TC and the DSCP map with the doctor).",

@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -135,6 +136,20 @@ func (n *node) writeReplay(t *testing.T) {
 
 // setAttr changes a sysfs attribute in place, keeping its inode: the
 // exporter keeps attribute files open like it does on a real kernel.
+// attrUint reads a numeric sysfs attribute of the node.
+func (n *node) attrUint(t *testing.T, rel string) uint64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(n.root, "sys", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 func (n *node) setAttr(t *testing.T, rel, value string) {
 	t.Helper()
 	p, err := filepath.EvalSymlinks(filepath.Join(n.root, "sys", rel))
@@ -904,6 +919,12 @@ func drive(t *testing.T, n *node, stop chan struct{}) {
 	// 802.3x pause left on by mistake on rail 0 (its counters feed the
 	// dashboards' global pause panel).
 	pauseNIC.GlobalPauseRX, pauseNIC.GlobalPauseTX = true, true
+	// RDMA traffic on rail 1, 1 GB/s each way, counted by the port
+	// (port_*_data, in 4-byte words) and on the PFC priority's byte
+	// counters alike: the RoCE-priority share panel has a real ratio (1).
+	stormBytesTX, stormBytesRX := storm.TXPrioBytes, storm.RXPrioBytes
+	dataDir := "class/infiniband/mlx5_1/ports/1/counters/"
+	xmit0, rcv0 := n.attrUint(t, dataDir+"port_xmit_data"), n.attrUint(t, dataDir+"port_rcv_data")
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	linkDowns := 0
@@ -928,6 +949,10 @@ func drive(t *testing.T, n *node, stop chan struct{}) {
 			storm.StormErrors++
 		}
 		pauseNIC.LinkDownEvents = uint64(linkDowns)
+		moved := uint64(i+1) * 1_000_000_000
+		storm.TXPrioBytes, storm.RXPrioBytes = stormBytesTX+moved, stormBytesRX+moved
+		n.setAttr(t, dataDir+"port_xmit_data", fmt.Sprint(xmit0+moved/4))
+		n.setAttr(t, dataDir+"port_rcv_data", fmt.Sprint(rcv0+moved/4))
 		n.nics["mlx5_1"], n.nics["mlx5_0"] = storm, pauseNIC
 		if i == 3 {
 			os.WriteFile(n.modeFile, []byte("bw_regressed"), 0o644)

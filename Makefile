@@ -87,13 +87,13 @@ bench: build
 	$(GO) run ./internal/benchtool -ports 32 -soak 10000 -all-collectors -binary ./$(BIN)
 	$(GO) run ./internal/benchtool -ports 32 -all-collectors -load 50 -load-duration 60s -node-exporter '' -binary ./$(BIN)
 
-# What a fleet costs its Prometheus: 16, then 64 exporter processes on
+# What a fleet costs its Prometheus: 32, then 128 exporter processes on
 # generated 8-port nodes, scraped every 15 s by Debian's Prometheus with
 # alerts/ loaded, 3 minutes each after a warm-up; prints the README's fleet
 # table (per node: the slope between the two sizes). About 10 minutes; not
 # part of `make test`.
 bench-fleet: build
-	$(GO) run ./internal/fleetbench -binary ./$(BIN) -exporters 16,64 -duration 3m
+	$(GO) run ./internal/fleetbench -binary ./$(BIN) -exporters 32,128 -duration 3m
 # The fleet probe simulation (virtual clock, no processes): per fleet size and
 # injected fault, the time until the right suspect is named, the wrong suspects
 # and the peak share of the fabric under test (the README's table). make test

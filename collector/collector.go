@@ -324,9 +324,16 @@ func (e *Exporter) update(i int, snap *node.Snapshot) (err error) {
 	return e.collectors[i].c.Update(snap, &e.all)
 }
 
+// succeeded says whether a collector's run counts as a success: no error,
+// or a source with nothing of its kind on the node (reader.ErrNotApplicable).
+// The metric and the node page both judge by it.
+func succeeded(err error) bool {
+	return err == nil || errors.Is(err, reader.ErrNotApplicable)
+}
+
 func (e *Exporter) finish(rc *runningCollector, err error, d time.Duration) {
 	success := 1.0
-	if err != nil && !errors.Is(err, reader.ErrNotApplicable) {
+	if !succeeded(err) {
 		success = 0
 		msg := err.Error()
 		repeated := rc.lastErr == msg

@@ -80,7 +80,7 @@ func (e *Exporter) record(rc *runningCollector, err error, d time.Duration) {
 	s := &rc.status
 	s.Name, s.LastRun, s.Duration = rc.name, now, d
 	s.Err, s.Absent = "", false
-	if err == nil {
+	if succeeded(err) {
 		s.LastSuccess = now
 		return
 	}
@@ -97,18 +97,20 @@ type findingsStore struct {
 	findings []health.Finding
 }
 
+// set keeps a scrape's findings as they are: sorting them is the page's
+// work, done when somebody looks, not on every scrape.
 func (f *findingsStore) set(fs []health.Finding) {
-	sorted := slices.Clone(fs)
-	// Stable: within a status the checks keep the doctor's order (layer
-	// by layer, ports in rail order).
-	slices.SortStableFunc(sorted, func(a, b health.Finding) int { return findingRank[a.Status] - findingRank[b.Status] })
 	f.mu.Lock()
-	f.findings = sorted
+	f.findings = fs
 	f.mu.Unlock()
 }
 
+// latest returns the findings worst first. Stable: within a status the
+// checks keep the doctor's order (layer by layer, ports in rail order).
 func (f *findingsStore) latest() []health.Finding {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.findings
+	sorted := slices.Clone(f.findings)
+	f.mu.Unlock()
+	slices.SortStableFunc(sorted, func(a, b health.Finding) int { return findingRank[a.Status] - findingRank[b.Status] })
+	return sorted
 }

@@ -78,11 +78,12 @@ func (c *dcbSource) read(sc *scan) (func(*node.Snapshot), error) {
 		default:
 			sc.readError(node.SourceDCB, iface, err)
 		}
-		if ecn := c.readECN(sc, iface); ecn.values != nil {
+		ecn := c.readECN(sc, iface)
+		if ecn.values != nil {
 			st.ECN = ecn.values
 			have = true
 		}
-		if ecn := c.ecn[iface]; ecn.cnpDSCP != nil || ecn.cnpPrio != nil {
+		if ecn.cnpDSCP != nil || ecn.cnpPrio != nil {
 			st.CNPDSCP, st.CNPPrio = ecn.cnpDSCP, ecn.cnpPrio
 		}
 		if have {

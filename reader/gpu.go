@@ -63,11 +63,11 @@ func (c *gpuSource) read(sc *scan) (func(*node.Snapshot), error) {
 	}
 	st := *c.static
 	st.GPUs = make([]*node.GPU, 0, len(c.static.GPUs))
-	live := map[string]bool{}
+	live := make([]string, 0, len(c.static.GPUs))
 	partial := false
 	for _, g := range c.static.GPUs {
 		f := &node.PCIFunction{Address: g.Place.Address()}
-		live[f.Address] = true
+		live = append(live, f.Address)
 		if !c.pci.readFunction(sc, c.dirs[f.Address], f) {
 			partial = true
 			continue // removed since the last scan
@@ -76,7 +76,7 @@ func (c *gpuSource) read(sc *scan) (func(*node.Snapshot), error) {
 		gg.PCI = f
 		st.GPUs = append(st.GPUs, &gg)
 	}
-	c.pci.forget(live)
+	forgetGone(c.pci.chains, live)
 	apply := func(sn *node.Snapshot) { sn.GPU = &st }
 	if partial {
 		return apply, fmt.Errorf("%w: a GPU vanished from the PCI bus", errPartial)

@@ -49,15 +49,6 @@ func newPCIReader(r *Reader, source string) *pciReader {
 	return &pciReader{r: r, source: source, attrs: newAttrCache(r.fs), chains: map[string]*pcieChain{}}
 }
 
-// forget drops the chains of functions no longer read.
-func (c *pciReader) forget(live map[string]bool) {
-	for addr := range c.chains {
-		if !live[addr] {
-			delete(c.chains, addr)
-		}
-	}
-}
-
 func newPCIeSource(r *Reader) *pcieSource {
 	return &pcieSource{r: r, pci: newPCIReader(r, node.SourcePCIe)}
 }
@@ -98,15 +89,13 @@ func (c *pcieSource) read(sc *scan) (func(*node.Snapshot), error) {
 		return func(sn *node.Snapshot) { sn.NICs = nics }, errors.Join(ErrNoData, errors.New("no PCI functions behind RDMA devices"))
 	}
 	funcs := map[string]*node.PCIFunction{}
-	live := map[string]bool{}
 	for _, addr := range order {
 		f := byAddr[addr]
-		live[addr] = true
 		if c.pci.readFunction(sc, dirs[addr], f) {
 			funcs[addr] = f
 		}
 	}
-	c.pci.forget(live)
+	forgetGone(c.pci.chains, order)
 	return func(sn *node.Snapshot) { sn.PCI = funcs }, nil
 }
 

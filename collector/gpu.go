@@ -97,17 +97,9 @@ func (gpuCollector) Update(snap *node.Snapshot, out *Sink) error {
 		}
 	}
 	out.emit(iommuDesc, 1, string(st.IOMMU.Mode()), strings.Join(st.IOMMU.Cmdline, " "))
-	peer := 0.0
-	if st.GPUDirect.PeerMem != "" {
-		peer = 1
-	}
-	out.emit(gpudirectDesc, peer, "peermem")
+	out.emit(gpudirectDesc, boolFloat(st.GPUDirect.PeerMem != ""), "peermem")
 	if st.GPUDirect.OpenKernelModule != nil {
-		dmabuf := 0.0
-		if st.GPUDirect.DMABUF() {
-			dmabuf = 1
-		}
-		out.emit(gpudirectDesc, dmabuf, "dmabuf")
+		out.emit(gpudirectDesc, boolFloat(st.GPUDirect.DMABUF()), "dmabuf")
 	}
 	return nil
 }

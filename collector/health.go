@@ -54,7 +54,7 @@ func (c *healthCollector) Update(snap *node.Snapshot, out *Sink) error {
 	index := map[string]int{}
 	for _, f := range findings {
 		p := ports[f.Subject]
-		if f.Status == health.StatusOK || f.Status == health.StatusWarn || f.Status == health.StatusFail {
+		if f.Status != health.StatusSkipped {
 			i, ok := index[f.ID]
 			if !ok {
 				i = len(counts)

@@ -97,7 +97,7 @@ func checkDSCPMapsToPFC(e *env, r *results) {
 			on := d.DSCP.DSCPsOn(want)
 			also := "no DSCP"
 			if len(on) > 0 {
-				also = "DSCP " + intList(on)
+				also = "DSCP " + prioList(on)
 			}
 			r.fail(subj, fmt.Sprintf("DSCP %d maps to priority %d on %s, but PFC protects priority %d (which %s maps to): RoCE runs lossy and drops under congestion instead of pausing", dscp, got, t.netdev, want, also),
 				dscpFix(t.netdev, dscp, want))
@@ -108,14 +108,6 @@ func checkDSCPMapsToPFC(e *env, r *results) {
 			r.ok(subj, fmt.Sprintf("DSCP %d maps to priority %d, the PFC priority", dscp, want))
 		}
 	})
-}
-
-func intList(v []int) string {
-	s := make([]string, len(v))
-	for i, n := range v {
-		s[i] = strconv.Itoa(n)
-	}
-	return strings.Join(s, ", ")
 }
 
 // lowPriorities are 802.1Q's two lowest traffic types (best effort 0, background 1),
@@ -373,7 +365,9 @@ func checkRDMABytesOnRoCEPriority(e *env, r *results) {
 		switch {
 		case len(bad) > 0:
 			// Without a plan, the usual marking (DSCP 26, config's default).
-			tc := strconv.Itoa(config.DefaultRoCEDSCP<<2 | config.ECT0)
+			dscp := config.DefaultRoCEDSCP
+			v, _ := config.Expectations{RoCEDSCP: &dscp}.RoCETrafficClass()
+			tc := strconv.Itoa(v)
 			if exp, ok := e.expectations(); ok {
 				if v, ok := exp.RoCETrafficClass(); ok {
 					tc = strconv.Itoa(v)

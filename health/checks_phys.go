@@ -48,7 +48,10 @@ func judgeModule(t *node.Transceiver) (ex []excursion, lanesDark int) {
 		if dir == "low" {
 			side = "below"
 		}
-		otherName := map[bool]string{true: "warning", false: "alarm"}[lv == node.LevelAlarm]
+		otherName := "alarm"
+		if lv == node.LevelAlarm {
+			otherName = "warning"
+		}
 		ex = append(ex, excursion{alarm: lv == node.LevelAlarm, kind: kind,
 			text: fmt.Sprintf("%s %s %s the module's %s %s %s (%s %s)", what, format(v), side, dir, lv, format(limit), otherName, format(other))})
 	}

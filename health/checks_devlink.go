@@ -43,16 +43,16 @@ func checkDevlinkHealth(e *env, r *results) {
 			continue
 		}
 		var inError, rising, history, names []string
-		var fixHandle, fixName string
+		var fixHandle, fixName string // the first reporter with a fault, for the fix
 		compared := false
 		for _, hr := range reps {
 			names = append(names, hr.Name)
+			if fixHandle == "" && (!hr.Healthy || hr.Errors > 0) {
+				fixHandle, fixName = hr.Handle, hr.Name
+			}
 			counts := fmt.Sprintf("%d error(s), %d recovery(ies)", hr.Errors, hr.Recoveries)
 			if !hr.Healthy {
 				inError = append(inError, fmt.Sprintf("%s (%s) is in error: %s", hr.Name, hr.Handle, counts))
-				if fixHandle == "" {
-					fixHandle, fixName = hr.Handle, hr.Name
-				}
 				continue
 			}
 			p := prev[hr.Handle+" "+hr.Name]
@@ -64,14 +64,8 @@ func checkDevlinkHealth(e *env, r *results) {
 			switch {
 			case w.rising():
 				rising = append(rising, fmt.Sprintf("%s (%s): %d new error(s)%s, recovered (%s since the driver loaded)", hr.Name, hr.Handle, w.inc, w.last(), counts))
-				if fixHandle == "" {
-					fixHandle, fixName = hr.Handle, hr.Name
-				}
 			case hr.Errors > 0:
 				history = append(history, fmt.Sprintf("%s (%s): %s since the driver loaded%s", hr.Name, hr.Handle, counts, w.historyNote()))
-				if fixHandle == "" {
-					fixHandle, fixName = hr.Handle, hr.Name
-				}
 			}
 		}
 		fix := devlinkFix(fixHandle, fixName)

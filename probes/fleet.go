@@ -36,7 +36,7 @@ type FleetSchedule struct {
 // NewFleetSchedule builds the schedule of one pair probe.
 func NewFleetSchedule(nodes []string, sch config.Schedule, share float64) *FleetSchedule {
 	pairs := scattered(newRoundRobin(nodes))
-	f := &FleetSchedule{pairs: pairs, sch: sch, rounds: config.PairRounds(len(pairs.names()), share)}
+	f := &FleetSchedule{pairs: pairs, sch: sch, rounds: config.PairRounds(pairs.real, share)}
 	if sch.Interval > 0 {
 		f.roundLen = sch.Interval / time.Duration(f.rounds)
 		// The jitter must leave the run inside its round.

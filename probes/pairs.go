@@ -113,17 +113,3 @@ func (s *roundRobin) position(round int) (r int, swap bool) {
 	abs := ((round % period) + period) % period
 	return abs % k, abs >= k
 }
-
-// PeerFor finds node in a round's pairs: its peer and whether it is the
-// client. ok is false when the node has no test this round.
-func PeerFor(node string, pairs []Pair) (peer string, isClient bool, ok bool) {
-	for _, p := range pairs {
-		switch node {
-		case p.Client:
-			return p.Server, true, true
-		case p.Server:
-			return p.Client, false, true
-		}
-	}
-	return "", false, false
-}

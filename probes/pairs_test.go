@@ -166,28 +166,6 @@ func TestScheduleTinySets(t *testing.T) {
 	}
 }
 
-func TestPeerFor(t *testing.T) {
-	pairs := []Pair{{Client: "a", Server: "b"}, {Client: "d", Server: "c"}}
-	tests := []struct {
-		node     string
-		peer     string
-		isClient bool
-		ok       bool
-	}{
-		{"a", "b", true, true},
-		{"b", "a", false, true},
-		{"c", "d", false, true},
-		{"d", "c", true, true},
-		{"e", "", false, false},
-	}
-	for _, tt := range tests {
-		peer, isClient, ok := PeerFor(tt.node, pairs)
-		if peer != tt.peer || isClient != tt.isClient || ok != tt.ok {
-			t.Errorf("PeerFor(%q) = %q %v %v", tt.node, peer, isClient, ok)
-		}
-	}
-}
-
 // The scheduler pairs local rail i with the peer's rail i, in the order the
 // plan lists each node's compute interfaces.
 func TestLinksPairRails(t *testing.T) {

@@ -79,3 +79,33 @@ func TestLinkDownReason(t *testing.T) {
 		}
 	}
 }
+
+// The check on both sides through the registry: a module within its own
+// thresholds is ok, one without thresholds is ok (nothing to judge by),
+// past a warning threshold warns, past an alarm fails, and a dark one fails.
+func TestCheckTransceiverBothSides(t *testing.T) {
+	const id, subj = "transceiver_within_thresholds", "ens1f0np0"
+	runCases(t, []checkCase{
+		{name: "healthy", id: id, subject: subj, want: StatusOK, msg: []string{"within its own thresholds"}},
+		{name: "no thresholds", snap: func(s *node.Snapshot) {
+			m := testModule()
+			m.TempThresholds, m.VccThresholds, m.RxPowerThresholds, m.TxPowerThresholds, m.BiasThresholds = nil, nil, nil, nil, nil
+			s.Transceivers[subj] = m
+		}, id: id, subject: subj, want: StatusOK, msg: []string{"publishes no thresholds"}},
+		{name: "dim lane", snap: func(s *node.Snapshot) {
+			m := testModule()
+			m.Lanes[1].RxPowerWatts = 0.15e-3
+			s.Transceivers[subj] = m
+		}, id: id, subject: subj, want: StatusWarn, msg: []string{"lane 2 Rx power -8.24 dBm below the module's low warning"}},
+		{name: "hot", snap: func(s *node.Snapshot) {
+			m := testModule()
+			m.TemperatureCelsius = 76
+			s.Transceivers[subj] = m
+		}, id: id, subject: subj, want: StatusFail, fix: []string{"airflow"}},
+		{name: "dark", snap: func(s *node.Snapshot) {
+			m := testModule()
+			m.Lanes[0].RxPowerWatts, m.Lanes[1].RxPowerWatts = 0, 0
+			s.Transceivers[subj] = m
+		}, id: id, subject: subj, want: StatusFail, msg: []string{"receives no light"}},
+	})
+}

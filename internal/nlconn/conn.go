@@ -1,4 +1,4 @@
-// Package redial is the one rule by which the exporter keeps a kernel
+// Package nlconn is the one rule by which the exporter keeps a kernel
 // socket (DCB netlink, ethtool and devlink generic netlink, the ethtool
 // ioctl socket): dialled on first use, not before; after a failed dial,
 // dialled again only once a back-off has passed, which doubles with each
@@ -10,7 +10,7 @@
 // dial (a transient EMFILE at start-up then costs the source until the
 // exporter restarts) or dials on every request (a kernel without the
 // family is asked once per interface per scrape).
-package redial
+package nlconn
 
 import (
 	"errors"

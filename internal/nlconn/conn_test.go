@@ -1,4 +1,4 @@
-package redial
+package nlconn
 
 import (
 	"errors"

@@ -40,7 +40,7 @@ func newNetdevSource(r *Reader) *netdevSource {
 		r:      r,
 		attrs:  newAttrCache(r.fs),
 		meta:   map[string]*netdevMeta{},
-		driver: newDriverInfoSource(r.opts.ReplayDir),
+		driver: newDriverInfoSource(r),
 	}
 }
 

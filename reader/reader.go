@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/roce-exporter/roce_exporter/internal/nlconn"
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
@@ -78,6 +79,10 @@ type Options struct {
 	// FS replaces the filesystem, for tests that need the errors real sysfs
 	// produces; nil is the real one.
 	FS FS
+
+	// ethtoolNetlink configures the shared ethtool netlink socket; tests
+	// make its dial fail.
+	ethtoolNetlink nlconn.FamilyConfig
 }
 
 // SourceNames lists every source a Reader knows, sorted.
@@ -139,6 +144,7 @@ type Reader struct {
 	topology *topologyCache
 	fs       FS
 	isLive   bool
+	kernel   *kernelSockets
 
 	mu sync.Mutex // one Read at a time: the sources keep open files and history
 
@@ -160,7 +166,8 @@ func New(opts Options, logger *slog.Logger) (*Reader, error) {
 	if opts.Refresh < 0 {
 		return nil, errors.New("refresh interval must not be negative")
 	}
-	r := &Reader{opts: opts, logger: logger, byName: map[string]*runningSource{}, fs: opts.FS, isLive: isLiveSysfs(opts.SysPath)}
+	r := &Reader{opts: opts, logger: logger, byName: map[string]*runningSource{}, fs: opts.FS, isLive: isLiveSysfs(opts.SysPath),
+		kernel: newKernelSockets(opts)}
 	if r.fs == nil {
 		r.fs = OSFS{}
 	}
@@ -353,14 +360,20 @@ func safeRead(rs *runningSource, sc *scan) (apply func(*node.Snapshot), err erro
 }
 
 // Close releases the sources' open files and sockets. A source still
-// blocked in a read keeps its resources until the process ends.
+// blocked in a read keeps its resources until the process ends, and so do
+// the shared sockets, which it may be using.
 func (r *Reader) Close() error {
 	var errs []error
+	stuck := false
 	for _, rs := range r.sources {
 		if rs.busy.Load() {
+			stuck = true
 			continue
 		}
 		errs = append(errs, rs.src.close())
+	}
+	if !stuck {
+		errs = append(errs, r.kernel.close())
 	}
 	return errors.Join(errs...)
 }

@@ -3,7 +3,6 @@ module github.com/roce-exporter/roce_exporter
 go 1.26.0
 
 require (
-	github.com/Mellanox/rdmamap v1.2.0
 	github.com/alecthomas/kingpin/v2 v2.4.0
 	github.com/grafana/grafana-foundation-sdk/go v0.0.22
 	github.com/mdlayher/genetlink v1.4.0
@@ -33,8 +32,6 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/mwitkow/go-conntrack v0.0.0-20190716064945-2f068394615f // indirect
 	github.com/pandatix/go-abnf v0.5.3 // indirect
-	github.com/vishvananda/netlink v1.3.1 // indirect
-	github.com/vishvananda/netns v0.0.5 // indirect
 	github.com/xhit/go-str2duration/v2 v2.1.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect

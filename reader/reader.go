@@ -425,6 +425,9 @@ type scan struct {
 	ifacesOnce sync.Once
 	ifaces     []netdevTarget
 	ifacesErr  error
+
+	uverbsOnce sync.Once
+	uverbs     map[string][]string // RDMA device → its uverbs class entries
 }
 
 func (sc *scan) topology() (*topology, error) {

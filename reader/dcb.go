@@ -27,7 +27,11 @@ type dcbSource struct {
 	ecn map[string]*ecnState
 }
 
-func newDCBSource(r *Reader) *dcbSource {
+func init() {
+	registerSource(node.SourceDCB, "PFC, trust, DSCP→priority, ECN (DCB netlink).", newDCBSource)
+}
+
+func newDCBSource(r *Reader) source {
 	c := &dcbSource{r: r, ecn: map[string]*ecnState{}}
 	if r.opts.ReplayDir != "" {
 		c.src = &replayDCB{dir: r.opts.ReplayDir}

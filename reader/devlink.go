@@ -29,7 +29,9 @@ type devlinkSource struct {
 	src devlinkReporters
 }
 
-func newDevlinkSource(r *Reader) *devlinkSource {
+func init() { registerSource(node.SourceDevlink, "NIC devlink health reporters.", newDevlinkSource) }
+
+func newDevlinkSource(r *Reader) source {
 	c := &devlinkSource{r: r}
 	if r.opts.ReplayDir != "" {
 		c.src = &replayDevlink{path: filepath.Join(r.opts.ReplayDir, devlinkReplayFile)}

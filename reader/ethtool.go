@@ -37,7 +37,11 @@ type ifaceMapping struct {
 	raw []int
 }
 
-func newEthtoolSource(r *Reader) *ethtoolSource {
+func init() {
+	registerSource(node.SourceEthtool, "PFC pause, priority traffic and drops, PHY errors.", newEthtoolSource)
+}
+
+func newEthtoolSource(r *Reader) source {
 	c := &ethtoolSource{r: r, mappings: map[string]*ifaceMapping{}}
 	if r.opts.ReplayDir != "" {
 		c.src = &replayEthtool{dir: r.opts.ReplayDir}

@@ -35,7 +35,11 @@ type netdevMeta struct {
 	at                        time.Time
 }
 
-func newNetdevSource(r *Reader) *netdevSource {
+func init() {
+	registerSource(node.SourceNetdev, "Interfaces behind RDMA ports: MTU, state, speed.", newNetdevSource)
+}
+
+func newNetdevSource(r *Reader) source {
 	return &netdevSource{
 		r:      r,
 		attrs:  newAttrCache(r.fs),

@@ -27,7 +27,9 @@ type phySource struct {
 	src phyReader
 }
 
-func newPHYSource(r *Reader) *phySource {
+func init() { registerSource(node.SourcePHY, "FEC blocks and link-down reason.", newPHYSource) }
+
+func newPHYSource(r *Reader) source {
 	s := &phySource{r: r}
 	if r.opts.ReplayDir != "" {
 		s.src = &replayPHY{dir: r.opts.ReplayDir}

@@ -57,7 +57,11 @@ type rdmaPortState struct {
 	tclassFile bool
 }
 
-func newRDMASource(r *Reader) *rdmaSource {
+func init() {
+	registerSource(node.SourceRDMA, "RDMA ports: state, rate, counters, GIDs.", newRDMASource)
+}
+
+func newRDMASource(r *Reader) source {
 	return &rdmaSource{r: r, devices: map[string]*rdmaDeviceState{}}
 }
 

@@ -34,7 +34,11 @@ type moduleCache struct {
 	t  *node.Transceiver // nil: no readable module
 }
 
-func newTransceiverSource(r *Reader) *transceiverSource {
+func init() {
+	registerSource(node.SourceTransceiver, "Optics: temperature, lane power, limits.", newTransceiverSource)
+}
+
+func newTransceiverSource(r *Reader) source {
 	s := &transceiverSource{r: r, cache: map[string]*moduleCache{}}
 	if r.opts.ReplayDir != "" {
 		s.src = &replayModules{dir: r.opts.ReplayDir}

@@ -64,17 +64,24 @@ func (f *flakyGenetlink) config() nlconn.FamilyConfig {
 
 func (f *flakyGenetlink) advance(d time.Duration) { f.now.Add(int64(d)) }
 
-// The phy source recovers from a failed first dial of the ethtool netlink
-// socket once the back-off has passed; it used to keep that first error
-// until the exporter restarted.
-func TestPHYRecoversAfterFailedFirstDial(t *testing.T) {
-	var f flakyGenetlink
-	o := Options{SysPath: "/sys", Timeout: 5 * time.Second, Sources: []string{node.SourcePHY},
+// flakyReader reads source for lo from this kernel through a flaky ethtool
+// netlink socket.
+func flakyReader(t *testing.T, source string) (*Reader, *flakyGenetlink) {
+	f := &flakyGenetlink{}
+	o := Options{SysPath: "/sys", Timeout: 5 * time.Second, Sources: []string{source},
 		NetdevInclude: regexp.MustCompile("^lo$"), ethtoolNetlink: f.config()}
 	r := newTestReader(t, o)
 	if !r.live() {
 		t.Skip("/sys is not this kernel's sysfs")
 	}
+	return r, f
+}
+
+// The phy source recovers from a failed first dial of the ethtool netlink
+// socket once the back-off has passed; it used to keep that first error
+// until the exporter restarted.
+func TestPHYRecoversAfterFailedFirstDial(t *testing.T) {
+	r, f := flakyReader(t, node.SourcePHY)
 	if p := r.Read().Snapshot.PHY["lo"]; p != nil || f.dials.Load() != 1 {
 		t.Fatalf("first read, its dial failing: lo = %+v, %d dials", p, f.dials.Load())
 	}
@@ -101,13 +108,7 @@ func TestPHYRecoversAfterFailedFirstDial(t *testing.T) {
 // way, so the dial is what shows it); it used to fall back to the ioctl,
 // which reads no paged CMIS memory, until the exporter restarted.
 func TestTransceiverRedialsAfterFailedFirstDial(t *testing.T) {
-	var f flakyGenetlink
-	o := Options{SysPath: "/sys", Timeout: 5 * time.Second, Sources: []string{node.SourceTransceiver},
-		NetdevInclude: regexp.MustCompile("^lo$"), ethtoolNetlink: f.config()}
-	r := newTestReader(t, o)
-	if !r.live() {
-		t.Skip("/sys is not this kernel's sysfs")
-	}
+	r, f := flakyReader(t, node.SourceTransceiver)
 	r.Read()
 	if n := f.dials.Load(); n != 1 {
 		t.Fatalf("%d dials in the first read, want 1", n)

@@ -65,16 +65,24 @@ func get(t *testing.T, url string, gz bool) string {
 	return string(b)
 }
 
+// stuckExporter is a 2-port exporter whose collections block in a sysfs
+// read until release is closed, or the reader gives up after readTimeout.
+func stuckExporter(t *testing.T, readTimeout time.Duration) (e *Exporter, release chan struct{}) {
+	root := writeNode(t, sysfixture.HealthyCX7(2))
+	ffs := newFaultFS()
+	release = ffs.setHang("mlx5_0/ports/1/state")
+	cfg := testConfig(root, "rdma", "netdev")
+	cfg.ro.FS = ffs
+	cfg.ro.Timeout = readTimeout
+	e, _ = newTestExporter(t, cfg)
+	return e, release
+}
+
 // TestConcurrentScrapesShareOneOutput holds a collection in flight while
 // plain and gzip requests pile up: all of them get the same text, with the
 // self-metrics gathered once for the collection, not once per request.
 func TestConcurrentScrapesShareOneOutput(t *testing.T) {
-	root := writeNode(t, sysfixture.HealthyCX7(2))
-	ffs := newFaultFS()
-	release := ffs.setHang("mlx5_0/ports/1/state")
-	cfg := testConfig(root, "rdma", "netdev")
-	cfg.ro.FS = ffs
-	e, _ := newTestExporter(t, cfg)
+	e, release := stuckExporter(t, 2*time.Second)
 	self := &countingGatherer{}
 	srv := httptest.NewServer(NewHandler(e, HandlerOpts{Self: self, Timeout: 10 * time.Second}))
 	defer srv.Close()
@@ -159,13 +167,7 @@ func TestScrapeTimeout(t *testing.T) {
 // above --web.timeout does not lengthen it, garbage leaves it as
 // configured, and once the read returns the header changes nothing.
 func TestScrapeTimeoutHeaderBoundsASlowCollection(t *testing.T) {
-	root := writeNode(t, sysfixture.HealthyCX7(2))
-	ffs := newFaultFS()
-	release := ffs.setHang("mlx5_0/ports/1/state")
-	cfg := testConfig(root, "rdma", "netdev")
-	cfg.ro.FS = ffs
-	cfg.ro.Timeout = time.Minute // the read stays stuck until released
-	e, _ := newTestExporter(t, cfg)
+	e, release := stuckExporter(t, time.Minute) // the read stays stuck until released
 	long := httptest.NewServer(NewHandler(e, HandlerOpts{Timeout: 30 * time.Second}))
 	defer long.Close()
 	short := httptest.NewServer(NewHandler(e, HandlerOpts{Timeout: time.Second}))

@@ -52,7 +52,7 @@ func newServeCommand(a *app) *serveCommand {
 	s.webFlags = kingpinflag.AddFlags(s.cmd, defaultListenAddress)
 	s.telemetryPath = s.cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 	s.maxRequests = s.cmd.Flag("web.max-requests", "Maximum number of parallel scrape requests; more get 503. Concurrent scrapes share one collection, so a request costs little beyond writing the response. 0 disables the limit.").Default("100").Int()
-	s.webTimeout = s.cmd.Flag("web.timeout", "Upper bound for answering a scrape; collectors that are still reading by then are reported as failed.").Default("10s").Duration()
+	s.webTimeout = s.cmd.Flag("web.timeout", "Upper bound for answering a scrape; collectors that are still reading by then are reported as failed. Prometheus' X-Prometheus-Scrape-Timeout-Seconds header shortens it per scrape (its value minus 0.5s), never lengthens it.").Default("10s").Duration()
 	s.readTimeout = s.cmd.Flag("web.read-timeout", "Time a client has to send a request's headers (and to finish the TLS handshake); a slow or stalled client is disconnected after it.").Default("10s").Duration()
 	s.writeTimeout = s.cmd.Flag("web.write-timeout", "Time to answer a request, from the end of its headers to the last byte of the response. Must be longer than --web.timeout, which bounds the collection alone.").Default("30s").Duration()
 	s.idleTimeout = s.cmd.Flag("web.idle-timeout", "How long a keep-alive connection may wait for its next request before it is closed. The default outlasts a 60 s scrape interval, so Prometheus keeps one connection (and TLS session) from scrape to scrape.").Default("90s").Duration()

@@ -2,7 +2,6 @@ package collector
 
 import (
 	"log/slog"
-	"strconv"
 	"strings"
 
 	"github.com/roce-exporter/roce_exporter/health"
@@ -47,7 +46,7 @@ type checkCount struct {
 }
 
 func (c *healthCollector) Update(snap *node.Snapshot, out *Sink) error {
-	ports := subjectPorts(snap)
+	ports := health.SubjectPorts(snap)
 	findings := health.Run(snap, c.opts.Plan, c.opts.NodeName)
 	c.set(findings)
 	var counts []checkCount
@@ -66,53 +65,21 @@ func (c *healthCollector) Update(snap *node.Snapshot, out *Sink) error {
 		switch f.Status {
 		case health.StatusOK:
 			if c.opts.HealthOKSubjects {
-				out.emit(healthOKDesc, 1, f.ID, f.Subject, p.device, p.iface)
+				out.emit(healthOKDesc, 1, f.ID, f.Subject, p.Device, p.Interface)
 			}
 		case health.StatusWarn, health.StatusFail:
-			out.emit(healthOKDesc, 0, f.ID, f.Subject, p.device, p.iface)
+			out.emit(healthOKDesc, 0, f.ID, f.Subject, p.Device, p.Interface)
 			severity := "warning"
 			if f.Status == health.StatusFail {
 				severity = "critical"
 			}
-			out.emit(healthInfoDesc, 1, f.ID, f.Subject, p.device, p.iface, severity, hintLabel(f.Fix))
+			out.emit(healthInfoDesc, 1, f.ID, f.Subject, p.Device, p.Interface, severity, hintLabel(f.Fix))
 		}
 	}
 	for _, cc := range counts {
 		out.emit(healthSubjectsDesc, float64(cc.subjects), cc.id)
 	}
 	return nil
-}
-
-// portLabels are the device and interface labels of a finding's subject.
-type portLabels struct{ device, iface string }
-
-// subjectPorts maps every name a finding may have as subject to its port:
-// an interface to itself and its RDMA device, a device ("mlx5_0") or a port
-// of a multi-port device ("mlx5_0/2") to itself and its netdev when it has
-// exactly one. "node" and unknown names map to nothing.
-func subjectPorts(snap *node.Snapshot) map[string]portLabels {
-	m := make(map[string]portLabels, 2*len(snap.Devices)+len(snap.Interfaces))
-	for _, i := range snap.Interfaces {
-		m[i.Name] = portLabels{device: i.RDMADevice, iface: i.Name}
-	}
-	for _, d := range snap.Devices {
-		netdevs := map[string]bool{}
-		for _, p := range d.Ports {
-			if p.Interface != "" {
-				netdevs[p.Interface] = true
-				m[p.Interface] = portLabels{device: d.Name, iface: p.Interface}
-			}
-			m[d.Name+"/"+strconv.Itoa(p.Number)] = portLabels{device: d.Name, iface: p.Interface}
-		}
-		l := portLabels{device: d.Name}
-		if len(netdevs) == 1 {
-			for n := range netdevs {
-				l.iface = n
-			}
-		}
-		m[d.Name] = l
-	}
-	return m
 }
 
 // hintLabel keeps a fix text usable as a label: one line, bounded. Fix

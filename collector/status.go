@@ -88,9 +88,6 @@ func (e *Exporter) record(rc *runningCollector, err error, d time.Duration) {
 	s.Absent = errors.Is(err, reader.ErrNoData)
 }
 
-// findingRank orders findings worst first.
-var findingRank = map[health.Status]int{health.StatusFail: 0, health.StatusWarn: 1, health.StatusSkipped: 2, health.StatusOK: 3}
-
 // findingsStore keeps the health collector's latest findings.
 type findingsStore struct {
 	mu       sync.Mutex
@@ -111,6 +108,6 @@ func (f *findingsStore) latest() []health.Finding {
 	f.mu.Lock()
 	sorted := slices.Clone(f.findings)
 	f.mu.Unlock()
-	slices.SortStableFunc(sorted, func(a, b health.Finding) int { return findingRank[a.Status] - findingRank[b.Status] })
+	health.SortWorstFirst(sorted)
 	return sorted
 }

@@ -169,8 +169,6 @@ func useColor(mode string, f *os.File) bool {
 	return err == nil
 }
 
-var statusOrder = []health.Status{health.StatusFail, health.StatusWarn, health.StatusOK, health.StatusSkipped}
-
 var statusStyle = map[health.Status]struct{ label, color string }{
 	health.StatusFail:    {"FAIL", "\x1b[1;31m"},
 	health.StatusWarn:    {"WARN", "\x1b[1;33m"},
@@ -213,7 +211,7 @@ func printDoctor(w io.Writer, r doctorReport, color bool, interval time.Duration
 	if len(r.PlanWarnings) > 0 {
 		fmt.Fprintln(w)
 	}
-	for _, st := range statusOrder {
+	for _, st := range health.StatusesWorstFirst() {
 		if st == health.StatusOK && !verbose {
 			printOKFolded(r.Checks, line)
 			continue

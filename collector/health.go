@@ -5,11 +5,13 @@ import (
 	"strings"
 
 	"github.com/roce-exporter/roce_exporter/health"
-	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 )
 
+const healthCollectorName = "health"
+
 func init() {
-	registerDerived("health", "Doctor checks evaluated at scrape time on the same snapshot the other collectors read (no second read of sysfs).", newHealthCollector)
+	registerDerived(healthCollectorName, "Doctor checks evaluated at scrape time on the same snapshot the other collectors read (no second read of sysfs).", newHealthCollector)
 }
 
 var (
@@ -25,7 +27,7 @@ var (
 )
 
 // healthCollector exports the doctor's findings on the collection's
-// snapshot, judged against the plan.
+// snapshot, judged against the plan once per collection by the pipeline.
 //
 // A passing subject has no roce_health_check_ok series by default: on a
 // healthy 8-port node those were ~130 series of 1 that no alert or panel
@@ -34,7 +36,6 @@ var (
 // failed" stays answerable with one series per check.
 type healthCollector struct {
 	opts *Options
-	findingsStore
 }
 
 func newHealthCollector(o *Options, _ *slog.Logger) Collector { return &healthCollector{opts: o} }
@@ -45,10 +46,12 @@ type checkCount struct {
 	subjects int
 }
 
-func (c *healthCollector) Update(snap *node.Snapshot, out *Sink) error {
-	ports := health.SubjectPorts(snap)
-	findings := health.Run(snap, c.opts.Plan, c.opts.NodeName)
-	c.set(findings)
+func (c *healthCollector) Update(col *pipeline.Collection, out *Sink) error {
+	if col.HealthErr != nil {
+		return col.HealthErr
+	}
+	ports := health.SubjectPorts(col.Snapshot)
+	findings := col.Findings
 	var counts []checkCount
 	index := map[string]int{}
 	for _, f := range findings {

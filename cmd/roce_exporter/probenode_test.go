@@ -30,6 +30,20 @@ func (r *gatedReader) Read() *reader.Result {
 	return r.Reader.Read()
 }
 
+// fixtureReader reads the sources of the enabled collectors from a sample
+// node.
+func fixtureReader(t *testing.T, scenario string, enabled []string) *reader.Reader {
+	t.Helper()
+	root := filepath.Join(fixtureDir, scenario)
+	rd, err := reader.New(reader.Options{SysPath: filepath.Join(root, "sys"), DevPath: filepath.Join(root, "dev"),
+		Timeout: 10 * time.Second, Sources: collector.Sources(enabled)}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rd.Close() })
+	return rd
+}
+
 // waitInCollect waits until n goroutines are inside Pipeline.Collect. While
 // a read is held at the gate, each of them has joined it or is about to:
 // nothing can start another read before the gate opens.
@@ -49,15 +63,8 @@ func waitInCollect(t *testing.T, n int) {
 }
 
 func TestProbesCollectThroughTheExportersPipeline(t *testing.T) {
-	root := filepath.Join(fixtureDir, "mlx5-8x400g-healthy")
 	opts := collector.Options{Enabled: []string{"health", "netdev", "rdma"}, NodeName: "gpu-node-01"}
-	rd, err := reader.New(reader.Options{SysPath: filepath.Join(root, "sys"), DevPath: filepath.Join(root, "dev"),
-		Timeout: 10 * time.Second, Sources: collector.Sources(opts.Enabled)}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rd.Close() })
-	gated := &gatedReader{Reader: rd, gate: make(chan struct{})}
+	gated := &gatedReader{Reader: fixtureReader(t, "mlx5-8x400g-healthy", opts.Enabled), gate: make(chan struct{})}
 	close(gated.gate)
 	pl, err := pipeline.New(opts.PipelineOptions(gated))
 	if err != nil {
@@ -137,15 +144,8 @@ func TestProbesCollectThroughTheExportersPipeline(t *testing.T) {
 // With probes on, serve reads the node once before the first probe run, so
 // that run's read has a Previous; the log says what it found.
 func TestFirstCollectionGivesTheFirstProbeReadAPrevious(t *testing.T) {
-	root := filepath.Join(fixtureDir, "mlx5-degraded")
 	opts := collector.Options{Enabled: []string{"health", "netdev", "rdma"}, NodeName: "gpu-node-07"}
-	rd, err := reader.New(reader.Options{SysPath: filepath.Join(root, "sys"), DevPath: filepath.Join(root, "dev"),
-		Timeout: 10 * time.Second, Sources: collector.Sources(opts.Enabled)}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rd.Close() })
-	pl, err := pipeline.New(opts.PipelineOptions(rd))
+	pl, err := pipeline.New(opts.PipelineOptions(fixtureReader(t, "mlx5-degraded", opts.Enabled)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 )
 
 func init() { registerSource(node.SourceDCB, newDCBCollector) }
@@ -62,7 +63,8 @@ func newDCBCollector(o *Options, _ *slog.Logger) Collector {
 	return c
 }
 
-func (c dcbCollector) Update(snap *node.Snapshot, out *Sink) error {
+func (c dcbCollector) Update(col *pipeline.Collection, out *Sink) error {
+	snap := col.Snapshot
 	for _, iface := range slices.Sorted(maps.Keys(snap.DCB)) {
 		st := snap.DCB[iface]
 		want := c.prio.of(snap, iface)

@@ -21,9 +21,11 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/health"
 	"github.com/roce-exporter/roce_exporter/internal/connguard"
 	"github.com/roce-exporter/roce_exporter/internal/procself"
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 	"github.com/roce-exporter/roce_exporter/probes"
 	"github.com/roce-exporter/roce_exporter/reader"
 )
@@ -97,6 +99,13 @@ func (s *serveCommand) run() int {
 		return 2
 	}
 	defer rd.Close()
+	// Everyone reads the node through one pipeline: the metrics, the page
+	// and the probes.
+	pl, err := pipeline.New(opts.PipelineOptions(rd))
+	if err != nil {
+		logger.Error("cannot set up the reader", "err", err)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
@@ -107,8 +116,11 @@ func (s *serveCommand) run() int {
 		if !slices.Contains(ropts.Sources, node.SourceRDMA) {
 			logger.Warn("probes are enabled but the rdma collector is not: the probes cannot find GID indices and port rates")
 		}
+		// The probes' first read then has a collection before it to measure
+		// the port's load against.
+		firstCollection(ctx, pl, logger)
 		sched, err = probes.New(probes.Options{
-			Plan: plan, Self: opts.NodeName, Node: snapshotNode(rd),
+			Plan: plan, Self: opts.NodeName, Node: snapshotNode(pl),
 			StateDir: stateDirFor(*s.stateDir, plan), Logger: logger.With("component", "probes"),
 		})
 		if err != nil {
@@ -124,7 +136,7 @@ func (s *serveCommand) run() int {
 	// Wait for the probe children to be killed before exiting.
 	defer func() { stop(); <-probesDone }()
 
-	exporter, err := collector.NewExporter(opts, rd, logger)
+	exporter, err := collector.NewExporter(opts, pl, logger)
 	if err != nil {
 		logger.Error("cannot set up collectors", "err", err)
 		return 2
@@ -211,7 +223,23 @@ func (s *serveCommand) handler(exporter *collector.Exporter, nodeName, sysPath s
 	return mux, nil
 }
 
-// snapshotNode lets the probes read the node through the exporter's reader.
-func snapshotNode(rd *reader.Reader) probes.SnapshotNode {
-	return probes.SnapshotNode{Read: func() *node.Snapshot { return rd.Read().Snapshot }}
+// firstCollection reads the node once at start-up and logs what it found.
+func firstCollection(ctx context.Context, pl *pipeline.Pipeline, logger *slog.Logger) {
+	c, err := pl.Collect(ctx)
+	if err != nil {
+		logger.Warn("first reading of the node failed", "err", err)
+		return
+	}
+	failedSources := 0
+	for _, s := range c.Sources {
+		if !s.OK() && !errors.Is(s.Err, reader.ErrNoData) {
+			failedSources++
+		}
+	}
+	count := map[health.Status]int{}
+	for _, f := range c.Findings {
+		count[f.Status]++
+	}
+	logger.Info("Read the node", "took", c.When.Sub(c.Snapshot.Time).Round(time.Millisecond), "sources_failed", failedSources,
+		"checks_failed", count[health.StatusFail], "checks_warned", count[health.StatusWarn])
 }

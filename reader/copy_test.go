@@ -45,8 +45,9 @@ func hostInterfaceWithDriver(t *testing.T) (string, string) {
 	if err != nil {
 		return "", ""
 	}
-	d := newDriverInfoSource("")
-	defer d.close()
+	h := nicstats.NewReader()
+	defer h.Close()
+	d := driverInfoSource{ioctl: h}
 	for _, i := range ifaces {
 		if di, err := d.info(i.Name); err == nil && di.Driver != "" && i.Name != "lo" {
 			return i.Name, di.Driver

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/internal/dcbnl"
@@ -28,12 +27,16 @@ type dcbSource struct {
 	ecn map[string]*ecnState
 }
 
-func newDCBSource(r *Reader) *dcbSource {
+func init() {
+	registerSource(node.SourceDCB, "PFC, trust, DSCP→priority, ECN (DCB netlink).", newDCBSource)
+}
+
+func newDCBSource(r *Reader) source {
 	c := &dcbSource{r: r, ecn: map[string]*ecnState{}}
 	if r.opts.ReplayDir != "" {
 		c.src = &replayDCB{dir: r.opts.ReplayDir}
 	} else {
-		c.src = &liveDCB{timeout: r.opts.Timeout}
+		c.src = &liveDCB{client: dcbnl.New(dcbnl.Config{Timeout: r.opts.Timeout})}
 	}
 	return c
 }
@@ -181,35 +184,11 @@ func (c *dcbSource) readSmallInt(sc *scan, path string, max uint64) *int {
 }
 
 // liveDCB queries the kernel over one long-lived netlink socket.
-type liveDCB struct {
-	timeout time.Duration
-	mu      sync.Mutex
-	client  *dcbnl.Client
-}
+type liveDCB struct{ client *dcbnl.Client }
 
-func (l *liveDCB) ieee(iface string) (*dcbnl.IEEE, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.client == nil {
-		c, err := dcbnl.DialConfig(dcbnl.Config{Timeout: l.timeout})
-		if err != nil {
-			return nil, err
-		}
-		l.client = c
-	}
-	return l.client.IEEE(iface)
-}
+func (l *liveDCB) ieee(iface string) (*dcbnl.IEEE, error) { return l.client.IEEE(iface) }
 
-func (l *liveDCB) close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.client != nil {
-		err := l.client.Close()
-		l.client = nil
-		return err
-	}
-	return nil
-}
+func (l *liveDCB) close() error { return l.client.Close() }
 
 // replayDCB reads `dcb pfc/app show` or `mlnx_qos` captures.
 type replayDCB struct {

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
-	"sync"
 
 	"github.com/roce-exporter/roce_exporter/internal/devlinknl"
 	"github.com/roce-exporter/roce_exporter/node"
@@ -30,12 +29,14 @@ type devlinkSource struct {
 	src devlinkReporters
 }
 
-func newDevlinkSource(r *Reader) *devlinkSource {
+func init() { registerSource(node.SourceDevlink, "NIC devlink health reporters.", newDevlinkSource) }
+
+func newDevlinkSource(r *Reader) source {
 	c := &devlinkSource{r: r}
 	if r.opts.ReplayDir != "" {
 		c.src = &replayDevlink{path: filepath.Join(r.opts.ReplayDir, devlinkReplayFile)}
 	} else {
-		c.src = &liveDevlink{r: r}
+		c.src = &liveDevlink{client: devlinknl.New(devlinknl.Config{Timeout: r.opts.Timeout})}
 	}
 	return c
 }
@@ -78,35 +79,11 @@ func (c *devlinkSource) read(sc *scan) (func(*node.Snapshot), error) {
 }
 
 // liveDevlink dumps the reporters over one long-lived generic netlink socket.
-type liveDevlink struct {
-	r      *Reader
-	mu     sync.Mutex
-	client *devlinknl.Client
-}
+type liveDevlink struct{ client *devlinknl.Client }
 
-func (l *liveDevlink) reporters() ([]devlinknl.Reporter, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.client == nil {
-		c, err := devlinknl.Dial(devlinknl.Config{Timeout: l.r.opts.Timeout})
-		if err != nil {
-			return nil, err
-		}
-		l.client = c
-	}
-	return l.client.HealthReporters()
-}
+func (l *liveDevlink) reporters() ([]devlinknl.Reporter, error) { return l.client.HealthReporters() }
 
-func (l *liveDevlink) close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.client != nil {
-		err := l.client.Close()
-		l.client = nil
-		return err
-	}
-	return nil
-}
+func (l *liveDevlink) close() error { return l.client.Close() }
 
 // replayDevlink reads a `devlink health show -j` capture.
 type replayDevlink struct {

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
-	"sync"
-
-	"github.com/safchain/ethtool"
 
 	"github.com/roce-exporter/roce_exporter/internal/nicstats"
 	"github.com/roce-exporter/roce_exporter/internal/safefile"
@@ -17,53 +14,36 @@ type driverInfo struct {
 	Driver, Version, FirmwareVersion, BusInfo string
 }
 
-// driverInfoSource answers `ethtool -i` from the kernel (one long-lived
-// ioctl socket) or from recorded text in the replay directory.
+// driverInfoSource answers `ethtool -i` from the kernel (the Reader's
+// shared ioctl socket) or from recorded text in the replay directory.
 type driverInfoSource struct {
 	replayDir string
-	mu        sync.Mutex
-	handle    *ethtool.Ethtool
-	dialErr   error
+	ioctl     *nicstats.Reader
 }
 
-func newDriverInfoSource(replayDir string) driverInfoSource {
-	return driverInfoSource{replayDir: replayDir}
+func newDriverInfoSource(r *Reader) driverInfoSource {
+	return driverInfoSource{replayDir: r.opts.ReplayDir, ioctl: r.kernel.ethtoolIoctl}
 }
 
 func (d *driverInfoSource) info(iface string) (driverInfo, error) {
+	var di nicstats.DriverInfo
 	if d.replayDir != "" {
 		path := filepath.Join(d.replayDir, iface+".driver.txt")
 		data, err := safefile.ReadRegular(path, maxReplayBytes)
 		if err != nil {
 			return driverInfo{}, err
 		}
-		di, err := nicstats.ParseDriverInfo(bytes.NewReader(data))
-		if err != nil {
+		if di, err = nicstats.ParseDriverInfo(bytes.NewReader(data)); err != nil {
 			return driverInfo{}, fmt.Errorf("%s: %w", path, err)
 		}
-		return driverInfo{Driver: di.Driver, Version: di.Version, FirmwareVersion: di.FirmwareVersion, BusInfo: di.BusInfo}, nil
+	} else {
+		var err error
+		if di, err = d.ioctl.DriverInfo(iface); err != nil {
+			return driverInfo{}, err
+		}
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.handle == nil && d.dialErr == nil {
-		d.handle, d.dialErr = ethtool.NewEthtool()
-	}
-	if d.dialErr != nil {
-		return driverInfo{}, d.dialErr
-	}
-	di, err := d.handle.DriverInfo(iface)
-	if err != nil {
-		return driverInfo{}, err
-	}
-	return driverInfo{Driver: di.Driver, Version: di.Version, FirmwareVersion: di.FwVersion, BusInfo: di.BusInfo}, nil
+	return driverInfo{Driver: di.Driver, Version: di.Version, FirmwareVersion: di.FirmwareVersion, BusInfo: di.BusInfo}, nil
 }
 
-func (d *driverInfoSource) close() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.handle != nil {
-		d.handle.Close()
-		d.handle = nil
-	}
-	return nil
-}
+// close leaves the shared socket to the Reader.
+func (d *driverInfoSource) close() error { return nil }

@@ -6,10 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
-	"sync"
 	"syscall"
-
-	"github.com/safchain/ethtool"
 
 	"github.com/roce-exporter/roce_exporter/internal/nicstats"
 	"github.com/roce-exporter/roce_exporter/node"
@@ -40,12 +37,16 @@ type ifaceMapping struct {
 	raw []int
 }
 
-func newEthtoolSource(r *Reader) *ethtoolSource {
+func init() {
+	registerSource(node.SourceEthtool, "PFC pause, priority traffic and drops, PHY errors.", newEthtoolSource)
+}
+
+func newEthtoolSource(r *Reader) source {
 	c := &ethtoolSource{r: r, mappings: map[string]*ifaceMapping{}}
 	if r.opts.ReplayDir != "" {
 		c.src = &replayEthtool{dir: r.opts.ReplayDir}
 	} else {
-		c.src = &liveEthtool{}
+		c.src = &liveEthtool{h: r.kernel.ethtoolIoctl}
 	}
 	return c
 }
@@ -131,74 +132,27 @@ func (c *ethtoolSource) buildMapping(names []string) *ifaceMapping {
 	return im
 }
 
-// liveEthtool reads the kernel through long-lived ioctl sockets: statistics
-// with nicstats.Reader, which keeps each interface's string table between
-// reads (github.com/safchain/ethtool's StatsWithBuffer builds a map of
-// every name on every call: thousands of strings per ConnectX port), and
-// pause settings with safchain/ethtool.
-type liveEthtool struct {
-	mu       sync.Mutex
-	reader   *nicstats.Reader
-	handle   *ethtool.Ethtool
-	dialFail error
-}
+// liveEthtool reads the kernel through the shared ethtool ioctl socket:
+// statistics with nicstats.Reader, which keeps each interface's string
+// table between reads (github.com/safchain/ethtool's StatsWithBuffer built a
+// map of every name on every call: thousands of strings per ConnectX
+// port), and pause settings.
+type liveEthtool struct{ h *nicstats.Reader }
 
-func (l *liveEthtool) open() error {
-	if l.reader == nil && l.dialFail == nil {
-		l.reader, l.dialFail = nicstats.NewReader()
-		if l.dialFail == nil {
-			if l.handle, l.dialFail = ethtool.NewEthtool(); l.dialFail != nil {
-				l.reader.Close()
-				l.reader = nil
-			}
-		}
-	}
-	return l.dialFail
-}
+func (l *liveEthtool) stats(iface string) (nicstats.Stats, error) { return l.h.Stats(iface) }
 
-func (l *liveEthtool) stats(iface string) (nicstats.Stats, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.open(); err != nil {
-		return nicstats.Stats{}, err
-	}
-	return l.reader.Stats(iface)
-}
-
-func (l *liveEthtool) forget(iface string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.reader != nil {
-		l.reader.Forget(iface)
-	}
-}
+func (l *liveEthtool) forget(iface string) { l.h.Forget(iface) }
 
 func (l *liveEthtool) pause(iface string) (*node.GlobalPause, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.open(); err != nil {
-		return nil, err
-	}
-	p, err := l.handle.GetPause(iface)
+	p, err := l.h.Pause(iface)
 	if err != nil {
 		return nil, err
 	}
-	return &node.GlobalPause{Autoneg: p.Autoneg != 0, RX: p.RxPause != 0, TX: p.TxPause != 0}, nil
+	return &node.GlobalPause{Autoneg: p.Autoneg, RX: p.RX, TX: p.TX}, nil
 }
 
-func (l *liveEthtool) close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.handle != nil {
-		l.handle.Close()
-		l.handle = nil
-	}
-	if l.reader != nil {
-		l.reader.Close()
-		l.reader = nil
-	}
-	return nil
-}
+// close leaves the shared socket to the Reader.
+func (l *liveEthtool) close() error { return nil }
 
 // replayEthtool reads `ethtool -S` and `ethtool -a` captures.
 type replayEthtool struct {

@@ -34,7 +34,11 @@ type gpuSource struct {
 	dirs map[string]string
 }
 
-func newGPUSource(r *Reader) *gpuSource {
+func init() {
+	registerSource(node.SourceGPU, "NVIDIA GPUs: GPU↔NIC PCIe path, ACS, IOMMU, GPUDirect.", newGPUSource)
+}
+
+func newGPUSource(r *Reader) source {
 	return &gpuSource{r: r, pci: newPCIReader(r, node.SourceGPU)}
 }
 

@@ -37,7 +37,11 @@ type lldpSource struct {
 	seen map[string]node.LLDPNeighbor
 }
 
-func newLLDPSource(r *Reader) *lldpSource {
+func init() {
+	registerSource(node.SourceLLDP, "Switch port of each RoCE interface (lldpd).", newLLDPSource)
+}
+
+func newLLDPSource(r *Reader) source {
 	return &lldpSource{r: r, seen: map[string]node.LLDPNeighbor{}}
 }
 

@@ -35,12 +35,16 @@ type netdevMeta struct {
 	at                        time.Time
 }
 
-func newNetdevSource(r *Reader) *netdevSource {
+func init() {
+	registerSource(node.SourceNetdev, "Interfaces behind RDMA ports: MTU, state, speed.", newNetdevSource)
+}
+
+func newNetdevSource(r *Reader) source {
 	return &netdevSource{
 		r:      r,
 		attrs:  newAttrCache(r.fs),
 		meta:   map[string]*netdevMeta{},
-		driver: newDriverInfoSource(r.opts.ReplayDir),
+		driver: newDriverInfoSource(r),
 	}
 }
 

@@ -49,7 +49,11 @@ func newPCIReader(r *Reader, source string) *pciReader {
 	return &pciReader{r: r, source: source, attrs: newAttrCache(r.fs), chains: map[string]*pcieChain{}}
 }
 
-func newPCIeSource(r *Reader) *pcieSource {
+func init() {
+	registerSource(node.SourcePCIe, "NIC PCIe links: speed, width, AER errors.", newPCIeSource)
+}
+
+func newPCIeSource(r *Reader) source {
 	return &pcieSource{r: r, pci: newPCIReader(r, node.SourcePCIe)}
 }
 

@@ -5,7 +5,6 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
-	"sync"
 	"syscall"
 
 	"github.com/roce-exporter/roce_exporter/internal/ethnl"
@@ -28,12 +27,14 @@ type phySource struct {
 	src phyReader
 }
 
-func newPHYSource(r *Reader) *phySource {
+func init() { registerSource(node.SourcePHY, "FEC blocks and link-down reason.", newPHYSource) }
+
+func newPHYSource(r *Reader) source {
 	s := &phySource{r: r}
 	if r.opts.ReplayDir != "" {
 		s.src = &replayPHY{dir: r.opts.ReplayDir}
 	} else {
-		s.src = &livePHY{}
+		s.src = &livePHY{c: r.kernel.ethtoolNetlink}
 	}
 	return s
 }
@@ -126,28 +127,11 @@ func (r *replayPHY) link(iface string) (bool, string, string, error) {
 
 func (r *replayPHY) close() error { return nil }
 
-// livePHY asks the kernel over ethtool netlink.
-type livePHY struct {
-	mu      sync.Mutex
-	c       *ethnl.Client
-	dialErr error
-}
-
-func (l *livePHY) client() (*ethnl.Client, error) {
-	if l.c == nil && l.dialErr == nil {
-		l.c, l.dialErr = dialEthnl()
-	}
-	return l.c, l.dialErr
-}
+// livePHY asks the kernel over the shared ethtool netlink socket.
+type livePHY struct{ c *ethnl.Client }
 
 func (l *livePHY) fec(iface string) (*node.PHY, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c, err := l.client()
-	if err != nil {
-		return nil, err
-	}
-	f, err := c.FEC(iface)
+	f, err := l.c.FEC(iface)
 	if err != nil {
 		return nil, err
 	}
@@ -162,13 +146,7 @@ func (l *livePHY) fec(iface string) (*node.PHY, error) {
 }
 
 func (l *livePHY) link(iface string) (bool, string, string, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c, err := l.client()
-	if err != nil {
-		return false, "", "", err
-	}
-	ls, err := c.Linkstate(iface)
+	ls, err := l.c.Linkstate(iface)
 	if err != nil {
 		return false, "", "", err
 	}
@@ -178,12 +156,5 @@ func (l *livePHY) link(iface string) (bool, string, string, error) {
 	return ls.Link, node.LinkExtStateName(ls.ExtState), node.LinkExtSubstateName(ls.ExtState, ls.ExtSubstate), nil
 }
 
-func (l *livePHY) close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.c != nil {
-		l.c.Close()
-		l.c = nil
-	}
-	return nil
-}
+// close leaves the shared socket to the Reader.
+func (l *livePHY) close() error { return nil }

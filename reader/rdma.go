@@ -4,14 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/Mellanox/rdmamap"
 
 	"github.com/roce-exporter/roce_exporter/node"
 )
@@ -59,7 +57,11 @@ type rdmaPortState struct {
 	tclassFile bool
 }
 
-func newRDMASource(r *Reader) *rdmaSource {
+func init() {
+	registerSource(node.SourceRDMA, "RDMA ports: state, rate, counters, GIDs.", newRDMASource)
+}
+
+func newRDMASource(r *Reader) source {
 	return &rdmaSource{r: r, devices: map[string]*rdmaDeviceState{}}
 }
 
@@ -221,7 +223,7 @@ func (c *rdmaSource) readDeviceInfo(sc *scan, td *topoDevice) (node.Device, bool
 	} else if !isVanished(err) {
 		sc.readError(node.SourceRDMA, nodeType, err)
 	}
-	d.VerbsDevices, d.VerbsPresent = c.verbsDevices(td.Name)
+	d.VerbsDevices, d.VerbsPresent = c.verbsDevices(sc, td.Name)
 	return d, true
 }
 
@@ -235,27 +237,12 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// rdmamapMu serialises use of rdmamap, whose sysfs and /dev roots are
-// package-level variables.
-var rdmamapMu sync.Mutex
-
-// verbsDevices asks rdmamap which /dev/infiniband/uverbsN node belongs to
-// the device, and checks that it exists under the /dev root: a container
+// verbsDevices names the /dev/infiniband/uverbsN nodes sysfs says belong to
+// the device, and those of them that exist under the /dev root: a container
 // without /dev/infiniband sees the device in sysfs but cannot open it.
-func (c *rdmaSource) verbsDevices(device string) (expected, present []string) {
-	rdmamapMu.Lock()
-	rdmamap.RdmaClassDir = c.r.sys("class", "infiniband")
-	rdmamap.RdmaIbUcmDir = c.r.sys("class", "infiniband_cm")
-	rdmamap.RdmaUmadDir = c.r.sys("class", "infiniband_mad")
-	rdmamap.RdmaUverbsDir = c.r.sys("class", "infiniband_verbs")
-	rdmamap.RdmaDeviceDir = joinPath(c.r.opts.DevPath, "infiniband")
-	rdmamap.RdmaUcmDevice = joinPath(c.r.opts.DevPath, "infiniband", "rdma_cm")
-	all := rdmamap.GetRdmaCharDevices(device)
-	rdmamapMu.Unlock()
-	for _, p := range all {
-		if !strings.Contains(p, "/uverbs") {
-			continue
-		}
+func (c *rdmaSource) verbsDevices(sc *scan, device string) (expected, present []string) {
+	for _, name := range sc.uverbsOf(device) {
+		p := filepath.Join(c.r.opts.DevPath, "infiniband", name)
 		expected = append(expected, p)
 		if _, err := c.r.fs.Inode(p); err == nil {
 			present = append(present, p)
@@ -264,6 +251,42 @@ func (c *rdmaSource) verbsDevices(device string) (expected, present []string) {
 	sort.Strings(expected)
 	sort.Strings(present)
 	return expected, present
+}
+
+// uverbsOf returns the uverbs class entries of an RDMA device, from one
+// listing of /sys/class/infiniband_verbs per read (made only when a
+// device's information is due): each uverbsN entry's ibdev file names the
+// device it belongs to.
+func (sc *scan) uverbsOf(device string) []string {
+	sc.uverbsOnce.Do(func() { sc.uverbs = sc.listUverbs() })
+	return sc.uverbs[device]
+}
+
+func (sc *scan) listUverbs() map[string][]string {
+	dir := sc.r.sys("class", "infiniband_verbs")
+	names, err := sc.r.fs.ReadDirNames(dir)
+	if err != nil {
+		if !isVanished(err) {
+			sc.readError(node.SourceRDMA, dir, err)
+		}
+		return nil
+	}
+	out := map[string][]string{}
+	for _, name := range names {
+		if !strings.HasPrefix(name, "uverbs") { // abi_version is a file of the class
+			continue
+		}
+		path := joinPath(dir, name, "ibdev")
+		dev, err := readSysfsFile(sc.r.fs, path)
+		if err != nil {
+			if !isVanished(err) {
+				sc.readError(node.SourceRDMA, path, err)
+			}
+			continue
+		}
+		out[dev] = append(out[dev], name)
+	}
+	return out
 }
 
 func (c *rdmaSource) readPort(sc *scan, td *topoDevice, tp *topoPort, ps *rdmaPortState, dev *node.Device) *node.Port {

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -23,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/roce-exporter/roce_exporter/internal/nlconn"
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
@@ -78,39 +80,36 @@ type Options struct {
 	// FS replaces the filesystem, for tests that need the errors real sysfs
 	// produces; nil is the real one.
 	FS FS
+
+	// ethtoolNetlink configures the shared ethtool netlink socket; tests
+	// make its dial fail.
+	ethtoolNetlink nlconn.FamilyConfig
+}
+
+// sourceDef is one entry of the table of sources: what it reads, in a
+// line for --help, and how a Reader makes it.
+type sourceDef struct {
+	help string
+	make func(*Reader) source
+}
+
+// sourceDefs is the table SourceNames, SourceHelp and New read. Each
+// source file adds its own entry with registerSource, as node_exporter's
+// collectors do with registerCollector.
+var sourceDefs = map[string]sourceDef{}
+
+func registerSource(name, help string, make func(*Reader) source) {
+	if _, dup := sourceDefs[name]; dup {
+		panic("reader source registered twice: " + name)
+	}
+	sourceDefs[name] = sourceDef{help: help, make: make}
 }
 
 // SourceNames lists every source a Reader knows, sorted.
-func SourceNames() []string {
-	return []string{node.SourceDCB, node.SourceDevlink, node.SourceEthtool, node.SourceGPU, node.SourceLLDP, node.SourceNetdev, node.SourcePCIe, node.SourcePHY, node.SourceRDMA, node.SourceTransceiver}
-}
+func SourceNames() []string { return slices.Sorted(maps.Keys(sourceDefs)) }
 
-// SourceHelp describes what a source reads.
-func SourceHelp(name string) string {
-	switch name {
-	case node.SourceRDMA:
-		return "RDMA ports: state, rate, counters, GIDs."
-	case node.SourceNetdev:
-		return "Interfaces behind RDMA ports: MTU, state, speed."
-	case node.SourcePCIe:
-		return "NIC PCIe links: speed, width, AER errors."
-	case node.SourceEthtool:
-		return "PFC pause, priority traffic and drops, PHY errors."
-	case node.SourceDevlink:
-		return "NIC devlink health reporters."
-	case node.SourceLLDP:
-		return "Switch port of each RoCE interface (lldpd)."
-	case node.SourceGPU:
-		return "NVIDIA GPUs: GPU↔NIC PCIe path, ACS, IOMMU, GPUDirect."
-	case node.SourceDCB:
-		return "PFC, trust, DSCP→priority, ECN (DCB netlink)."
-	case node.SourceTransceiver:
-		return "Optics: temperature, lane power, limits."
-	case node.SourcePHY:
-		return "FEC blocks and link-down reason."
-	}
-	return ""
-}
+// SourceHelp describes what a source reads; "" for an unknown one.
+func SourceHelp(name string) string { return sourceDefs[name].help }
 
 // source reads one part of the snapshot. read returns a function that
 // stores what it read into the snapshot; the Reader applies it only when
@@ -139,6 +138,7 @@ type Reader struct {
 	topology *topologyCache
 	fs       FS
 	isLive   bool
+	kernel   *kernelSockets
 
 	mu sync.Mutex // one Read at a time: the sources keep open files and history
 
@@ -160,37 +160,18 @@ func New(opts Options, logger *slog.Logger) (*Reader, error) {
 	if opts.Refresh < 0 {
 		return nil, errors.New("refresh interval must not be negative")
 	}
-	r := &Reader{opts: opts, logger: logger, byName: map[string]*runningSource{}, fs: opts.FS, isLive: isLiveSysfs(opts.SysPath)}
+	r := &Reader{opts: opts, logger: logger, byName: map[string]*runningSource{}, fs: opts.FS, isLive: isLiveSysfs(opts.SysPath),
+		kernel: newKernelSockets(opts)}
 	if r.fs == nil {
 		r.fs = OSFS{}
 	}
 	r.topology = newTopologyCache(r)
 	for _, name := range opts.Sources {
-		var src source
-		switch name {
-		case node.SourceRDMA:
-			src = newRDMASource(r)
-		case node.SourceNetdev:
-			src = newNetdevSource(r)
-		case node.SourcePCIe:
-			src = newPCIeSource(r)
-		case node.SourceEthtool:
-			src = newEthtoolSource(r)
-		case node.SourceDCB:
-			src = newDCBSource(r)
-		case node.SourceTransceiver:
-			src = newTransceiverSource(r)
-		case node.SourcePHY:
-			src = newPHYSource(r)
-		case node.SourceDevlink:
-			src = newDevlinkSource(r)
-		case node.SourceLLDP:
-			src = newLLDPSource(r)
-		case node.SourceGPU:
-			src = newGPUSource(r)
-		default:
+		def, ok := sourceDefs[name]
+		if !ok {
 			return nil, fmt.Errorf("unknown source %q", name)
 		}
+		src := def.make(r)
 		rs := &runningSource{name: name, src: src}
 		r.sources = append(r.sources, rs)
 		r.byName[name] = rs
@@ -353,14 +334,20 @@ func safeRead(rs *runningSource, sc *scan) (apply func(*node.Snapshot), err erro
 }
 
 // Close releases the sources' open files and sockets. A source still
-// blocked in a read keeps its resources until the process ends.
+// blocked in a read keeps its resources until the process ends, and so do
+// the shared sockets, which it may be using.
 func (r *Reader) Close() error {
 	var errs []error
+	stuck := false
 	for _, rs := range r.sources {
 		if rs.busy.Load() {
+			stuck = true
 			continue
 		}
 		errs = append(errs, rs.src.close())
+	}
+	if !stuck {
+		errs = append(errs, r.kernel.close())
 	}
 	return errors.Join(errs...)
 }
@@ -412,6 +399,9 @@ type scan struct {
 	ifacesOnce sync.Once
 	ifaces     []netdevTarget
 	ifacesErr  error
+
+	uverbsOnce sync.Once
+	uverbs     map[string][]string // RDMA device → its uverbs class entries
 }
 
 func (sc *scan) topology() (*topology, error) {

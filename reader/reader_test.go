@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -182,5 +183,38 @@ func TestHostileReplayFilesAreSkipped(t *testing.T) {
 	}
 	if n := r.ReadErrors(node.SourceEthtool); n != 2 {
 		t.Errorf("%d read errors, want the 2 hostile captures", n)
+	}
+}
+
+// The table of sources is what the Reader, the --collector flags' help and
+// the source list are made from: every entry has help, is listed in
+// order, and makes a source of its own name.
+func TestSourceTable(t *testing.T) {
+	names := SourceNames()
+	if len(names) < 10 || !slices.IsSorted(names) {
+		t.Fatalf("SourceNames() = %v", names)
+	}
+	for _, n := range names {
+		if SourceHelp(n) == "" {
+			t.Errorf("source %s has no help", n)
+		}
+	}
+	o := fixtureOptions("mlx5-8x400g-healthy", names...)
+	r := newTestReader(t, o)
+	if !slices.Equal(r.Sources(), names) {
+		t.Errorf("Reader sources %v, want %v", r.Sources(), names)
+	}
+	res := r.Read()
+	for _, s := range res.Sources {
+		if _, ok := res.Snapshot.Sources[s.Name]; !ok {
+			t.Errorf("source %s left no status", s.Name)
+		}
+	}
+	o.Sources = []string{"nosuch"}
+	if _, err := New(o, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), `unknown source "nosuch"`) {
+		t.Errorf("New with an unknown source: %v", err)
+	}
+	if SourceHelp("nosuch") != "" {
+		t.Error("help for an unknown source")
 	}
 }

@@ -5,12 +5,11 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/safchain/ethtool"
-
+	"github.com/roce-exporter/roce_exporter/internal/nicstats"
+	"github.com/roce-exporter/roce_exporter/internal/nlconn"
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
@@ -35,12 +34,16 @@ type moduleCache struct {
 	t  *node.Transceiver // nil: no readable module
 }
 
-func newTransceiverSource(r *Reader) *transceiverSource {
+func init() {
+	registerSource(node.SourceTransceiver, "Optics: temperature, lane power, limits.", newTransceiverSource)
+}
+
+func newTransceiverSource(r *Reader) source {
 	s := &transceiverSource{r: r, cache: map[string]*moduleCache{}}
 	if r.opts.ReplayDir != "" {
 		s.src = &replayModules{dir: r.opts.ReplayDir}
 	} else {
-		s.src = &liveModules{}
+		s.src = &liveModules{nl: r.kernel.ethtoolNetlink, ioctl: r.kernel.ethtoolIoctl}
 	}
 	return s
 }
@@ -123,50 +126,37 @@ func (r *replayModules) close() error { return nil }
 // liveModules reads modules over ethtool netlink (MODULE_EEPROM_GET,
 // Linux 5.13+: any page, any bank) and falls back to the
 // ETHTOOL_GMODULEEEPROM ioctl (the flat first pages only) where netlink
-// has no module access.
+// has no module access. Both sockets are the Reader's shared ones.
 type liveModules struct {
-	mu       sync.Mutex
-	nl       netlinkModules
-	nlFail   error
-	ioctl    *ethtool.Ethtool
-	ioctlErr error
+	nl    netlinkModules
+	ioctl *nicstats.Reader
 }
 
 // netlinkModules is the part of the ethtool netlink client this source
-// uses; nil on systems without one.
+// uses.
 type netlinkModules interface {
 	ModuleEEPROM(ifname string, page, bank uint8, offset, length uint32) ([]byte, error)
-	Close() error
 }
 
 func (l *liveModules) module(iface string) (*node.ModuleEEPROM, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.nl == nil && l.nlFail == nil {
-		// A failed dial must leave l.nl a nil interface, not a typed nil.
-		if c, err := dialEthnl(); err == nil {
-			l.nl = c
-		} else {
-			l.nlFail = err
-		}
+	m, err := readModulePages(l.nl, iface)
+	if err == nil || !noNetlinkModules(err) {
+		return m, err
 	}
-	if l.nl != nil {
-		m, err := readModulePages(l.nl, iface)
-		if err == nil || !errors.Is(err, syscall.EOPNOTSUPP) {
-			return m, err
-		}
-	}
-	if l.ioctl == nil && l.ioctlErr == nil {
-		l.ioctl, l.ioctlErr = ethtool.NewEthtool()
-	}
-	if l.ioctlErr != nil {
-		return nil, l.ioctlErr
-	}
-	b, err := l.ioctl.ModuleEeprom(iface)
+	b, err := l.ioctl.ModuleEEPROM(iface)
 	if err != nil {
 		return nil, err
 	}
 	return node.ModuleFromFlat(b), nil
+}
+
+// noNetlinkModules reports the errors after which the ioctl may still read
+// the module: the driver has no netlink module access, or the kernel
+// (before 5.13) no MODULE_EEPROM_GET (both EOPNOTSUPP), or there is no
+// ethtool netlink socket (no family before 5.6, or a failed dial waiting
+// for its back-off).
+func noNetlinkModules(err error) bool {
+	return errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, nlconn.ErrNotDialled)
 }
 
 // readModulePages reads the lower page and upper page 00h, then the pages
@@ -207,16 +197,5 @@ func readModulePages(nl netlinkModules, iface string) (*node.ModuleEEPROM, error
 	return m, nil
 }
 
-func (l *liveModules) close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.nl != nil {
-		l.nl.Close()
-		l.nl = nil
-	}
-	if l.ioctl != nil {
-		l.ioctl.Close()
-		l.ioctl = nil
-	}
-	return nil
-}
+// close leaves the shared sockets to the Reader.
+func (l *liveModules) close() error { return nil }

@@ -62,7 +62,7 @@ var rules = []rule{
 	{pkg: "config", allowed: []string{"node", "internal/safefile"}},
 	{pkg: "health", allowed: []string{"node", "config"}}, // config's own imports are allowed through it
 	{pkg: "probes", allowed: []string{"node", "config", "internal/safefile"}},
-	{pkg: "reader", allowed: []string{"node", "internal/nicstats", "internal/dcbnl", "internal/ethnl", "internal/devlinknl", "internal/lldpcli", "internal/safefile"}},
+	{pkg: "reader", allowed: []string{"node", "internal/nicstats", "internal/dcbnl", "internal/ethnl", "internal/devlinknl", "internal/lldpcli", "internal/nlconn", "internal/safefile"}},
 	{pkg: "pipeline", allowed: []string{"node", "config", "health", "reader"}},
 }
 

@@ -6,17 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
-)
 
-// defaultTimeout bounds one request when Config.Timeout is zero. A dcbnl GET
-// is answered synchronously under RTNL; the only way to wait long is a stuck
-// RTNL or firmware command, and a scrape must not wait on that forever.
-const defaultTimeout = 2 * time.Second
+	"github.com/roce-exporter/roce_exporter/internal/nlconn"
+)
 
 // Config tunes a Client.
 type Config struct {
@@ -24,36 +20,28 @@ type Config struct {
 	// of /run/netns/NAME) to query instead of the caller's. The Client does
 	// not take ownership of it.
 	NetNS int
-	// Timeout bounds each request; zero means 2 s (defaultTimeout).
+	// Timeout bounds each request; zero means nlconn.DefaultTimeout. A
+	// dcbnl GET is answered synchronously under RTNL; only a stuck RTNL or
+	// firmware command makes it wait long.
 	Timeout time.Duration
+	// Retry tunes the back-off after a failed dial (nlconn.Policy).
+	Retry nlconn.Policy
 }
 
-// Client is a long-lived NETLINK_ROUTE socket for RTM_GETDCB requests. Its
+// Client is a long-lived NETLINK_ROUTE socket for RTM_GETDCB requests,
+// dialled on first use and kept by the rule of internal/nlconn. Its
 // methods are safe for concurrent use; requests are serialised.
 type Client struct {
-	cfg Config
-
-	mu   sync.Mutex
-	conn *netlink.Conn
-	// stale is set when a request ended without its reply being read
-	// (timeout, cancellation, socket error): a late reply would then be read
-	// as the answer to the next request, so the socket is replaced first.
-	stale bool
+	cfg  Config
+	conn *nlconn.Conn[*netlink.Conn]
 }
 
-// errClosed is returned by requests on a closed Client.
-var errClosed = errors.New("dcbnl: client closed")
-
-// DialConfig opens a Client with the given options.
-func DialConfig(cfg Config) (*Client, error) {
+// New returns a Client; the socket is dialled by the first request.
+func New(cfg Config) *Client {
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = defaultTimeout
+		cfg.Timeout = nlconn.DefaultTimeout
 	}
-	conn, err := dial(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &Client{cfg: cfg, conn: conn}, nil
+	return &Client{cfg: cfg, conn: nlconn.New(func() (*netlink.Conn, error) { return dial(cfg) }, nlconn.NetlinkBroken, cfg.Retry)}
 }
 
 func dial(cfg Config) (*netlink.Conn, error) {
@@ -65,16 +53,7 @@ func dial(cfg Config) (*netlink.Conn, error) {
 }
 
 // Close releases the socket. Further requests fail.
-func (c *Client) Close() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.conn == nil {
-		return nil
-	}
-	err := c.conn.Close()
-	c.conn = nil
-	return err
-}
+func (c *Client) Close() error { return c.conn.Close() }
 
 // IEEE returns the IEEE 802.1Qaz state (PFC, ETS, APP table, DCBX) of ifname.
 func (c *Client) IEEE(ifname string) (*IEEE, error) {
@@ -104,39 +83,28 @@ func (c *Client) get(ctx context.Context, cmd uint8, ifname string) ([]byte, err
 		return nil, fmt.Errorf("dcbnl: cmd %d %s: %w", cmd, ifname, err)
 	}
 
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.conn == nil {
-		return nil, errClosed
-	}
-	if c.stale {
-		conn, err := dial(c.cfg)
-		if err != nil {
-			return nil, err
+	var msgs []netlink.Message
+	err = c.conn.Do(func(conn *netlink.Conn) error {
+		deadline := time.Now().Add(c.cfg.Timeout)
+		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+			deadline = d
 		}
-		_ = c.conn.Close()
-		c.conn, c.stale = conn, false
-	}
-	conn := c.conn
-
-	deadline := time.Now().Add(c.cfg.Timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	if err := conn.SetDeadline(deadline); err != nil {
-		return nil, fmt.Errorf("dcbnl: set deadline: %w", err)
-	}
-	// A deadline in the past wakes a blocked receive at once, which is how
-	// cancellation reaches a syscall that knows nothing about contexts.
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-
-	msgs, err := conn.Execute(netlink.Message{
-		Header: netlink.Header{Type: rtmGetDCB, Flags: netlink.Request},
-		Data:   body,
+		if err := conn.SetDeadline(deadline); err != nil {
+			return fmt.Errorf("dcbnl: set deadline: %w", err)
+		}
+		// A deadline in the past wakes a blocked receive at once, which is how
+		// cancellation reaches a syscall that knows nothing about contexts.
+		stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+		defer stop()
+		var err error
+		msgs, err = conn.Execute(netlink.Message{
+			Header: netlink.Header{Type: rtmGetDCB, Flags: netlink.Request},
+			Data:   body,
+		})
+		return err
 	})
 	if err != nil {
-		return nil, c.requestError(ctx, cmd, ifname, err)
+		return nil, requestError(ctx, cmd, ifname, err)
 	}
 	for _, m := range msgs {
 		if m.Header.Type == rtmGetDCB {
@@ -146,18 +114,9 @@ func (c *Client) get(ctx context.Context, cmd uint8, ifname string) ([]byte, err
 	return nil, fmt.Errorf("dcbnl: cmd %d %s: %w: no RTM_GETDCB message in %d replies", cmd, ifname, errMalformed, len(msgs))
 }
 
-// requestError translates a failed Execute. An errno carried in a netlink
-// error message means the kernel answered and the socket is still in step;
-// anything else leaves an unread reply possible, so the socket is retired.
-func (c *Client) requestError(ctx context.Context, cmd uint8, ifname string, err error) error {
-	// mdlayher/netlink puts a netlink error message's code in OpError.Err as
-	// a bare Errno; socket failures arrive wrapped in *os.SyscallError.
-	var oe *netlink.OpError
-	if !errors.As(err, &oe) {
-		c.stale = true
-	} else if _, kernelAnswered := oe.Err.(unix.Errno); !kernelAnswered {
-		c.stale = true
-	}
+// requestError names a failed request's cause (the socket itself was
+// retired by nlconn.NetlinkBroken when the kernel did not answer).
+func requestError(ctx context.Context, cmd uint8, ifname string, err error) error {
 	switch {
 	case errors.Is(err, unix.EOPNOTSUPP):
 		return fmt.Errorf("dcbnl: %s: %w (%w)", ifname, ErrNotSupported, err)

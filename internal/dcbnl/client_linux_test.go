@@ -13,16 +13,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mdlayher/netlink"
+
+	"github.com/roce-exporter/roce_exporter/internal/nlconn"
 	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
 // RTM_GETDCB needs no privilege, and lo never has dcbnl_ops, so these run
 // anywhere with a Linux kernel.
 func TestClientLoopback(t *testing.T) {
-	c, err := DialConfig(Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := New(Config{})
 	defer c.Close()
 
 	if _, err := c.IEEE("lo"); !errors.Is(err, ErrNotSupported) {
@@ -33,19 +33,15 @@ func TestClientLoopback(t *testing.T) {
 	if _, err := c.IEEE("rocenosuchdev0"); !errors.Is(err, ErrNoDevice) || errors.Is(err, ErrNotSupported) {
 		t.Errorf("IEEE(rocenosuchdev0) = %v, want only ErrNoDevice", err)
 	}
-	if c.stale {
-		t.Error("an errno reply marked the socket stale")
-	}
 	if _, err := c.IEEE("bad/name"); err == nil {
 		t.Error("invalid name accepted")
 	}
 }
 
-func TestClientContextAndStaleSocket(t *testing.T) {
-	c, err := DialConfig(Config{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+func TestClientContextAndBrokenSocket(t *testing.T) {
+	dials := 0
+	c := New(Config{Timeout: time.Second})
+	c.conn = nlconn.New(func() (*netlink.Conn, error) { dials++; return dial(c.cfg) }, nlconn.NetlinkBroken, nlconn.Policy{})
 	defer c.Close()
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -59,16 +55,27 @@ func TestClientContextAndStaleSocket(t *testing.T) {
 		t.Errorf("expired context: %v", err)
 	}
 
-	// After a timeout the socket is replaced before the next request.
-	c.mu.Lock()
-	old := c.conn
-	c.stale = true
-	c.mu.Unlock()
-	if _, err := c.IEEE("lo"); !errors.Is(err, ErrNotSupported) {
-		t.Errorf("after redial: %v", err)
+	// The kernel's errno replies keep the socket.
+	for range 2 {
+		if _, err := c.IEEE("lo"); !errors.Is(err, ErrNotSupported) {
+			t.Fatalf("IEEE(lo) = %v", err)
+		}
 	}
-	if c.conn == old || c.stale {
-		t.Error("stale socket was not replaced")
+	if dials != 1 {
+		t.Fatalf("%d dials for answered requests, want 1", dials)
+	}
+	// A request that times out retires the socket; the next one dials
+	// afresh and gets its own answer.
+	c.cfg.Timeout = time.Nanosecond
+	if _, err := c.IEEE("lo"); err == nil || errors.Is(err, ErrNotSupported) {
+		t.Fatalf("a request past its deadline answered: %v", err)
+	}
+	c.cfg.Timeout = time.Second
+	if _, err := c.IEEE("lo"); !errors.Is(err, ErrNotSupported) {
+		t.Errorf("after the timeout: %v", err)
+	}
+	if dials != 2 {
+		t.Errorf("%d dials; the timed-out socket must be replaced once", dials)
 	}
 
 	if err := c.Close(); err != nil {
@@ -77,7 +84,7 @@ func TestClientContextAndStaleSocket(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if _, err := c.IEEE("lo"); !errors.Is(err, errClosed) {
+	if _, err := c.IEEE("lo"); !errors.Is(err, nlconn.ErrClosed) {
 		t.Errorf("after Close: %v", err)
 	}
 }
@@ -109,10 +116,7 @@ func TestIntegrationNetNS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	c, err := DialConfig(Config{NetNS: int(f.Fd()), Timeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := New(Config{NetNS: int(f.Fd()), Timeout: 2 * time.Second})
 	defer c.Close()
 
 	for _, dev := range []string{"dcbtest0", "dcbtest1", "lo"} {

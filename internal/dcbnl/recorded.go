@@ -1,10 +1,13 @@
 package dcbnl
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/roce-exporter/roce_exporter/internal/safefile"
 )
 
 // maxRecorded bounds a recorded file; real ones are a few hundred bytes.
@@ -31,12 +34,12 @@ const maxRecorded = 1 << 20
 // ignored. Any other line that is not understood is an error: a replay that
 // silently drops part of the state would show a healthy node that is not.
 func ParseRecorded(r io.Reader) (*IEEE, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxRecorded+1))
+	data, err := safefile.ReadAll(r, maxRecorded)
+	if errors.Is(err, safefile.ErrTooLarge) {
+		return nil, fmt.Errorf("%w: recorded state %w", errMalformed, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("dcbnl: reading recorded state: %w", err)
-	}
-	if len(data) > maxRecorded {
-		return nil, fmt.Errorf("%w: recorded state larger than %d bytes", errMalformed, maxRecorded)
 	}
 	var lines []numberedLine
 	for i, l := range strings.Split(string(data), "\n") {

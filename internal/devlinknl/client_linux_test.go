@@ -14,18 +14,11 @@ import (
 // container kernel, CONFIG_NET_DEVLINK=n) Dial must say ErrNotSupported;
 // with one, the dump must decode, whatever NICs the machine has.
 func TestLiveKernel(t *testing.T) {
-	c, err := Dial(Config{})
-	if errors.Is(err, ErrNotSupported) {
-		t.Logf("no devlink family here: %v", err)
-		return
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := New(Config{})
 	defer c.Close()
 	reps, err := c.HealthReporters()
 	if errors.Is(err, ErrNotSupported) {
-		t.Logf("no health reporters here: %v", err)
+		t.Logf("no devlink family or no health reporters here: %v", err)
 		return
 	}
 	if err != nil {
@@ -63,10 +56,7 @@ func TestNetdevsimReporters(t *testing.T) {
 		t.Skipf("cannot create a netdevsim device: %v", err)
 	}
 	defer os.WriteFile("/sys/bus/netdevsim/del_device", []byte(fmt.Sprint(id)), 0)
-	c, err := Dial(Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := New(Config{})
 	defer c.Close()
 	reps, err := c.HealthReporters()
 	if err != nil {

@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
 )
 
 // Netlink attributes are in host byte order.
 var native = binary.NativeEndian
-
-// genlHeaderLen is struct genlmsghdr: cmd u8, version u8, reserved u16.
-const genlHeaderLen = 4
 
 // maxNameLen bounds the strings a reply may carry: a bus or device name or
 // a reporter name. The kernel's are short (PCI addresses, "fw_fatal"); a
@@ -20,19 +18,18 @@ const genlHeaderLen = 4
 const maxNameLen = 256
 
 // decodeReporter decodes one DEVLINK_CMD_HEALTH_REPORTER_GET reply: the
-// generic netlink header, the devlink handle (bus, device, optional port)
-// and the nested DEVLINK_ATTR_HEALTH_REPORTER. Attributes it does not know
-// (the dump timestamp, grace period, auto recover/dump) are skipped, as a
-// newer kernel's additions must be.
-func decodeReporter(b []byte) (Reporter, error) {
+// devlink handle (bus, device, optional port) and the nested
+// DEVLINK_ATTR_HEALTH_REPORTER. Attributes it does not know (the dump
+// timestamp, grace period, auto recover/dump) are skipped, as a newer
+// kernel's additions must be. No library decodes these: mdlayher has no
+// devlink package, and the devlink clients that exist (vishvananda/netlink)
+// have no health reporters.
+func decodeReporter(m genetlink.Message) (Reporter, error) {
 	r := Reporter{Port: -1}
-	if len(b) < genlHeaderLen {
-		return Reporter{}, fmt.Errorf("%w: %d bytes, shorter than the generic netlink header", errMalformed, len(b))
+	if m.Header.Command != cmdHealthReporterGet {
+		return Reporter{}, fmt.Errorf("%w: command %d, want HEALTH_REPORTER_GET (%d)", errMalformed, m.Header.Command, cmdHealthReporterGet)
 	}
-	if b[0] != cmdHealthReporterGet {
-		return Reporter{}, fmt.Errorf("%w: command %d, want HEALTH_REPORTER_GET (%d)", errMalformed, b[0], cmdHealthReporterGet)
-	}
-	ad, err := netlink.NewAttributeDecoder(b[genlHeaderLen:])
+	ad, err := netlink.NewAttributeDecoder(m.Data)
 	if err != nil {
 		return Reporter{}, fmt.Errorf("%w: %v", errMalformed, err)
 	}

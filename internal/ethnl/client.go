@@ -1,155 +1,59 @@
-//go:build linux
-
 package ethnl
 
 import (
-	"errors"
 	"fmt"
-	"sync"
-	"time"
 
-	"github.com/mdlayher/netlink"
-	"golang.org/x/sys/unix"
+	"github.com/mdlayher/genetlink"
+
+	"github.com/roce-exporter/roce_exporter/internal/nlconn"
 )
 
-// requestTimeout bounds one request: a module EEPROM read is an I2C
-// transaction the firmware may take long over, and a scrape must not wait
-// on it forever.
-const requestTimeout = 2 * time.Second
-
-// Client is a generic netlink socket bound to the ethtool family. Its
-// methods are safe for concurrent use; requests are serialised.
-type Client struct {
-	mu     sync.Mutex
-	conn   *netlink.Conn
-	family uint16
-	// stale: a request ended without its reply read; the socket is
-	// replaced before the next one so a late reply is never taken for it.
-	stale bool
-}
-
 // ErrNoFamily means the kernel has no ethtool netlink (before 5.6).
-var ErrNoFamily = errors.New("ethnl: kernel has no ethtool generic netlink family")
+var ErrNoFamily = nlconn.ErrNoFamily
 
-// Dial opens a Client.
-func Dial() (*Client, error) {
-	c := &Client{}
-	if err := c.redial(); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
+// Client asks the ethtool generic netlink family over one socket, dialled
+// on first use and kept by the rule of internal/nlconn. Its methods are
+// safe for concurrent use; requests are serialised, each bounded by
+// nlconn.DefaultTimeout (a module EEPROM read is an I2C transaction the
+// firmware may take long over).
+type Client struct{ family *nlconn.Family }
 
-func (c *Client) redial() error {
-	conn, err := netlink.Dial(unix.NETLINK_GENERIC, nil)
-	if err != nil {
-		return fmt.Errorf("ethnl: dial NETLINK_GENERIC: %w", err)
-	}
-	fam, err := resolveFamily(conn)
-	if err != nil {
-		conn.Close()
-		return err
-	}
-	if c.conn != nil {
-		c.conn.Close()
-	}
-	c.conn, c.family, c.stale = conn, fam, false
-	return nil
-}
-
-// resolveFamily asks the generic netlink controller for ethtool's id.
-func resolveFamily(conn *netlink.Conn) (uint16, error) {
-	ae := netlink.NewAttributeEncoder()
-	ae.String(unix.CTRL_ATTR_FAMILY_NAME, "ethtool")
-	b, err := ae.Encode()
-	if err != nil {
-		return 0, err
-	}
-	if err := conn.SetDeadline(time.Now().Add(requestTimeout)); err != nil {
-		return 0, err
-	}
-	msgs, err := conn.Execute(netlink.Message{
-		Header: netlink.Header{Type: unix.GENL_ID_CTRL, Flags: netlink.Request},
-		Data:   append(genlHeader(unix.CTRL_CMD_GETFAMILY), b...),
-	})
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return 0, ErrNoFamily
-		}
-		return 0, fmt.Errorf("ethnl: resolve family: %w", err)
-	}
-	for _, m := range msgs {
-		ad, err := attrs(m.Data)
-		if err != nil {
-			continue
-		}
-		for ad.Next() {
-			if ad.Type() == unix.CTRL_ATTR_FAMILY_ID {
-				return ad.Uint16(), nil
-			}
-		}
-	}
-	return 0, ErrNoFamily
+// New returns a Client; nothing is dialled before the first request.
+func New(cfg nlconn.FamilyConfig) *Client {
+	return &Client{family: nlconn.NewFamily(familyName, cfg)}
 }
 
 // Close releases the socket.
-func (c *Client) Close() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.conn == nil {
-		return nil
+func (c *Client) Close() error { return c.family.Close() }
+
+// do sends a request and returns the attributes of its one reply, which
+// must be of command reply.
+func (c *Client) do(cmd, reply uint8, attrs []byte) ([]byte, error) {
+	msgs, err := c.family.Execute(cmd, familyVersion, 0, attrs)
+	if err != nil {
+		return nil, err
 	}
-	err := c.conn.Close()
-	c.conn = nil
-	return err
+	return replyOf(msgs, reply)
 }
 
-func (c *Client) do(body []byte) ([]byte, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.conn == nil {
-		return nil, errors.New("ethnl: client closed")
-	}
-	if c.stale {
-		if err := c.redial(); err != nil {
-			return nil, err
-		}
-	}
-	if err := c.conn.SetDeadline(time.Now().Add(requestTimeout)); err != nil {
-		return nil, err
-	}
-	msgs, err := c.conn.Execute(netlink.Message{
-		Header: netlink.Header{Type: netlink.HeaderType(c.family), Flags: netlink.Request},
-		Data:   body,
-	})
-	if err != nil {
-		// An errno in a netlink error message means the kernel answered and
-		// the socket is in step; anything else may leave a reply unread.
-		var oe *netlink.OpError
-		if !errors.As(err, &oe) {
-			c.stale = true
-		} else if _, answered := oe.Err.(unix.Errno); !answered {
-			c.stale = true
-		}
-		return nil, err
-	}
+func replyOf(msgs []genetlink.Message, reply uint8) ([]byte, error) {
 	for _, m := range msgs {
-		if m.Header.Type == netlink.HeaderType(c.family) {
+		if m.Header.Command == reply {
 			return m.Data, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: no ethtool message in %d replies", errMalformed, len(msgs))
+	return nil, fmt.Errorf("%w: no reply of command %d in %d messages", errMalformed, reply, len(msgs))
 }
 
 // ModuleEEPROM reads length bytes at offset of a module page (see
 // EncodeModuleEEPROMRequest). EOPNOTSUPP: the driver has no netlink module
 // access (the caller falls back to the ioctl).
 func (c *Client) ModuleEEPROM(ifname string, page, bank uint8, offset, length uint32) ([]byte, error) {
-	body, err := EncodeModuleEEPROMRequest(ifname, page, bank, offset, length)
+	attrs, err := EncodeModuleEEPROMRequest(ifname, page, bank, offset, length)
 	if err != nil {
 		return nil, err
 	}
-	reply, err := c.do(body)
+	reply, err := c.do(msgModuleEEPROMGet, msgModuleEEPROMGetReply, attrs)
 	if err != nil {
 		return nil, err
 	}
@@ -158,11 +62,11 @@ func (c *Client) ModuleEEPROM(ifname string, page, bank uint8, offset, length ui
 
 // FEC reads the FEC configuration and statistics of an interface.
 func (c *Client) FEC(ifname string) (*FEC, error) {
-	body, err := encodeRequest(msgFECGet, ifname, flagStats, nil)
+	attrs, err := encodeRequest(ifname, flagStats, nil)
 	if err != nil {
 		return nil, err
 	}
-	reply, err := c.do(body)
+	reply, err := c.do(msgFECGet, msgFECGetReply, attrs)
 	if err != nil {
 		return nil, err
 	}
@@ -171,11 +75,11 @@ func (c *Client) FEC(ifname string) (*FEC, error) {
 
 // Linkstate reads the link state and its extended down reason.
 func (c *Client) Linkstate(ifname string) (*Linkstate, error) {
-	body, err := encodeRequest(msgLinkstateGet, ifname, 0, nil)
+	attrs, err := encodeRequest(ifname, 0, nil)
 	if err != nil {
 		return nil, err
 	}
-	reply, err := c.do(body)
+	reply, err := c.do(msgLinkstateGet, msgLinkstateGetReply, attrs)
 	if err != nil {
 		return nil, err
 	}

@@ -2,8 +2,13 @@
 // (Documentation/networking/ethtool-netlink.rst) for the three read-only
 // requests the exporter needs: MODULE_EEPROM_GET (a page of a pluggable
 // module's memory), FEC_GET with statistics, and LINKSTATE_GET (the
-// extended link-down state). The codec is pure and builds everywhere; the
-// client is Linux-only.
+// extended link-down state). The socket and the family look-up are
+// github.com/mdlayher/genetlink's (through internal/nlconn); the messages'
+// attributes are encoded and decoded here, since no library decodes FEC
+// statistics, module pages or the extended link state (mdlayher/ethtool
+// v0.7.0 reads the FEC mode without statistics, only the up/down bit of the
+// link state, and no module memory). The codec is pure over attribute
+// bytes, without the generic netlink header.
 package ethnl
 
 import (
@@ -14,11 +19,23 @@ import (
 	"github.com/mdlayher/netlink"
 )
 
-// Message types (include/uapi/linux/ethtool_netlink.h, user to kernel).
+// The family (include/uapi/linux/ethtool_netlink.h: ETHTOOL_GENL_NAME,
+// ETHTOOL_GENL_VERSION).
+const (
+	familyName    = "ethtool"
+	familyVersion = 1
+)
+
+// Message types: the requests (user to kernel) and their replies (kernel to
+// user, a separate enum).
 const (
 	msgLinkstateGet    = 6
 	msgFECGet          = 29
 	msgModuleEEPROMGet = 31
+
+	msgLinkstateGetReply    = 6
+	msgFECGetReply          = 30
+	msgModuleEEPROMGetReply = 32
 )
 
 // Attributes.
@@ -59,10 +76,8 @@ const ModuleI2CAddress = 0x50
 // errMalformed marks a reply that does not decode.
 var errMalformed = errors.New("malformed ethtool netlink reply")
 
-// genlHeader prefixes every generic netlink payload: cmd, version, reserved.
-func genlHeader(cmd uint8) []byte { return []byte{cmd, 1, 0, 0} }
-
-func encodeRequest(cmd uint8, ifname string, flags uint32, extra func(ae *netlink.AttributeEncoder)) ([]byte, error) {
+// encodeRequest encodes the attributes of a GET request for ifname.
+func encodeRequest(ifname string, flags uint32, extra func(ae *netlink.AttributeEncoder)) ([]byte, error) {
 	if ifname == "" || len(ifname) >= 16 {
 		return nil, fmt.Errorf("ethnl: invalid interface name %q", ifname)
 	}
@@ -77,11 +92,7 @@ func encodeRequest(cmd uint8, ifname string, flags uint32, extra func(ae *netlin
 	if extra != nil {
 		extra(ae)
 	}
-	b, err := ae.Encode()
-	if err != nil {
-		return nil, err
-	}
-	return append(genlHeader(cmd), b...), nil
+	return ae.Encode()
 }
 
 // EncodeModuleEEPROMRequest asks for length bytes at offset of page/bank:
@@ -91,7 +102,7 @@ func EncodeModuleEEPROMRequest(ifname string, page, bank uint8, offset, length u
 	if length == 0 || length > 128 || (offset < 128 && offset+length > 128) || offset+length > 256 {
 		return nil, fmt.Errorf("ethnl: module EEPROM request offset %d length %d crosses a page", offset, length)
 	}
-	return encodeRequest(msgModuleEEPROMGet, ifname, 0, func(ae *netlink.AttributeEncoder) {
+	return encodeRequest(ifname, 0, func(ae *netlink.AttributeEncoder) {
 		ae.Uint32(aModuleEEPROMOffset, offset)
 		ae.Uint32(aModuleEEPROMLength, length)
 		ae.Uint8(aModuleEEPROMPage, page)
@@ -100,20 +111,18 @@ func EncodeModuleEEPROMRequest(ifname string, page, bank uint8, offset, length u
 	})
 }
 
-func attrs(payload []byte) (*netlink.AttributeDecoder, error) {
-	if len(payload) < 4 {
-		return nil, fmt.Errorf("%w: %d-byte payload", errMalformed, len(payload))
-	}
-	ad, err := netlink.NewAttributeDecoder(payload[4:])
+func attrs(b []byte) (*netlink.AttributeDecoder, error) {
+	ad, err := netlink.NewAttributeDecoder(b)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errMalformed, err)
 	}
 	return ad, nil
 }
 
-// DecodeModuleEEPROM returns the data of a MODULE_EEPROM_GET reply.
-func DecodeModuleEEPROM(payload []byte) ([]byte, error) {
-	ad, err := attrs(payload)
+// DecodeModuleEEPROM returns the data of a MODULE_EEPROM_GET reply's
+// attributes.
+func DecodeModuleEEPROM(b []byte) ([]byte, error) {
+	ad, err := attrs(b)
 	if err != nil {
 		return nil, err
 	}
@@ -166,9 +175,10 @@ func FECModeBit(name string) int {
 	return -1
 }
 
-// DecodeFEC decodes a FEC_GET reply requested with statistics.
-func DecodeFEC(payload []byte) (*FEC, error) {
-	ad, err := attrs(payload)
+// DecodeFEC decodes the attributes of a FEC_GET reply requested with
+// statistics.
+func DecodeFEC(b []byte) (*FEC, error) {
+	ad, err := attrs(b)
 	if err != nil {
 		return nil, err
 	}
@@ -238,9 +248,9 @@ type Linkstate struct {
 	DownEvents int64
 }
 
-// DecodeLinkstate decodes a LINKSTATE_GET reply.
-func DecodeLinkstate(payload []byte) (*Linkstate, error) {
-	ad, err := attrs(payload)
+// DecodeLinkstate decodes the attributes of a LINKSTATE_GET reply.
+func DecodeLinkstate(b []byte) (*Linkstate, error) {
+	ad, err := attrs(b)
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func TestDecodeFEC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := DecodeFEC(append(genlHeader(30), b...))
+	f, err := DecodeFEC(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestDecodeFEC(t *testing.T) {
 		t.Errorf("not-set corrected bits read as %+v", f.CorrectedBits)
 	}
 	if _, err := DecodeFEC([]byte{1, 2}); err == nil {
-		t.Error("short payload accepted")
+		t.Error("a truncated attribute accepted")
 	}
 }
 
@@ -54,7 +54,7 @@ func TestDecodeLinkstate(t *testing.T) {
 	ae.Uint8(aLinkstateLink, 0)
 	ae.Uint8(aLinkstateExtState, 4)
 	b, _ := ae.Encode()
-	ls, err := DecodeLinkstate(append(genlHeader(6), b...))
+	ls, err := DecodeLinkstate(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,13 +76,45 @@ func TestEncodeModuleEEPROMRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b[0] != msgModuleEEPROMGet {
-		t.Errorf("cmd %d", b[0])
+	ad, err := netlink.NewAttributeDecoder(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[uint16]uint32{}
+	var dev string
+	for ad.Next() {
+		switch ad.Type() {
+		case aHeader:
+			ad.Nested(func(n *netlink.AttributeDecoder) error {
+				for n.Next() {
+					if n.Type() == aHeaderDevName {
+						dev = n.String()
+					}
+				}
+				return nil
+			})
+		case aModuleEEPROMOffset, aModuleEEPROMLength:
+			got[ad.Type()] = ad.Uint32()
+		case aModuleEEPROMPage, aModuleEEPROMBank, aModuleEEPROMI2CAddr:
+			got[ad.Type()] = uint32(ad.Uint8())
+		}
+	}
+	if err := ad.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint16]uint32{aModuleEEPROMOffset: 128, aModuleEEPROMLength: 128, aModuleEEPROMPage: 0x11, aModuleEEPROMBank: 0, aModuleEEPROMI2CAddr: ModuleI2CAddress}
+	if dev != "eth0" || len(got) != len(want) {
+		t.Fatalf("request for %q: %v", dev, got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("attribute %d = %d, want %d", k, got[k], v)
+		}
 	}
 }
 
 func FuzzDecode(f *testing.F) {
-	f.Add(append(genlHeader(30), 8, 0, 4, 0, 50, 0, 0, 0))
+	f.Add([]byte{8, 0, 4, 0, 50, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		DecodeFEC(b)
 		DecodeLinkstate(b)

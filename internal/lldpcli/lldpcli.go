@@ -25,6 +25,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/roce-exporter/roce_exporter/internal/safefile"
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
@@ -40,6 +41,9 @@ var (
 // maxOutput bounds what is read from lldpcli: a neighbour is about 1 KB of
 // JSON, so 4 MiB is thousands of them.
 const maxOutput = 4 << 20
+
+// maxStderr bounds the kept error output: its last line is the message.
+const maxStderr = 4096
 
 // maxField bounds a decoded string (a label value): LLDP TLVs carry at
 // most 255 bytes.
@@ -61,9 +65,8 @@ func Query(ctx context.Context, program, socket string) ([]node.LLDPNeighbor, er
 	// lldpcli never needs more than a moment after its context ends;
 	// WaitDelay keeps a stuck child from holding the read.
 	cmd.WaitDelay = time.Second
-	var stdout, stderr limitedBuffer
-	stdout.limit, stderr.limit = maxOutput, 4096
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	stdout, stderr := &safefile.LimitedBuffer{Limit: maxOutput}, &safefile.LimitedBuffer{Limit: maxStderr}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err := cmd.Run()
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %w", ErrNotInstalled, err)
@@ -80,10 +83,11 @@ func Query(ctx context.Context, program, socket string) ([]node.LLDPNeighbor, er
 		}
 		return nil, fmt.Errorf("lldpcli: %w: %s", err, lastLine(msg))
 	}
-	if stdout.over {
-		return nil, fmt.Errorf("lldpcli: output longer than %d bytes", maxOutput)
+	out, err := stdout.Bytes()
+	if err != nil {
+		return nil, fmt.Errorf("lldpcli: output %w", err)
 	}
-	return Parse(bytes.NewReader(stdout.Bytes()))
+	return Parse(bytes.NewReader(out))
 }
 
 func lastLine(s string) string {
@@ -91,23 +95,6 @@ func lastLine(s string) string {
 		return s[i+1:]
 	}
 	return s
-}
-
-type limitedBuffer struct {
-	bytes.Buffer
-	limit int
-	over  bool
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.limit - b.Len(); len(p) > room {
-		b.over = true
-		if room > 0 {
-			b.Buffer.Write(p[:room])
-		}
-		return len(p), nil
-	}
-	return b.Buffer.Write(p)
 }
 
 // Parse decodes `lldpcli -f json show neighbors`. lldpd's JSON writer turns

@@ -3,10 +3,13 @@ package lldpcli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/roce-exporter/roce_exporter/internal/safefile"
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
@@ -145,4 +148,18 @@ func FuzzParse(f *testing.F) {
 			seen[n.Interface] = true
 		}
 	})
+}
+
+// An lldpcli that prints more than maxOutput is refused with the limit
+// named, not parsed from a truncated document.
+func TestQueryOutputOverLimit(t *testing.T) {
+	prog := filepath.Join(t.TempDir(), "lldpcli")
+	script := fmt.Sprintf("#!/bin/sh\nhead -c %d /dev/zero | tr '\\000' ' '\necho '{\"lldp\":{}}'\n", maxOutput)
+	if err := os.WriteFile(prog, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Query(context.Background(), prog, "")
+	if !errors.Is(err, safefile.ErrTooLarge) || !strings.Contains(err.Error(), fmt.Sprintf("more than the limit of %d bytes", maxOutput)) {
+		t.Fatalf("Query = %v", err)
+	}
 }

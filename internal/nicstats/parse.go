@@ -5,9 +5,10 @@
 //
 // The parsers and the mapping are pure (an io.Reader or a slice in, values
 // out), so the same code serves the live path and replays of text recorded
-// on another machine. Reader is the live path: the ETHTOOL_GSTRINGS /
-// ETHTOOL_GSTATS ioctls, with each interface's string table kept between
-// calls.
+// on another machine. Reader is the live path, the exporter's one ethtool
+// ioctl socket: the ETHTOOL_GSTRINGS / ETHTOOL_GSTATS ioctls, with each
+// interface's string table kept between calls, and GDRVINFO, GPAUSEPARAM
+// and the module EEPROM.
 package nicstats
 
 import (

@@ -5,6 +5,11 @@
 // never ends (the process grew to 24 GB), a directory or a huge file fails
 // or fills memory. Only regular files are read, opened without blocking,
 // and only up to a size the caller names.
+//
+// ReadAll and LimitedBuffer are the same bound for what is not a file (a
+// recorded capture handed over as a reader, a child's output): at most the
+// caller's limit is kept, and more is an error naming the limit, never a
+// silent truncation that a parser would take for the whole.
 package safefile
 
 import (
@@ -13,6 +18,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sync"
 	"syscall"
 )
 
@@ -61,14 +67,70 @@ func ReadRegular(path string, maxBytes int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
+	data, err := ReadAll(f, maxBytes)
+	if errors.Is(err, ErrTooLarge) {
+		err = &sizeError{limit: maxBytes, grew: true}
+	}
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
+	return data, nil
+}
+
+// ReadAll reads r to its end, at most maxBytes of it. A reader with more
+// fails with an error wrapping ErrTooLarge that names the limit.
+func ReadAll(r io.Reader, maxBytes int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxBytes+1))
+	if err != nil {
+		return nil, err
+	}
 	if int64(len(data)) > maxBytes {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: &sizeError{limit: maxBytes, grew: true}}
+		return nil, &sizeError{limit: maxBytes}
 	}
 	return data, nil
+}
+
+// LimitedBuffer is ReadAll's bound for output written to the caller (an
+// exec.Cmd's Stdout): it keeps at most Limit bytes, accepts and drops the
+// rest so the writer is never blocked or failed, and Bytes reports the
+// excess. It is safe for concurrent use.
+type LimitedBuffer struct {
+	Limit int64
+
+	mu   sync.Mutex
+	buf  []byte
+	over bool
+}
+
+func (b *LimitedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(p)
+	if room := b.Limit - int64(len(b.buf)); int64(n) > room {
+		b.over = true
+		p = p[:max(room, 0)]
+	}
+	b.buf = append(b.buf, p...)
+	return n, nil
+}
+
+// Bytes returns what was written, or an error wrapping ErrTooLarge that
+// names the limit when more was.
+func (b *LimitedBuffer) Bytes() ([]byte, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.over {
+		return nil, &sizeError{limit: b.Limit}
+	}
+	return b.buf, nil
+}
+
+// String is what was kept, for a message (a child's stderr) where the
+// excess does not matter.
+func (b *LimitedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
 }
 
 func check(path string, st fs.FileInfo, maxBytes int64) error {
@@ -113,8 +175,11 @@ type sizeError struct {
 }
 
 func (e *sizeError) Error() string {
-	if e.grew {
+	switch {
+	case e.grew:
 		return fmt.Sprintf("grew past the limit of %d bytes while being read", e.limit)
+	case e.size == 0:
+		return fmt.Sprintf("more than the limit of %d bytes", e.limit)
 	}
 	return fmt.Sprintf("is %d bytes, more than the limit of %d", e.size, e.limit)
 }

@@ -106,3 +106,52 @@ func TestReadRegularStopsAtTheLimitWhileReading(t *testing.T) {
 		t.Errorf("within the limit: %v", err)
 	}
 }
+
+func TestReadAll(t *testing.T) {
+	data, err := ReadAll(strings.NewReader("0123456789"), 10)
+	if err != nil || string(data) != "0123456789" {
+		t.Fatalf("at the limit: %q, %v", data, err)
+	}
+	_, err = ReadAll(strings.NewReader("0123456789x"), 10)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "more than the limit of 10 bytes") {
+		t.Fatalf("one byte over: %v", err)
+	}
+	// An endless reader stops at the limit instead of filling memory.
+	if _, err := ReadAll(zeros{}, 1<<20); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("endless reader: %v", err)
+	}
+	if _, err := ReadAll(failing{}, 10); err == nil || errors.Is(err, ErrTooLarge) {
+		t.Fatalf("read error: %v", err)
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+type failing struct{}
+
+func (failing) Read([]byte) (int, error) { return 0, syscall.EIO }
+
+// A child's output past the limit is accepted (the child is not blocked or
+// failed) and reported, not truncated silently.
+func TestLimitedBuffer(t *testing.T) {
+	b := &LimitedBuffer{Limit: 8}
+	for _, w := range []string{"abc", "defgh"} {
+		if n, err := b.Write([]byte(w)); n != len(w) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", w, n, err)
+		}
+	}
+	if data, err := b.Bytes(); err != nil || string(data) != "abcdefgh" {
+		t.Fatalf("at the limit: %q, %v", data, err)
+	}
+	if n, err := b.Write([]byte("ij")); n != 2 || err != nil {
+		t.Fatalf("Write past the limit = %d, %v; want the whole accepted", n, err)
+	}
+	if _, err := b.Bytes(); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "more than the limit of 8 bytes") {
+		t.Fatalf("past the limit: %v", err)
+	}
+	if b.String() != "abcdefgh" {
+		t.Errorf("kept %q", b.String())
+	}
+}

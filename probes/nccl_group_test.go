@@ -65,7 +65,7 @@ func TestNCCLGroups(t *testing.T) {
 func TestNCCLGroupRealMPIRun(t *testing.T) {
 	mpirun := testenv.LookPath(t, "openmpi-bin", "mpirun")
 	dir := t.TempDir()
-	capture, err := os.ReadFile(filepath.Join("testdata", "nccl_oke_2x8_a100_healthy.txt"))
+	capture, err := os.ReadFile(filepath.Join("parse", "testdata", "nccl_oke_2x8_a100_healthy.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

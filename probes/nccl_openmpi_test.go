@@ -26,7 +26,7 @@ import (
 func TestNCCLCommandLineWithRealOpenMPI(t *testing.T) {
 	mpirun := testenv.LookPath(t, "openmpi-bin", "mpirun")
 	dir := t.TempDir()
-	data, err := filepath.Abs("testdata")
+	data, err := filepath.Abs(filepath.Join("parse", "testdata"))
 	if err != nil {
 		t.Fatal(err)
 	}

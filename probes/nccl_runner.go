@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/probes/parse"
 )
 
 // ncclRunner launches all_reduce_perf across the plan's nodes with mpirun
@@ -129,14 +130,14 @@ func (r *ncclRunner) runOn(ctx context.Context, names []string) *Result {
 	if res.failedToRun(out) {
 		return res
 	}
-	parsed, err := ParseNCCL(bytes.NewReader(combined(out)))
+	parsed, err := parse.NCCL(bytes.NewReader(combined(out)))
 	if parsed != nil {
 		res.Warnings = parsed.Warnings
 		res.WrongResults = parsed.WrongResults()
 		res.BusBandwidth = parsed.BusBandwidthBySize()
 		r.setBandwidth(res, parsed)
 	}
-	if reason := NCCLFailureReason(out.ExitCode, parsed); reason != "" {
+	if reason := parse.NCCLFailureReason(out.ExitCode, parsed); reason != "" {
 		res.fail(reason)
 		return res
 	}
@@ -157,13 +158,13 @@ func (r *ncclRunner) runOn(ctx context.Context, names []string) *Result {
 
 // setBandwidth stores the large-message bus bandwidth as the judged number
 // and nccl-tests' average beside it.
-func (r *ncclRunner) setBandwidth(res *Result, parsed *NCCLResult) {
+func (r *ncclRunner) setBandwidth(res *Result, parsed *parse.NCCLResult) {
 	threshold := uint64(r.cfg().LargeMessageBytes)
 	if lm, ok := parsed.LargeMessageBusBandwidth(threshold); ok {
 		res.BandwidthBytesPerSecond, res.BandwidthMessageBytes = lm.BytesPerSecond, lm.SizeBytes
 		if lm.Fallback {
 			res.LargeMessageFallback = true
-			res.Warnings = append(res.Warnings, NCCLFallbackNote(threshold, lm.SizeBytes))
+			res.Warnings = append(res.Warnings, parse.NCCLFallbackNote(threshold, lm.SizeBytes))
 		}
 	}
 	if parsed.HasAverage {
@@ -183,7 +184,7 @@ type gpuDirectInfo interface {
 // fails on it, whatever its bandwidth: a fallback to sockets, or RDMA
 // without GPUDirect on a node that offers GPUDirect.
 func (r *ncclRunner) judgeTransport(res *Result, out []byte) string {
-	tr := ParseNCCLTransport(string(out))
+	tr := parse.NCCLTransport(string(out))
 	if !tr.Reported() {
 		return ""
 	}

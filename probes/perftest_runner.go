@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/probes/parse"
 )
 
 // Link is one rail-matched pair: a local device and the peer's device on
@@ -237,7 +238,7 @@ func (r *perftestRunner) nearestGPU(device string) (int, bool) {
 }
 
 func perftestOutcome(out execResult) string {
-	parsed, err := ParsePerftest(bytes.NewReader(combined(out)))
+	parsed, err := parse.Perftest(bytes.NewReader(combined(out)))
 	switch {
 	case parsed != nil && parsed.Reason != "":
 		return parsed.Reason
@@ -260,20 +261,12 @@ func (r *perftestRunner) evaluate(res *Result, out execResult) {
 	if res.failedToRun(out) {
 		return
 	}
-	parsed, err := ParsePerftest(bytes.NewReader(combined(out)))
+	parsed, err := parse.Perftest(bytes.NewReader(combined(out)))
 	if parsed != nil {
 		res.Warnings = parsed.Warnings
 	}
-	if parsed != nil && parsed.Reason != "" {
-		exitReason := ""
-		if out.ExitCode != 0 {
-			exitReason = ReasonExecError
-		}
-		res.fail(preferExit(parsed.Reason, parsed.Impossible, exitReason))
-		return
-	}
-	if err != nil || parsed == nil || out.ExitCode != 0 {
-		res.fail(ReasonExecError)
+	if reason := parse.PerftestFailureReason(out.ExitCode, parsed, err); reason != "" {
+		res.fail(reason)
 		return
 	}
 	if r.latency() {

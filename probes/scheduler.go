@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/probes/parse"
 )
 
 // Options configures a Scheduler.
@@ -150,7 +151,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 func (s *Scheduler) served(r *perftestRunner) func(Link, execResult, time.Time, bool) {
 	return func(l Link, out execResult, connectedAt time.Time, completed bool) {
 		res := &Result{Probe: r.kind, Device: l.Device, Rail: l.Rail, Start: connectedAt, Duration: out.Duration, ExitCode: out.ExitCode, StderrTail: out.Stderr, Role: "server"}
-		if addr, ok := RemoteGIDAddress(out.Stdout); ok {
+		if addr, ok := parse.RemoteGIDAddress(out.Stdout); ok {
 			res.Peer, res.PeerDevice = s.nodeOfAddress(addr)
 		}
 		if res.Peer == "" {

@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"github.com/roce-exporter/roce_exporter/probes/parse"
 	"sort"
 	"sync"
 	"time"
@@ -66,7 +67,7 @@ type Result struct {
 	CarriedOnPriority *int     `json:"carried_on_priority,omitempty"`
 	// NCCLTransport is NCCL's own report of its transport (NCCL_DEBUG=INFO);
 	// nil for other probes or when the output held none.
-	NCCLTransport *NCCLTransport `json:"nccl_transport,omitempty"`
+	NCCLTransport *parse.Transport `json:"nccl_transport,omitempty"`
 
 	Command    []string `json:"command,omitempty"`
 	ExitCode   int      `json:"exit_code"`

@@ -25,18 +25,6 @@ func (r *Result) failedToRun(out execResult) bool {
 	return true
 }
 
-// preferExit picks between the reason an output gave and the one its exit
-// status gives: output that stopped early or could not be read does not say
-// why, and a failing exit does (the program failed, or timed out). An
-// impossible number stays a parse error whatever the exit: the output
-// itself is corrupt.
-func preferExit(outputReason string, impossible bool, exitReason string) string {
-	if exitReason != "" && !impossible && (outputReason == ReasonIncompleteOutput || outputReason == ReasonParseError) {
-		return exitReason
-	}
-	return outputReason
-}
-
 // judgeBandwidth fails a measured bandwidth below the expected floor or
 // clearly below the link's own history; a good run joins the baseline.
 func judgeBandwidth(res *Result, base *Baselines, logger *slog.Logger) {

@@ -1,4 +1,4 @@
-package probes
+package parse
 
 import (
 	"fmt"
@@ -113,10 +113,10 @@ const (
 	tableLatDuration
 )
 
-// ParsePerftest parses the text output of a perftest binary. It returns a
+// Perftest parses the text output of a perftest binary. It returns a
 // non-nil result whenever the output could be read; when no result row was
 // found the error wraps ErrNoResults and Reason says why.
-func ParsePerftest(r io.Reader) (*PerftestResult, error) {
+func Perftest(r io.Reader) (*PerftestResult, error) {
 	data, err := readLimited(r)
 	if err != nil {
 		return nil, err
@@ -384,4 +384,23 @@ func classifyPerftest(lines []string, hasRows, impossible bool, seen outputSeen)
 		return ""
 	}
 	return seen.noResultsReason(len(lines) > 0)
+}
+
+// PerftestFailureReason combines the exit status of a perftest run with its
+// parsed output (nil when nothing could be read, err the parser's error):
+// the output's reason when it names one, unless it is only unreadable or
+// cut short and the program failed, which the exit says better; exec_error
+// for a failing exit or output without results; "" for a run that measured.
+func PerftestFailureReason(exitCode int, res *PerftestResult, err error) string {
+	if res != nil && res.Reason != "" {
+		exitReason := ""
+		if exitCode != 0 {
+			exitReason = ReasonExecError
+		}
+		return preferExit(res.Reason, res.Impossible, exitReason)
+	}
+	if err != nil || res == nil || exitCode != 0 {
+		return ReasonExecError
+	}
+	return ""
 }

@@ -1,4 +1,4 @@
-package probes
+package parse
 
 import (
 	"fmt"
@@ -113,10 +113,10 @@ type ncclLayout struct {
 	perPlace int  // values per placement (8 with -I per-iteration columns)
 }
 
-// ParseNCCL parses the text output of an nccl-tests binary. It returns a
+// NCCL parses the text output of an nccl-tests binary. It returns a
 // non-nil result whenever the output could be read; when no row was found
 // the error wraps ErrNoResults and Reason says why.
-func ParseNCCL(r io.Reader) (*NCCLResult, error) {
+func NCCL(r io.Reader) (*NCCLResult, error) {
 	data, err := readLimited(r)
 	if err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"net/netip"
 	"sync"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/probes/parse"
+	"github.com/roce-exporter/roce_exporter/probes/schedule"
 )
 
 // Options configures a Scheduler.
@@ -37,7 +37,7 @@ type Options struct {
 type Scheduler struct {
 	opts   Options
 	self   *config.Node
-	fleet  map[string]*FleetSchedule // per pair probe kind; the plan does not change
+	fleet  map[string]*schedule.FleetSchedule // per pair probe kind; the plan does not change
 	store  *Store
 	base   *Baselines
 	locks  *deviceLocks
@@ -77,9 +77,9 @@ func New(opts Options) (*Scheduler, error) {
 		lat:  newPerftestRunner(KindIBWriteLat, p.IBWriteLat, opts.Plan, opts.Node, base, opts.Logger),
 		nccl: &ncclRunner{plan: opts.Plan, self: self, node: opts.Node, base: base, logger: opts.Logger},
 		ping: &pingRunner{count: p.Ping.Count, timeout: p.Ping.Timeout, interval: 200 * time.Millisecond},
-		fleet: map[string]*FleetSchedule{
-			KindIBWriteBW:  NewFleetSchedule(opts.Plan.NodeNames(), p.IBWriteBW.Schedule, p.MaxFabricShare),
-			KindIBWriteLat: NewFleetSchedule(opts.Plan.NodeNames(), p.IBWriteLat.Schedule, p.MaxFabricShare),
+		fleet: map[string]*schedule.FleetSchedule{
+			KindIBWriteBW:  schedule.NewFleetSchedule(opts.Plan.NodeNames(), p.IBWriteBW.Schedule, p.MaxFabricShare),
+			KindIBWriteLat: schedule.NewFleetSchedule(opts.Plan.NodeNames(), p.IBWriteLat.Schedule, p.MaxFabricShare),
 		},
 	}
 	s.store.SetClock(opts.Now)
@@ -127,7 +127,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			s.loop(ctx, KindNCCLGroup, p.NCCL.Schedule, func(epoch int64) {
-				if sleepCtx(ctx, groupOffset(p.NCCL.Interval)) {
+				if sleepCtx(ctx, schedule.GroupOffset(p.NCCL.Interval)) {
 					s.runNCCLGroup(ctx, epoch)
 				}
 			})
@@ -195,7 +195,7 @@ func (s *Scheduler) loop(ctx context.Context, kind string, sch config.Schedule, 
 	for {
 		now := s.opts.Now()
 		round := now.UnixNano()/int64(interval) + 1
-		at := roundStart(kind, sch, round)
+		at := schedule.RoundStart(kind, sch, round)
 		select {
 		case <-ctx.Done():
 			return
@@ -203,18 +203,6 @@ func (s *Scheduler) loop(ctx context.Context, kind string, sch config.Schedule, 
 		}
 		fn(round)
 	}
-}
-
-// roundStart is when a round of kind runs: its wall-clock slot plus the
-// round's jitter.
-func roundStart(kind string, sch config.Schedule, round int64) time.Time {
-	at := time.Unix(0, round*int64(sch.Interval))
-	if sch.Jitter <= 0 {
-		return at
-	}
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%s/%d", kind, round)
-	return at.Add(time.Duration(h.Sum64() % uint64(sch.Jitter)))
 }
 
 // localLinks are this node's rails with an RDMA device.
@@ -261,12 +249,12 @@ func (s *Scheduler) inNCCLWindow(now time.Time) bool {
 		return false
 	}
 	epoch := now.UnixNano() / int64(n.Interval)
-	start := roundStart(KindNCCL, n.Schedule, epoch)
+	start := schedule.RoundStart(KindNCCL, n.Schedule, epoch)
 	if !now.Before(start) && now.Before(start.Add(n.Timeout)) {
 		return true
 	}
 	// The group runs, half an interval later (their own jitter and start).
-	groups := roundStart(KindNCCLGroup, n.Schedule, epoch).Add(groupOffset(n.Interval))
+	groups := schedule.RoundStart(KindNCCLGroup, n.Schedule, epoch).Add(schedule.GroupOffset(n.Interval))
 	return n.GroupSize >= 2 && !now.Before(groups) && now.Before(groups.Add(n.Timeout))
 }
 

@@ -1,10 +1,11 @@
 package probes
 
 import (
-	"github.com/roce-exporter/roce_exporter/probes/parse"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/roce-exporter/roce_exporter/probes/parse"
 )
 
 // Probe kinds.

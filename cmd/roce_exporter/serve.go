@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -212,6 +213,26 @@ func (s *serveCommand) handler(exporter *collector.Exporter, nodeName, sysPath s
 }
 
 // snapshotNode lets the probes read the node through the exporter's reader.
-func snapshotNode(rd *reader.Reader) probes.SnapshotNode {
-	return probes.SnapshotNode{Read: func() *node.Snapshot { return rd.Read().Snapshot }}
+// Temporary: the pipeline's collection replaces it (issue 22).
+func snapshotNode(rd *reader.Reader) probes.Node { return &readerNode{rd: rd} }
+
+// readerNode is one rd.Read() per Collect, each snapshot's Previous the one
+// read before it (itself without a Previous, so the chain stays one long).
+type readerNode struct {
+	rd   *reader.Reader
+	mu   sync.Mutex
+	last *node.Snapshot
+}
+
+func (n *readerNode) Collect(context.Context) (*node.Snapshot, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	snap := n.rd.Read().Snapshot
+	if n.last != nil {
+		prev := *n.last
+		prev.Previous = nil
+		snap.Previous = &prev
+	}
+	n.last = snap
+	return snap, nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"sort"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/probes/parse"
 )
 
@@ -20,18 +20,25 @@ import (
 // selection pinned from the plan so a silent fallback to TCP or the wrong
 // GID shows up as a failure rather than a slow success.
 type ncclRunner struct {
-	plan   *config.Plan
-	self   *config.Node
-	node   NodeInfo
-	base   *Baselines
-	logger *slog.Logger
+	// probeKind is KindNCCL for the whole-cluster run, KindNCCLGroup for the
+	// rotating groups (judged against the groups' own baseline).
+	probeKind string
+	plan      *config.Plan
+	self      *config.Node
 }
 
 func (r *ncclRunner) cfg() config.NCCL { return r.plan.Probes.NCCL }
 
-// env returns the NCCL variables derived from the plan. Values from the
-// plan's env map win, so an operator can override the derivation.
-func (r *ncclRunner) env() map[string]string {
+func (r *ncclRunner) kind() string { return r.probeKind }
+
+// readsNode: the GID index of the compute addresses for NCCL_IB_GID_INDEX,
+// whether the node offers GPUDirect RDMA, and the load gate.
+func (r *ncclRunner) readsNode() bool { return true }
+
+// env returns the NCCL variables derived from the plan and the node (snap).
+// Values from the plan's env map win, so an operator can override the
+// derivation.
+func (r *ncclRunner) env(snap *node.Snapshot) map[string]string {
 	var ifnames, hcas []string
 	gids := map[int]bool{}
 	for _, i := range r.self.Interfaces {
@@ -39,7 +46,7 @@ func (r *ncclRunner) env() map[string]string {
 		if i.RDMADevice != "" {
 			hcas = append(hcas, i.RDMADevice+":1")
 			if ip := i.IP(); ip.IsValid() {
-				if g, ok := r.node.GIDIndex(i.RDMADevice, ip); ok {
+				if g, ok := gidIndex(snap, i.RDMADevice, ip); ok {
 					gids[g] = true
 				}
 			}
@@ -80,11 +87,6 @@ func (r *ncclRunner) env() map[string]string {
 	return env
 }
 
-// argv builds the mpirun command line: one rank per GPU, one GPU per rank.
-func (r *ncclRunner) argv(env map[string]string) []string {
-	return r.argvFor(r.plan.NodeNames(), env)
-}
-
 // argvFor is the mpirun command line over the named nodes (a group).
 func (r *ncclRunner) argvFor(names []string, env map[string]string) []string {
 	c := r.cfg()
@@ -108,52 +110,39 @@ func (r *ncclRunner) argvFor(names []string, env map[string]string) []string {
 	return append(argv, c.Command, "-b", strconv.FormatInt(int64(c.MinBytes), 10), "-e", strconv.FormatInt(int64(c.MaxBytes), 10), "-f", "2", "-g", "1")
 }
 
-func (r *ncclRunner) run(ctx context.Context) *Result {
-	return r.runOn(ctx, r.plan.NodeNames())
-}
-
-// runOn runs all_reduce_perf across the named nodes.
-func (r *ncclRunner) runOn(ctx context.Context, names []string) *Result {
-	res := &Result{Probe: KindNCCL, Start: time.Now()}
-	if len(names) != len(r.plan.Nodes) {
-		res.Probe = KindNCCLGroup // judged against the groups' own baseline
-	}
-	env := r.env()
-	res.Command = r.argvFor(names, env)
+// probe runs all_reduce_perf across the nodes of t.
+func (r *ncclRunner) probe(ctx context.Context, t target, before *node.Snapshot, res *Result) verdict {
+	env := r.env(before)
+	res.Command = r.argvFor(t.nodes, env)
 	procEnv := os.Environ()
 	for k, v := range env {
 		procEnv = append(procEnv, k+"="+v)
 	}
 	out := runCommand(ctx, r.cfg().Timeout, res.Command, procEnv, nil)
-	res.Duration = time.Since(res.Start)
 	res.ExitCode, res.StderrTail = out.ExitCode, out.Stderr
-	if res.failedToRun(out) {
-		return res
+	if v, didNotRun := failedToRun(res, out); didNotRun {
+		return v
 	}
-	parsed, err := parse.NCCL(bytes.NewReader(combined(out)))
+	text := out.combined()
+	parsed, err := parse.NCCL(bytes.NewReader(text))
 	if parsed != nil {
 		res.Warnings = parsed.Warnings
-		res.WrongResults = parsed.WrongResults()
-		res.BusBandwidth = parsed.BusBandwidthBySize()
+		res.NCCL = &NCCL{WrongResults: parsed.WrongResults(), BusBandwidth: parsed.BusBandwidthBySize()}
 		r.setBandwidth(res, parsed)
 	}
 	if reason := parse.NCCLFailureReason(out.ExitCode, parsed); reason != "" {
-		res.fail(reason)
-		return res
+		return failed(reason)
 	}
 	if err != nil || parsed == nil || len(parsed.Rows) == 0 {
-		res.fail(ReasonExecError)
-		return res
+		return failed(ReasonExecError)
 	}
-	if reason := r.judgeTransport(res, combined(out)); reason != "" {
-		res.fail(reason)
-		return res
+	if v := r.judgeTransport(res, text, before); v.reason != "" {
+		return v
 	}
-	if floor := r.cfg().MinBusBandwidthGBps * 1e9; floor > 0 {
-		res.ExpectedBytesPerSecond = floor
+	if floor := r.cfg().MinBusBandwidthGBps * 1e9; floor > 0 && res.Bandwidth != nil {
+		res.Bandwidth.ExpectedBytesPerSecond = floor
 	}
-	judgeBandwidth(res, r.base, r.logger)
-	return res
+	return verdict{}
 }
 
 // setBandwidth stores the large-message bus bandwidth as the judged number
@@ -161,41 +150,50 @@ func (r *ncclRunner) runOn(ctx context.Context, names []string) *Result {
 func (r *ncclRunner) setBandwidth(res *Result, parsed *parse.NCCLResult) {
 	threshold := uint64(r.cfg().LargeMessageBytes)
 	if lm, ok := parsed.LargeMessageBusBandwidth(threshold); ok {
-		res.BandwidthBytesPerSecond, res.BandwidthMessageBytes = lm.BytesPerSecond, lm.SizeBytes
+		res.Bandwidth = &Bandwidth{BytesPerSecond: lm.BytesPerSecond}
+		res.NCCL.BandwidthMessageBytes = lm.SizeBytes
 		if lm.Fallback {
-			res.LargeMessageFallback = true
+			res.NCCL.LargeMessageFallback = true
 			res.Warnings = append(res.Warnings, parse.NCCLFallbackNote(threshold, lm.SizeBytes))
 		}
 	}
 	if parsed.HasAverage {
 		avg := parsed.AvgBusBandwidthBytesPerSecond
-		res.AverageBusBandwidthBytesPerSecond = &avg
+		res.NCCL.AverageBusBandwidthBytesPerSecond = &avg
 	}
-}
-
-// gpuDirectInfo is the optional part of NodeInfo that says whether this
-// node offers GPUDirect RDMA (SnapshotNode answers it from the gpu source).
-type gpuDirectInfo interface {
-	// GPUDirectAvailable: available, and whether the node knows at all.
-	GPUDirectAvailable() (available, known bool)
 }
 
 // judgeTransport reads NCCL's transport report and returns the reason a run
 // fails on it, whatever its bandwidth: a fallback to sockets, or RDMA
 // without GPUDirect on a node that offers GPUDirect.
-func (r *ncclRunner) judgeTransport(res *Result, out []byte) string {
+func (r *ncclRunner) judgeTransport(res *Result, out []byte, snap *node.Snapshot) verdict {
 	tr := parse.NCCLTransport(string(out))
 	if !tr.Reported() {
-		return ""
+		return verdict{}
 	}
-	res.NCCLTransport = &tr
+	res.NCCL.Transport = &tr
 	if tr.SocketFallback() {
-		return ReasonSocketFallback
+		return failed(ReasonSocketFallback)
 	}
-	if gi, ok := r.node.(gpuDirectInfo); ok && tr.NoGDRDMA() {
-		if avail, known := gi.GPUDirectAvailable(); known && avail {
-			return ReasonNoGDRDMA
-		}
+	if avail, known := gpuDirectAvailable(snap); known && avail && tr.NoGDRDMA() {
+		return failed(ReasonNoGDRDMA)
 	}
-	return ""
+	return verdict{}
+}
+
+// ownTraffic bounds what the run moved through this node's ports: the
+// inter-node bytes a rank sends and receives per second are at most its
+// bus bandwidth (a ring all_reduce's per-node traffic is the bus bandwidth
+// times (n-1)/n over (N-1)/N, N ranks on n nodes), so the best bus
+// bandwidth of any size over the whole run bounds them each way.
+func (r *ncclRunner) ownTraffic(_ target, res *Result, elapsed time.Duration) traffic {
+	if res.NCCL == nil {
+		return traffic{}
+	}
+	best := 0.0
+	for _, bw := range res.NCCL.BusBandwidth {
+		best = max(best, bw)
+	}
+	each := best * elapsed.Seconds()
+	return traffic{tx: each, rx: each}
 }

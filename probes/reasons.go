@@ -1,6 +1,3 @@
-// Package probes runs and interprets active network probes: pairwise RDMA
-// bandwidth (perftest), NCCL collectives (nccl-tests) and the schedule that
-// decides which nodes test each other.
 package probes
 
 import "github.com/roce-exporter/roce_exporter/probes/parse"

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/config"
-	"github.com/roce-exporter/roce_exporter/node"
-	"github.com/roce-exporter/roce_exporter/probes/parse"
 	"github.com/roce-exporter/roce_exporter/probes/schedule"
 )
 
@@ -142,47 +140,6 @@ func (s *Scheduler) Run(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
-}
-
-// served records a test a peer's client ran against one of our
-// responders, so that both ends of a link report it: without this a node
-// that is the server for many rounds in a row would look idle. The peer is
-// the owner of the remote GID's address, else the peer the schedule
-// assigned to us for the round.
-func (s *Scheduler) served(r *perftestRunner) func(Link, execResult, time.Time, bool, *node.Snapshot) {
-	return func(l Link, out execResult, connectedAt time.Time, completed bool, snap *node.Snapshot) {
-		res := &Result{Probe: r.kind(), Device: l.Device, Rail: l.Rail, Start: connectedAt, Duration: out.Duration, ExitCode: out.ExitCode, StderrTail: out.Stderr, Role: "server"}
-		if addr, ok := parse.RemoteGIDAddress(out.Stdout); ok {
-			res.Peer, res.PeerDevice = s.nodeOfAddress(addr)
-		}
-		if res.Peer == "" {
-			if turn, ok := s.fleet[r.kind()].PeerAt(s.self.Name, connectedAt); ok && !turn.IsClient {
-				peer := turn.Peer
-				res.Peer = peer
-				if pn, ok := s.opts.Plan.Node(peer); ok && l.Rail < len(pn.Interfaces) {
-					res.PeerDevice = pn.Interfaces[l.Rail].RDMADevice
-				}
-			}
-		}
-		if res.Peer == "" {
-			s.logger.Debug("served a probe for an unknown peer; not recorded", "device", l.Device)
-			return
-		}
-		conclude(res, r.evaluate(res, out, snap), verdict{}, s.base, s.logger)
-		s.store.Add(res)
-	}
-}
-
-// nodeOfAddress finds the plan node and RDMA device that own a compute IP.
-func (s *Scheduler) nodeOfAddress(a netip.Addr) (string, string) {
-	for _, n := range s.opts.Plan.Nodes {
-		for _, i := range n.Interfaces {
-			if i.Address.IsValid() && i.IP() == a {
-				return n.Name, i.RDMADevice
-			}
-		}
-	}
-	return "", ""
 }
 
 // loop runs fn once per interval, at a wall-clock-aligned time plus a

@@ -46,10 +46,10 @@ type Result struct {
 	Hint       string `json:"hint,omitempty"`
 
 	*Bandwidth
-	*PriorityProof
 	*Latency
 	*Ping
 	*NCCL
+	*PriorityProof
 
 	Command    []string `json:"command,omitempty"`
 	ExitCode   int      `json:"exit_code"`

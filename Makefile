@@ -62,7 +62,7 @@ e2e:
 
 # Regenerate the sysfs fixture trees, then the golden /metrics files.
 fixtures:
-	$(GO) run ./internal/sysfixture/genfixtures -out collector/testdata
+	$(GO) run ./tools/genfixtures -out collector/testdata
 
 golden:
 	$(GO) test -count=1 -run 'TestEndToEndGoldenMetrics' ./cmd/roce_exporter -update
@@ -81,11 +81,11 @@ bench: build
 	$(GO) test -run '^$$' -bench BenchmarkScrape -benchtime 300x ./collector
 	$(GO) test -run '^$$' -bench BenchmarkFullScrape -benchtime 300x ./cmd/roce_exporter
 	$(GO) test -run '^$$' -bench BenchmarkLiveHeap -benchtime 20000x -timeout 30m ./collector
-	$(GO) run ./internal/benchtool -ports 8 -scrapes 2000 -binary ./$(BIN)
-	$(GO) run ./internal/benchtool -ports 8 -scrapes 2000 -default-flags -strace-scrapes 0 -binary ./$(BIN)
-	$(GO) run ./internal/benchtool -ports 32 -scrapes 2000 -all-collectors -strace-scrapes 0 -node-exporter '' -binary ./$(BIN)
-	$(GO) run ./internal/benchtool -ports 32 -soak 10000 -all-collectors -binary ./$(BIN)
-	$(GO) run ./internal/benchtool -ports 32 -all-collectors -load 50 -load-duration 60s -node-exporter '' -binary ./$(BIN)
+	$(GO) run ./tools/benchtool -ports 8 -scrapes 2000 -binary ./$(BIN)
+	$(GO) run ./tools/benchtool -ports 8 -scrapes 2000 -default-flags -strace-scrapes 0 -binary ./$(BIN)
+	$(GO) run ./tools/benchtool -ports 32 -scrapes 2000 -all-collectors -strace-scrapes 0 -node-exporter '' -binary ./$(BIN)
+	$(GO) run ./tools/benchtool -ports 32 -soak 10000 -all-collectors -binary ./$(BIN)
+	$(GO) run ./tools/benchtool -ports 32 -all-collectors -load 50 -load-duration 60s -node-exporter '' -binary ./$(BIN)
 
 # What a fleet costs its Prometheus: 32, then 128 exporter processes on
 # generated 8-port nodes, scraped every 15 s by Debian's Prometheus with
@@ -93,13 +93,13 @@ bench: build
 # table (per node: the slope between the two sizes). About 10 minutes; not
 # part of `make test`.
 bench-fleet: build
-	$(GO) run ./internal/fleetbench -binary ./$(BIN) -exporters 32,128 -duration 3m
+	$(GO) run ./tools/fleetbench -binary ./$(BIN) -exporters 32,128 -duration 3m
 # The fleet probe simulation (virtual clock, no processes): per fleet size and
 # injected fault, the time until the right suspect is named, the wrong suspects
 # and the peak share of the fabric under test (the README's table). make test
-# runs it at 128 nodes (internal/fleetsim).
+# runs it at 128 nodes (tools/fleetsim).
 sim:
-	$(GO) run ./internal/fleetsim/cmd/fleetsim -nodes 8,128,1024
+	$(GO) run ./tools/fleetsim/cmd/fleetsim -nodes 8,128,1024
 
 clean:
 	rm -f $(BIN)

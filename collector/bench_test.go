@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 	"github.com/roce-exporter/roce_exporter/reader"
 )
 
@@ -30,7 +31,11 @@ func benchNode(b *testing.B, ports int) *Exporter {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { rd.Close() })
-	e, err := NewExporter(cfg.o, rd, slog.New(slog.DiscardHandler))
+	p, err := pipeline.New(cfg.o.PipelineOptions(rd))
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := NewExporter(cfg.o, p, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}

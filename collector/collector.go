@@ -1,15 +1,16 @@
-// Package collector turns what the reader read of a node, the health
-// checks' findings on it and the probes' results into Prometheus metrics,
-// and serves them.
+// Package collector turns a pipeline.Collection (what the reader read of a
+// node and the health checks' findings on it) and the probes' results into
+// Prometheus metrics, and serves them.
 //
 // A collector is one source of metrics: the source collectors (rdma,
 // netdev, pcie, ethtool, dcb) each export one part of the node.Snapshot,
-// which the reader filled; the derived ones export the health findings on
-// that snapshot and the probe results. Every collector reports
+// which the reader filled; the derived ones export the collection's health
+// findings and the probe results. Every collector reports
 // roce_scrape_collector_success and _duration_seconds.
 package collector
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 	"github.com/roce-exporter/roce_exporter/reader"
 )
 
@@ -27,7 +29,7 @@ const namespace = "roce"
 // Collector exports one part of a collection. Update is called once per
 // collection, never concurrently with itself.
 type Collector interface {
-	Update(snap *node.Snapshot, out *Sink) error
+	Update(c *pipeline.Collection, out *Sink) error
 }
 
 type factory func(o *Options, logger *slog.Logger) Collector
@@ -112,12 +114,12 @@ type runningCollector struct {
 	status CollectorStatus
 }
 
-// Exporter runs the collectors on the reader's snapshots and renders the
-// result in the Prometheus text format.
+// Exporter runs the collectors on the pipeline's collections and renders
+// the result in the Prometheus text format.
 type Exporter struct {
 	opts       Options
 	logger     *slog.Logger
-	reader     *reader.Reader
+	pipeline   *pipeline.Pipeline
 	collectors []*runningCollector
 
 	mu       sync.Mutex
@@ -127,30 +129,34 @@ type Exporter struct {
 	all      Sink
 	order    sortCache
 	lastSize int
-	current  *collection // the latest finished collection; its snapshot is the previous one for rate checks
+	current  *collection // the latest finished collection (guarded by mu)
 	free     [][]byte    // output buffers no reader holds (guarded by mu)
 	dupWarn  map[string]bool
 
-	statusMu  sync.Mutex
-	collected time.Time // when the latest collection finished (guarded by statusMu)
+	statusMu sync.Mutex
 }
 
-// collection is one run of every collector; concurrent scrapes share it.
+// collection is one run of every collector on one pipeline collection;
+// concurrent scrapes share it.
 type collection struct {
 	done   chan struct{}
 	text   []byte
 	series int
-	snap   *node.Snapshot
+	col    *pipeline.Collection
 	refs   int // guarded by Exporter.mu
 }
 
-// NewExporter builds the enabled collectors on r, which must read exactly
-// the sources they export (Sources(o.Enabled)).
-func NewExporter(o Options, r *reader.Reader, logger *slog.Logger) (*Exporter, error) {
-	if want, have := Sources(o.Enabled), r.Sources(); !slices.Equal(sorted(want), sorted(have)) {
+// NewExporter builds the enabled collectors on p, whose reader must read
+// exactly the sources they export (Sources(o.Enabled)) and which must run
+// the health checks when the health collector is on.
+func NewExporter(o Options, p *pipeline.Pipeline, logger *slog.Logger) (*Exporter, error) {
+	if want, have := Sources(o.Enabled), p.Sources(); !slices.Equal(sorted(want), sorted(have)) {
 		return nil, fmt.Errorf("the reader reads %v, the collectors export %v", have, want)
 	}
-	e := &Exporter{opts: o, logger: logger, reader: r}
+	if want := slices.Contains(o.Enabled, healthCollectorName); want != p.HealthEnabled() {
+		return nil, fmt.Errorf("the health collector is %s but the pipeline's checks are %s", onOff(want), onOff(p.HealthEnabled()))
+	}
+	e := &Exporter{opts: o, logger: logger, pipeline: p}
 	for _, name := range o.Enabled {
 		reg, ok := registry[name]
 		if !ok {
@@ -162,6 +168,13 @@ func NewExporter(o Options, r *reader.Reader, logger *slog.Logger) (*Exporter, e
 }
 
 func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }
+
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
+}
 
 // Collectors returns the names of the running collectors.
 func (e *Exporter) Collectors() []string {
@@ -205,23 +218,15 @@ func (e *Exporter) collect() *collection {
 	// collection replaces this one.
 	c := &collection{done: make(chan struct{}), refs: 2}
 	e.inflight = c
-	var prev *node.Snapshot
-	if e.current != nil {
-		prev = e.current.snap
-	}
 	buf := e.takeBuffer()
 	e.mu.Unlock()
 
-	c.snap = e.run(prev)
+	c.col = e.run()
 	dups := e.all.sort(&e.order)
 	e.countDuplicates(dups)
 	c.text = e.all.write(buf, &e.order)
 	c.series = len(e.all.samples) - len(dups)
 	e.lastSize = len(c.text)
-
-	e.statusMu.Lock()
-	e.collected = time.Now()
-	e.statusMu.Unlock()
 
 	e.mu.Lock()
 	e.inflight = nil
@@ -257,18 +262,23 @@ func (e *Exporter) takeBuffer() []byte {
 	return make([]byte, 0, e.lastSize+e.lastSize/8)
 }
 
-func (e *Exporter) run(prev *node.Snapshot) *node.Snapshot {
-	res := e.reader.Read()
-	snap := res.Snapshot
-	if prev != nil {
-		prev.Previous = nil // keep one level of history, not a chain
+// run exports a collection of the pipeline: the one in flight when a probe
+// or the page is reading the node, else a new one. The pipeline has no
+// context to give up on: the handler stops waiting at --web.timeout while
+// the collection goes on.
+func (e *Exporter) run() *pipeline.Collection {
+	col, err := e.pipeline.Collect(context.Background())
+	if err != nil {
+		// Only a bug panics there; the scrape still answers, every source
+		// failed, and the next scrape reads afresh.
+		e.logger.Error("reading the node failed", "err", err)
+		col = &pipeline.Collection{Snapshot: &node.Snapshot{Time: time.Now()}, When: time.Now()}
+		for _, name := range e.pipeline.Sources() {
+			col.Sources = append(col.Sources, reader.SourceResult{Name: name, Err: err})
+		}
+		col.HealthErr = err
 	}
-	snap.Previous = prev
 	e.all.reset()
-	results := make(map[string]reader.SourceResult, len(res.Sources))
-	for _, sr := range res.Sources {
-		results[sr.Name] = sr
-	}
 	// Sources first: the derived collectors may export what the source
 	// collectors' emission left (none does today), and a fixed order keeps
 	// the output's shape the same every scrape, which lets render reuse
@@ -277,7 +287,7 @@ func (e *Exporter) run(prev *node.Snapshot) *node.Snapshot {
 		if !rc.source {
 			continue
 		}
-		sr := results[rc.name]
+		sr, _ := col.Source(rc.name)
 		switch {
 		case sr.Stuck:
 			e.all.emit(scrapeSuccessDesc, 0, rc.name)
@@ -289,7 +299,7 @@ func (e *Exporter) run(prev *node.Snapshot) *node.Snapshot {
 			e.record(rc, errTimedOut, sr.Duration)
 			continue
 		}
-		if err := e.update(i, snap); err != nil && sr.Err == nil {
+		if err := e.update(i, col); err != nil && sr.Err == nil {
 			sr.Err = err
 		}
 		e.finish(rc, sr.Err, sr.Duration)
@@ -299,19 +309,25 @@ func (e *Exporter) run(prev *node.Snapshot) *node.Snapshot {
 			continue
 		}
 		begin := time.Now()
-		err := e.update(i, snap)
-		e.finish(rc, err, time.Since(begin))
+		err := e.update(i, col)
+		d := time.Since(begin)
+		if _, ok := rc.c.(*healthCollector); ok {
+			// The pipeline ran the checks for everyone; they are still
+			// this collector's work.
+			d += col.HealthDuration
+		}
+		e.finish(rc, err, d)
 	}
 	for _, rc := range e.collectors {
 		rc.readErrorsSample = len(e.all.samples)
-		e.all.emit(readErrorsDesc, float64(e.reader.ReadErrors(rc.name)+rc.duplicates), rc.name)
+		e.all.emit(readErrorsDesc, float64(col.ReadErrors[rc.name]+rc.duplicates), rc.name)
 	}
-	return snap
+	return col
 }
 
 // update runs collector i into the shared sink, turning a panic (a bug on
 // garbage input) into a failed collector instead of a dead exporter.
-func (e *Exporter) update(i int, snap *node.Snapshot) (err error) {
+func (e *Exporter) update(i int, col *pipeline.Collection) (err error) {
 	mark := e.all.mark()
 	e.all.owner = int32(i)
 	defer func() {
@@ -321,7 +337,7 @@ func (e *Exporter) update(i int, snap *node.Snapshot) (err error) {
 			e.all.truncate(mark)
 		}
 	}()
-	return e.collectors[i].c.Update(snap, &e.all)
+	return e.collectors[i].c.Update(col, &e.all)
 }
 
 // succeeded says whether a collector's run counts as a success: no error,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 )
 
 func TestHungReadHitsTimeoutAndOthersStillReport(t *testing.T) {
@@ -138,7 +139,7 @@ func TestPanickingCollectorDoesNotKillExporter(t *testing.T) {
 
 type panicker struct{}
 
-func (panicker) Update(_ *node.Snapshot, out *Sink) error {
+func (panicker) Update(_ *pipeline.Collection, out *Sink) error {
 	out.emit(portUpDesc, 1, "half", "written")
 	panic("parser bug")
 }

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 )
 
 func init() { registerSource(node.SourceDCB, newDCBCollector) }
@@ -20,7 +20,7 @@ var (
 		"QoS trust mode: dscp when the DCB app table maps DSCP values, else pcp; value is always 1.",
 		"interface", "trust")
 	dscpPriorityDesc = newGaugeDesc(namespace+"_dcb_dscp_priority",
-		"802.1p priority the DCB app table (DSCP trust) maps the DSCP to. Only the plan's RoCE and CNP DSCPs (expectations.roce_dscp, cnp_dscp; 26 and 48 without a plan) are exported, two series per interface instead of 64; absent when the DSCP has no entry (PCP trust).",
+		"802.1p priority the DCB app table (DSCP trust) maps the DSCP to. Only the plan's RoCE and CNP DSCPs (expectations.roce_dscp, cnp_dscp; "+strconv.Itoa(node.DefaultRoCEDSCP)+" and "+strconv.Itoa(node.DefaultCNPDSCP)+" without a plan) are exported, two series per interface instead of 64; absent when the DSCP has no entry (PCP trust).",
 		"interface", "dscp", "use")
 	cnpDSCPDesc = newGaugeDesc(namespace+"_ecn_cnp_dscp",
 		"DSCP of the congestion notification packets the NIC sends (MLNX_OFED ecn/roce_np/cnp_dscp).",
@@ -47,7 +47,7 @@ type plannedDSCP struct {
 }
 
 func newDCBCollector(o *Options, _ *slog.Logger) Collector {
-	roce, cnp := config.DefaultRoCEDSCP, config.DefaultCNPDSCP
+	roce, cnp := node.DefaultRoCEDSCP, node.DefaultCNPDSCP
 	if o != nil && o.Plan != nil {
 		if e := o.Plan.Expectations; e.RoCEDSCP != nil {
 			roce = *e.RoCEDSCP
@@ -63,7 +63,8 @@ func newDCBCollector(o *Options, _ *slog.Logger) Collector {
 	return c
 }
 
-func (c dcbCollector) Update(snap *node.Snapshot, out *Sink) error {
+func (c dcbCollector) Update(col *pipeline.Collection, out *Sink) error {
+	snap := col.Snapshot
 	for _, iface := range slices.Sorted(maps.Keys(snap.DCB)) {
 		st := snap.DCB[iface]
 		want := c.prio.of(snap, iface)

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 )
 
 func init() { registerSource(node.SourceDevlink, newDevlinkCollector) }
@@ -28,7 +29,8 @@ type devlinkCollector struct{}
 
 func newDevlinkCollector(*Options, *slog.Logger) Collector { return devlinkCollector{} }
 
-func (devlinkCollector) Update(snap *node.Snapshot, out *Sink) error {
+func (devlinkCollector) Update(col *pipeline.Collection, out *Sink) error {
+	snap := col.Snapshot
 	for _, r := range snap.HealthReporters {
 		// The RDMA device on the reporter's PCI function joins the reporter
 		// to the ports, alerts and dashboards that speak of devices.

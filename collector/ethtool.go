@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 )
 
 func init() { registerSource(node.SourceEthtool, newEthtoolCollector) }
@@ -88,7 +89,8 @@ func newEthtoolCollector(o *Options, _ *slog.Logger) Collector {
 	return &ethtoolCollector{raw: map[string]*Desc{}, prio: o.priorities()}
 }
 
-func (c *ethtoolCollector) Update(snap *node.Snapshot, out *Sink) error {
+func (c *ethtoolCollector) Update(col *pipeline.Collection, out *Sink) error {
+	snap := col.Snapshot
 	for _, iface := range slices.Sorted(maps.Keys(snap.Ethtool)) {
 		st := snap.Ethtool[iface]
 		want := c.prio.of(snap, iface)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 )
 
 func init() { registerSource(node.SourceGPU, newGPUCollector) }
@@ -48,7 +49,8 @@ type gpuCollector struct{}
 
 func newGPUCollector(*Options, *slog.Logger) Collector { return gpuCollector{} }
 
-func (gpuCollector) Update(snap *node.Snapshot, out *Sink) error {
+func (gpuCollector) Update(col *pipeline.Collection, out *Sink) error {
+	snap := col.Snapshot
 	st := snap.GPU
 	if st == nil || len(st.GPUs) == 0 {
 		return nil // not a GPU node: no series at all

@@ -22,6 +22,8 @@ type HandlerOpts struct {
 	// only bounds memory and sockets.
 	MaxRequests int
 	// Timeout bounds a scrape; the collectors have their own, shorter one.
+	// Prometheus' X-Prometheus-Scrape-Timeout-Seconds shortens it per
+	// request (scrapeTimeout), never lengthens it.
 	Timeout time.Duration
 	// Self holds the exporter's own metrics (build info, Go runtime,
 	// process); nil leaves them out.
@@ -78,15 +80,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	done := make(chan *collection, 1)
 	go func() { done <- h.e.collect() }()
 	var c *collection
-	if h.opts.Timeout > 0 {
-		timer := time.NewTimer(h.opts.Timeout)
+	if timeout := h.scrapeTimeout(r); timeout > 0 {
+		timer := time.NewTimer(timeout)
 		defer timer.Stop()
 		select {
 		case c = <-done:
 		case <-timer.C:
 			// The collection goes on; drop our reference when it ends.
 			go func() { h.e.release(<-done) }()
-			http.Error(w, "scrape timed out", http.StatusServiceUnavailable)
+			http.Error(w, fmt.Sprintf("scrape timed out after %s", timeout), http.StatusServiceUnavailable)
 			return
 		}
 	} else {
@@ -108,6 +110,42 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(out.self)+len(c.text)))
 	w.Write(out.self)
 	w.Write(c.text)
+}
+
+// scrapeTimeoutHeader is the scrape timeout Prometheus (and vmagent) send
+// with every scrape, in seconds ("10", "2.5").
+const scrapeTimeoutHeader = "X-Prometheus-Scrape-Timeout-Seconds"
+
+// scrapeTimeoutOffset is the part of Prometheus' scrape timeout left for
+// the answer to reach it, so that a slow scrape ends in our 503, which says
+// why, rather than in Prometheus' "context deadline exceeded"
+// (blackbox_exporter's --timeout-offset default).
+const scrapeTimeoutOffset = 500 * time.Millisecond
+
+// scrapeTimeout is how long a request waits for its collection, as
+// blackbox_exporter's getTimeout decides it: the scrape timeout Prometheus
+// sends minus scrapeTimeoutOffset, capped by the configured timeout. A
+// header that is not a positive number of seconds, or that leaves nothing
+// once the offset is taken, keeps the configured timeout (0: no limit).
+func (h *handler) scrapeTimeout(r *http.Request) time.Duration {
+	configured := h.opts.Timeout
+	v := r.Header.Get(scrapeTimeoutHeader)
+	if v == "" {
+		return configured
+	}
+	seconds, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	// The upper bound keeps the conversion to a Duration from overflowing.
+	if err != nil || !(seconds > 0 && seconds < 1e6) {
+		if h.opts.Logger != nil {
+			h.opts.Logger.Debug("ignoring an invalid scrape timeout header", "header", scrapeTimeoutHeader, "value", v, "timeout", configured)
+		}
+		return configured
+	}
+	t := time.Duration(seconds*float64(time.Second)) - scrapeTimeoutOffset
+	if t <= 0 || (configured > 0 && t > configured) {
+		return configured
+	}
+	return t
 }
 
 // output is what every request served from one collection sends: the

@@ -2,15 +2,16 @@ package collector
 
 import (
 	"log/slog"
-	"strconv"
 	"strings"
 
 	"github.com/roce-exporter/roce_exporter/health"
-	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 )
 
+const healthCollectorName = "health"
+
 func init() {
-	registerDerived("health", "Doctor checks evaluated at scrape time on the same snapshot the other collectors read (no second read of sysfs).", newHealthCollector)
+	registerDerived(healthCollectorName, "Doctor checks evaluated at scrape time on the same snapshot the other collectors read (no second read of sysfs).", newHealthCollector)
 }
 
 var (
@@ -26,7 +27,7 @@ var (
 )
 
 // healthCollector exports the doctor's findings on the collection's
-// snapshot, judged against the plan.
+// snapshot, judged against the plan once per collection by the pipeline.
 //
 // A passing subject has no roce_health_check_ok series by default: on a
 // healthy 8-port node those were ~130 series of 1 that no alert or panel
@@ -35,7 +36,6 @@ var (
 // failed" stays answerable with one series per check.
 type healthCollector struct {
 	opts *Options
-	findingsStore
 }
 
 func newHealthCollector(o *Options, _ *slog.Logger) Collector { return &healthCollector{opts: o} }
@@ -46,10 +46,12 @@ type checkCount struct {
 	subjects int
 }
 
-func (c *healthCollector) Update(snap *node.Snapshot, out *Sink) error {
-	ports := subjectPorts(snap)
-	findings := health.Run(snap, c.opts.Plan, c.opts.NodeName)
-	c.set(findings)
+func (c *healthCollector) Update(col *pipeline.Collection, out *Sink) error {
+	if col.HealthErr != nil {
+		return col.HealthErr
+	}
+	ports := health.SubjectPorts(col.Snapshot)
+	findings := col.Findings
 	var counts []checkCount
 	index := map[string]int{}
 	for _, f := range findings {
@@ -66,53 +68,21 @@ func (c *healthCollector) Update(snap *node.Snapshot, out *Sink) error {
 		switch f.Status {
 		case health.StatusOK:
 			if c.opts.HealthOKSubjects {
-				out.emit(healthOKDesc, 1, f.ID, f.Subject, p.device, p.iface)
+				out.emit(healthOKDesc, 1, f.ID, f.Subject, p.Device, p.Interface)
 			}
 		case health.StatusWarn, health.StatusFail:
-			out.emit(healthOKDesc, 0, f.ID, f.Subject, p.device, p.iface)
+			out.emit(healthOKDesc, 0, f.ID, f.Subject, p.Device, p.Interface)
 			severity := "warning"
 			if f.Status == health.StatusFail {
 				severity = "critical"
 			}
-			out.emit(healthInfoDesc, 1, f.ID, f.Subject, p.device, p.iface, severity, hintLabel(f.Fix))
+			out.emit(healthInfoDesc, 1, f.ID, f.Subject, p.Device, p.Interface, severity, hintLabel(f.Fix))
 		}
 	}
 	for _, cc := range counts {
 		out.emit(healthSubjectsDesc, float64(cc.subjects), cc.id)
 	}
 	return nil
-}
-
-// portLabels are the device and interface labels of a finding's subject.
-type portLabels struct{ device, iface string }
-
-// subjectPorts maps every name a finding may have as subject to its port:
-// an interface to itself and its RDMA device, a device ("mlx5_0") or a port
-// of a multi-port device ("mlx5_0/2") to itself and its netdev when it has
-// exactly one. "node" and unknown names map to nothing.
-func subjectPorts(snap *node.Snapshot) map[string]portLabels {
-	m := make(map[string]portLabels, 2*len(snap.Devices)+len(snap.Interfaces))
-	for _, i := range snap.Interfaces {
-		m[i.Name] = portLabels{device: i.RDMADevice, iface: i.Name}
-	}
-	for _, d := range snap.Devices {
-		netdevs := map[string]bool{}
-		for _, p := range d.Ports {
-			if p.Interface != "" {
-				netdevs[p.Interface] = true
-				m[p.Interface] = portLabels{device: d.Name, iface: p.Interface}
-			}
-			m[d.Name+"/"+strconv.Itoa(p.Number)] = portLabels{device: d.Name, iface: p.Interface}
-		}
-		l := portLabels{device: d.Name}
-		if len(netdevs) == 1 {
-			for n := range netdevs {
-				l.iface = n
-			}
-		}
-		m[d.Name] = l
-	}
-	return m
 }
 
 // hintLabel keeps a fix text usable as a label: one line, bounded. Fix

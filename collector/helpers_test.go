@@ -13,6 +13,7 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 	"github.com/roce-exporter/roce_exporter/reader"
 
 	"github.com/roce-exporter/roce_exporter/internal/testenv"
@@ -177,7 +178,11 @@ func newTestExporter(t testing.TB, cfg *setup) (*Exporter, *testenv.SyncBuffer) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rd.Close() })
-	e, err := NewExporter(cfg.o, rd, logger)
+	p, err := pipeline.New(cfg.o.PipelineOptions(rd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewExporter(cfg.o, p, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +193,7 @@ func newTestExporter(t testing.TB, cfg *setup) (*Exporter, *testenv.SyncBuffer) 
 func snapshot(e *Exporter) *node.Snapshot {
 	c := e.collect()
 	defer e.release(c)
-	return c.snap
+	return c.col.Snapshot
 }
 
 // scrape collects once and returns the exposition text.

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 )
 
 func init() { registerSource(node.SourceLLDP, newLLDPCollector) }
@@ -19,7 +20,8 @@ type lldpCollector struct{}
 
 func newLLDPCollector(*Options, *slog.Logger) Collector { return lldpCollector{} }
 
-func (lldpCollector) Update(snap *node.Snapshot, out *Sink) error {
+func (lldpCollector) Update(col *pipeline.Collection, out *Sink) error {
+	snap := col.Snapshot
 	for _, iface := range slices.Sorted(maps.Keys(snap.LLDP)) {
 		n := snap.LLDP[iface]
 		out.emit(lldpNeighborDesc, 1, iface, n.ChassisName, n.ChassisID, n.PortID, n.PortDescr)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 )
 
 func init() { registerSource(node.SourceNetdev, newNetdevCollector) }
@@ -28,7 +29,8 @@ type netdevCollector struct{}
 
 func newNetdevCollector(*Options, *slog.Logger) Collector { return netdevCollector{} }
 
-func (netdevCollector) Update(snap *node.Snapshot, out *Sink) error {
+func (netdevCollector) Update(col *pipeline.Collection, out *Sink) error {
+	snap := col.Snapshot
 	for _, name := range snap.InterfaceNames() {
 		i := snap.Interfaces[name]
 		port := ""

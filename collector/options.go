@@ -3,12 +3,14 @@ package collector
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 	"github.com/roce-exporter/roce_exporter/probes"
 	"github.com/roce-exporter/roce_exporter/reader"
 )
@@ -40,6 +42,13 @@ type Options struct {
 	// TransceiverLaneMonitors also exports per-lane Tx power and laser
 	// bias; per-lane Rx power is always exported.
 	TransceiverLaneMonitors bool
+}
+
+// PipelineOptions are the options of the pipeline these collectors export:
+// on r, with the plan and node name the checks judge by, running the checks
+// when the health collector is enabled.
+func (o Options) PipelineOptions(r pipeline.Reader) pipeline.Options {
+	return pipeline.Options{Reader: r, Plan: o.Plan, NodeName: o.NodeName, Health: slices.Contains(o.Enabled, healthCollectorName)}
 }
 
 // flagGroup is a kingpin application or command: either can hold flags.

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 )
 
 func init() { registerSource(node.SourcePCIe, newPCIeCollector) }
@@ -28,7 +29,8 @@ type pcieCollector struct{}
 
 func newPCIeCollector(*Options, *slog.Logger) Collector { return pcieCollector{} }
 
-func (pcieCollector) Update(snap *node.Snapshot, out *Sink) error {
+func (pcieCollector) Update(col *pipeline.Collection, out *Sink) error {
+	snap := col.Snapshot
 	for _, addr := range slices.Sorted(maps.Keys(snap.PCI)) {
 		f := snap.PCI[addr]
 		for _, dev := range f.RDMADevices {

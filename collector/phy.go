@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 )
 
 func init() { registerSource(node.SourcePHY, newPHYCollector) }
@@ -29,7 +30,8 @@ type phyCollector struct{}
 
 func newPHYCollector(*Options, *slog.Logger) Collector { return phyCollector{} }
 
-func (phyCollector) Update(snap *node.Snapshot, out *Sink) error {
+func (phyCollector) Update(col *pipeline.Collection, out *Sink) error {
+	snap := col.Snapshot
 	for _, iface := range slices.Sorted(maps.Keys(snap.PHY)) {
 		p := snap.PHY[iface]
 		if p.FECMode != "" {

@@ -3,7 +3,6 @@ package collector
 import (
 	"sync"
 
-	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
@@ -45,7 +44,7 @@ type prioritySet struct {
 // built one after another (NewExporter), so the lazy creation needs no lock.
 func (o *Options) priorities() *prioritySet {
 	if o.prio == nil {
-		s := &prioritySet{all: o.AllPriorities, planned: -1, roceDSCP: config.DefaultRoCEDSCP, seen: map[string][8]bool{}}
+		s := &prioritySet{all: o.AllPriorities, planned: -1, roceDSCP: node.DefaultRoCEDSCP, seen: map[string][8]bool{}}
 		if o.Plan != nil && o.Plan.Expectations.PFCPriority != nil {
 			s.planned = *o.Plan.Expectations.PFCPriority
 		}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 	"github.com/roce-exporter/roce_exporter/probes"
 )
 
@@ -38,7 +38,7 @@ type probeCollector struct{ opts *Options }
 
 func newProbeCollector(o *Options, _ *slog.Logger) Collector { return &probeCollector{opts: o} }
 
-func (c *probeCollector) Update(_ *node.Snapshot, out *Sink) error {
+func (c *probeCollector) Update(_ *pipeline.Collection, out *Sink) error {
 	store := c.opts.Probes
 	if store == nil {
 		// Probes off in the plan is nothing to do, not a failure: success 0

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 )
 
 func init() { registerSource(node.SourceRDMA, newRDMACollector) }
@@ -73,7 +74,8 @@ func newRDMACollector(o *Options, _ *slog.Logger) Collector {
 		ibCountersOnEthernet: o != nil && o.IBCountersOnEthernet}
 }
 
-func (c *rdmaCollector) Update(snap *node.Snapshot, out *Sink) error {
+func (c *rdmaCollector) Update(col *pipeline.Collection, out *Sink) error {
+	snap := col.Snapshot
 	for _, d := range snap.Devices {
 		if d.Unreadable != "" {
 			continue // nothing but its name is known; the rdma_devices_readable check says why

@@ -3,7 +3,6 @@ package collector
 import (
 	"errors"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/health"
@@ -32,14 +31,13 @@ type CollectorStatus struct {
 	Absent bool
 }
 
-// Status is the exporter's view of the node at its latest collection: what
-// the landing page shows.
+// Status is the exporter's view of the node: what the landing page shows.
 type Status struct {
-	// Collected is when the collection ended.
+	// Collected is when the latest collection of the node ended.
 	Collected  time.Time
 	Collectors []CollectorStatus
 	// HealthEnabled says whether the health collector runs; Findings are
-	// its verdicts at Collected, worst first.
+	// the checks' verdicts at Collected, worst first.
 	HealthEnabled bool
 	Findings      []health.Finding
 }
@@ -49,24 +47,29 @@ type Status struct {
 // nobody scrapes still gets a fresh reading.
 const pageMaxAge = 10 * time.Second
 
-// Status returns the latest collection's state, collecting first when
-// there is none or it is older than pageMaxAge.
+// Status returns the collectors' latest runs and the pipeline's latest
+// collection (which a probe may have made after the last scrape), running
+// the collectors first when they have not run within pageMaxAge.
 func (e *Exporter) Status() Status {
-	e.statusMu.Lock()
-	stale := time.Since(e.collected) > pageMaxAge
-	e.statusMu.Unlock()
+	e.mu.Lock()
+	stale := e.current == nil || time.Since(e.current.col.When) > pageMaxAge
+	e.mu.Unlock()
 	if stale {
 		e.release(e.collect())
 	}
+	latest := e.pipeline.Latest()
+	st := Status{HealthEnabled: e.pipeline.HealthEnabled()}
+	if latest != nil {
+		st.Collected = latest.When
+		// Sorting is the page's work, done when somebody looks, not on
+		// every scrape.
+		st.Findings = slices.Clone(latest.Findings)
+		health.SortWorstFirst(st.Findings)
+	}
 	e.statusMu.Lock()
 	defer e.statusMu.Unlock()
-	st := Status{Collected: e.collected}
 	for _, rc := range e.collectors {
 		st.Collectors = append(st.Collectors, rc.status)
-		if hc, ok := rc.c.(*healthCollector); ok {
-			st.HealthEnabled = true
-			st.Findings = hc.latest()
-		}
 	}
 	return st
 }
@@ -86,31 +89,4 @@ func (e *Exporter) record(rc *runningCollector, err error, d time.Duration) {
 	}
 	s.Err = err.Error()
 	s.Absent = errors.Is(err, reader.ErrNoData)
-}
-
-// findingRank orders findings worst first.
-var findingRank = map[health.Status]int{health.StatusFail: 0, health.StatusWarn: 1, health.StatusSkipped: 2, health.StatusOK: 3}
-
-// findingsStore keeps the health collector's latest findings.
-type findingsStore struct {
-	mu       sync.Mutex
-	findings []health.Finding
-}
-
-// set keeps a scrape's findings as they are: sorting them is the page's
-// work, done when somebody looks, not on every scrape.
-func (f *findingsStore) set(fs []health.Finding) {
-	f.mu.Lock()
-	f.findings = fs
-	f.mu.Unlock()
-}
-
-// latest returns the findings worst first. Stable: within a status the
-// checks keep the doctor's order (layer by layer, ports in rail order).
-func (f *findingsStore) latest() []health.Finding {
-	f.mu.Lock()
-	sorted := slices.Clone(f.findings)
-	f.mu.Unlock()
-	slices.SortStableFunc(sorted, func(a, b health.Finding) int { return findingRank[a.Status] - findingRank[b.Status] })
-	return sorted
 }

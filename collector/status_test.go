@@ -45,9 +45,8 @@ func TestStatusShowsLastSuccessErrorsAndFindingsWorstFirst(t *testing.T) {
 			t.Errorf("%s: %+v, want a success with a duration", n, c)
 		}
 	}
-	rank := map[health.Status]int{health.StatusFail: 0, health.StatusWarn: 1, health.StatusSkipped: 2, health.StatusOK: 3}
 	for i := 1; i < len(st.Findings); i++ {
-		if rank[st.Findings[i].Status] < rank[st.Findings[i-1].Status] {
+		if st.Findings[i].Status.Rank() < st.Findings[i-1].Status.Rank() {
 			t.Fatalf("finding %d (%s) after %s: not worst first", i, st.Findings[i].Status, st.Findings[i-1].Status)
 		}
 	}

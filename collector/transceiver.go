@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 )
 
 func init() { registerSource(node.SourceTransceiver, newTransceiverCollector) }
@@ -47,7 +48,8 @@ func emitFinite(out *Sink, d *Desc, v float64, labels ...string) {
 	}
 }
 
-func (c transceiverCollector) Update(snap *node.Snapshot, out *Sink) error {
+func (c transceiverCollector) Update(col *pipeline.Collection, out *Sink) error {
+	snap := col.Snapshot
 	for _, iface := range slices.Sorted(maps.Keys(snap.Transceivers)) {
 		t := snap.Transceivers[iface]
 		out.emit(transceiverInfoDesc, 1, iface, t.Type, t.Spec, t.Media, t.Vendor, t.PartNumber, t.Revision, t.SN)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 )
 
 func transceiverSnap() *node.Snapshot {
@@ -23,7 +24,7 @@ func transceiverSnap() *node.Snapshot {
 func TestTransceiverCollectorSeries(t *testing.T) {
 	for _, lanes := range []bool{false, true} {
 		var s Sink
-		if err := (transceiverCollector{laneMonitors: lanes}).Update(transceiverSnap(), &s); err != nil {
+		if err := (transceiverCollector{laneMonitors: lanes}).Update(&pipeline.Collection{Snapshot: transceiverSnap()}, &s); err != nil {
 			t.Fatal(err)
 		}
 		text := rendered(&s, &sortCache{})
@@ -52,7 +53,7 @@ func TestPHYCollectorSeries(t *testing.T) {
 		"eth2": {LinkKnown: true, Link: true, ExtState: "autoneg"},
 	}}
 	var s Sink
-	if err := (phyCollector{}).Update(snap, &s); err != nil {
+	if err := (phyCollector{}).Update(&pipeline.Collection{Snapshot: snap}, &s); err != nil {
 		t.Fatal(err)
 	}
 	text := rendered(&s, &sortCache{})

@@ -2,6 +2,8 @@ package config
 
 import (
 	"time"
+
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 const (
@@ -54,15 +56,6 @@ var (
 // bus bandwidth there (A100 2x8: 164 of 237.5 GB/s; the best size is usually the largest).
 const DefaultNCCLLargeMessageBytes = SizeBytes(256 << 20)
 
-// DefaultRoCEDSCP is the DSCP RoCE data is usually marked with (AF31): NVIDIA's RoCE
-// QoS guides, mlx5's default dscp2prio (26 lands on priority 3) and switch vendors'
-// lossless profiles (SONiC, Dell OS10, Arista) all use it.
-const DefaultRoCEDSCP = 26
-
-// DefaultCNPDSCP is the DSCP of congestion notification packets (CS6): the default of
-// MLNX_OFED's /sys/class/net/<if>/ecn/roce_np/cnp_dscp, with cnp_802p_prio 6.
-const DefaultCNPDSCP = 48
-
 func newInt(v int) *int { return &v }
 
 // defaultTo sets *target unless the plan wrote a value at path.
@@ -79,8 +72,8 @@ func (l *loader) applyDefaults(p *Plan) {
 	defaultTo(l, "expectations.link_layer", &e.LinkLayer, LinkLayerEthernet)
 	if e.LinkLayer == LinkLayerEthernet {
 		defaultTo(l, "expectations.roce_mode", &e.RoCEMode, RoCEv2)
-		defaultTo(l, "expectations.roce_dscp", &e.RoCEDSCP, newInt(DefaultRoCEDSCP))
-		defaultTo(l, "expectations.cnp_dscp", &e.CNPDSCP, newInt(DefaultCNPDSCP))
+		defaultTo(l, "expectations.roce_dscp", &e.RoCEDSCP, newInt(node.DefaultRoCEDSCP))
+		defaultTo(l, "expectations.cnp_dscp", &e.CNPDSCP, newInt(node.DefaultCNPDSCP))
 	}
 	defaultTo(l, "expectations.min_bandwidth_fraction", &e.MinBandwidthFraction, defaultMinBandwidthFraction)
 	defaultTo(l, "expectations.firmware_consistent", &e.FirmwareConsistent, true)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"testing"
+
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 // FuzzParse: a plan is typed by hand, so Parse must survive anything without panicking,
@@ -80,7 +82,7 @@ func checkAcceptedPlan(t *testing.T, plan *Plan) {
 			t.Fatalf("accepted a DSCP outside 0-63: %+v", e)
 		}
 	}
-	if tc, ok := e.RoCETrafficClass(); ok && (tc < 0 || tc > 255 || tc&3 != ECT0) {
+	if tc, ok := e.RoCETrafficClass(); ok && (tc < 0 || tc > 255 || tc&3 != node.ECT0) {
 		t.Fatalf("traffic class %d is not a ToS byte with ECT(0)", tc)
 	}
 	for _, s := range []Schedule{plan.Probes.IBWriteBW.Schedule, plan.Probes.IBWriteLat.Schedule, plan.Probes.NCCL.Schedule, plan.Probes.Ping.Schedule} {

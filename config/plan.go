@@ -92,23 +92,14 @@ type Expectations struct {
 	FirmwareConsistent bool
 }
 
-// ECT0 is the ECN field value "ECN-Capable Transport (0)" (RFC 3168, binary 10): the
-// two low bits of the traffic class RoCE v2 data is sent with, so that switches mark
-// congestion (CE) instead of dropping, which DCQCN needs.
-const ECT0 = 2
-
 // RoCETrafficClass is the IP traffic class (ToS byte) RoCE should be sent with: the plan's
-// DSCP in the upper six bits and ECT(0) in the ECN bits. This is the value NCCL_IB_TC,
-// perftest's --tclass, mlx5's tc/<port>/traffic_class and cma_roce_tos take: NVIDIA's
-// RoCE QoS guidance for DSCP 26 is 106 = 26<<2 | 0b10 (see "Setting the traffic class" in
-// NVIDIA's MLNX_OFED/DOCA "RoCE Configuration" and att/netarbiter
-// nvmf/setup-nic-lossless-layer3.sh, which runs `echo 106 > .../tc/1/traffic_class` and
-// `cma_roce_tos -t 106`). ok is false when the plan has no RoCE DSCP (InfiniBand).
+// DSCP with ECT(0), node.RoCETrafficClass. ok is false when the plan has no RoCE DSCP
+// (InfiniBand).
 func (e Expectations) RoCETrafficClass() (tc int, ok bool) {
 	if e.RoCEDSCP == nil {
 		return 0, false
 	}
-	return *e.RoCEDSCP<<2 | ECT0, true
+	return node.RoCETrafficClass(*e.RoCEDSCP), true
 }
 
 // Node is one machine of the cluster.

@@ -1,5 +1,11 @@
 package health
 
+import (
+	"fmt"
+
+	"github.com/roce-exporter/roce_exporter/node"
+)
+
 // registry is every check in evaluation order. The order is part of the output
 // contract: root causes first, then configuration from the bottom of the stack (NIC,
 // driver, link) up (IP, GID, QoS), then hardware and counters, then the NCCL summary
@@ -66,13 +72,13 @@ var registry = []checkDef{
 		Description: "The NIC reads packet priority from the header the plan says (dscp or pcp); with the wrong one RoCE lands on the wrong, non-lossless priority."},
 		needsPlan: true, run: checkTrust},
 	{Check: Check{ID: "roce_dscp_maps_to_pfc_priority", Title: "RoCE DSCP lands on the PFC priority",
-		Description: "With DSCP trust, the DSCP to priority map sends the plan's RoCE DSCP (expectations.roce_dscp, 26 by default) to the PFC priority; with PCP trust, RoCE runs on a VLAN so its tag can carry the priority. Otherwise RoCE runs lossy although PFC is on."},
+		Description: fmt.Sprintf("With DSCP trust, the DSCP to priority map sends the plan's RoCE DSCP (expectations.roce_dscp, %d by default) to the PFC priority; with PCP trust, RoCE runs on a VLAN so its tag can carry the priority. Otherwise RoCE runs lossy although PFC is on.", node.DefaultRoCEDSCP)},
 		needsPlan: true, run: checkDSCPMapsToPFC},
 	{Check: Check{ID: "cnp_dscp_priority", Title: "CNPs not on the lossy best-effort queue",
-		Description: "DCQCN's congestion notification packets (expectations.cnp_dscp, 48 by default) land on the lossless RoCE priority or a queue of their own (NVIDIA's default: priority 6), not on the best-effort priority 0 or 1 without PFC, where they wait behind the congestion they report."},
+		Description: fmt.Sprintf("DCQCN's congestion notification packets (expectations.cnp_dscp, %d by default) land on the lossless RoCE priority or a queue of their own (NVIDIA's default: priority 6), not on the best-effort priority 0 or 1 without PFC, where they wait behind the congestion they report.", node.DefaultCNPDSCP)},
 		run: checkCNPPriority},
 	{Check: Check{ID: "default_traffic_class", Title: "Default RDMA traffic class marks the RoCE DSCP",
-		Description: "Where the kernel exposes it, the traffic class RDMA uses by default (MLNX_OFED's /sys/class/infiniband/<dev>/tc/<port>/traffic_class, rdma_cm's default_roce_tos) carries the plan's RoCE DSCP: 106 for DSCP 26 with ECT(0)."},
+		Description: fmt.Sprintf("Where the kernel exposes it, the traffic class RDMA uses by default (MLNX_OFED's /sys/class/infiniband/<dev>/tc/<port>/traffic_class, rdma_cm's default_roce_tos) carries the plan's RoCE DSCP: %d for DSCP %d with ECT(0).", node.DefaultRoCETrafficClass, node.DefaultRoCEDSCP)},
 		run: checkDefaultTrafficClass},
 	{Check: Check{ID: "rdma_bytes_on_roce_priority", Title: "RDMA bytes travel on the RoCE priority",
 		Description: "The bytes the RDMA port moved (port_xmit_data, port_rcv_data) appear in the per-priority byte counters of the RoCE priority (ethtool tx/rx_prio<N>_bytes): between two samples over the interval, else since the counters started. Below half, RoCE is being sent on another, lossy priority (an unset NCCL_IB_TC, a wrong DSCP map) and the check names the priority that carried it."},

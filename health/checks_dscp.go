@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
@@ -364,10 +363,8 @@ func checkRDMABytesOnRoCEPriority(e *env, r *results) {
 		}
 		switch {
 		case len(bad) > 0:
-			// Without a plan, the usual marking (DSCP 26, config's default).
-			dscp := config.DefaultRoCEDSCP
-			v, _ := config.Expectations{RoCEDSCP: &dscp}.RoCETrafficClass()
-			tc := strconv.Itoa(v)
+			// Without a plan, the usual marking (the plan's default DSCP).
+			tc := strconv.Itoa(node.DefaultRoCETrafficClass)
 			if exp, ok := e.expectations(); ok {
 				if v, ok := exp.RoCETrafficClass(); ok {
 					tc = strconv.Itoa(v)

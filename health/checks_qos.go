@@ -233,7 +233,7 @@ func checkTrust(e *env, r *results) {
 		default:
 			fix := fmt.Sprintf("`mlnx_qos -i %[1]s --trust %[2]s` (mlnx-tools)", t.netdev, want)
 			if want == config.TrustDSCP {
-				fix += fmt.Sprintf("; with upstream iproute2, adding a DSCP mapping switches mlx5 to DSCP trust: `dcb app add dev %[1]s dscp-prio 26:%[2]s` (DSCP 26 is the usual RoCE marking)", t.netdev, pfcPrioText(e))
+				fix += fmt.Sprintf("; with upstream iproute2, adding a DSCP mapping switches mlx5 to DSCP trust: `dcb app add dev %[1]s dscp-prio %[3]d:%[2]s` (DSCP %[3]d is the usual RoCE marking)", t.netdev, pfcPrioText(e), node.DefaultRoCEDSCP)
 			} else {
 				fix += fmt.Sprintf("; with upstream iproute2, removing every DSCP mapping switches mlx5 back to PCP trust: `dcb app flush dev %s dscp-prio`", t.netdev)
 			}

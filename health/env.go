@@ -267,7 +267,7 @@ func (t *target) notRoCEText(what string) string {
 	if len(attrs) > 0 {
 		kind = append(kind, strings.Join(attrs, ", "))
 	}
-	return fmt.Sprintf("%s is not a RoCE port (%s): %s does not apply", portSubject(t.dev, t.port), strings.Join(kind, "; "), what)
+	return fmt.Sprintf("%s is not a RoCE port (%s): %s does not apply", PortSubject(t.dev, t.port), strings.Join(kind, "; "), what)
 }
 
 // subject names the target by its netdev, the name operators configure; ports
@@ -287,16 +287,7 @@ func (t *target) devSubject() string {
 		}
 		return t.netdev
 	}
-	return portSubject(t.dev, t.port)
-}
-
-// portSubject is the device name alone on single-port devices (every mlx5 Ethernet
-// function), and device/port on the dual-port cards where the name alone is ambiguous.
-func portSubject(d *node.Device, p *node.Port) string {
-	if d == nil || len(d.Ports) <= 1 {
-		return p.Device
-	}
-	return p.Device + "/" + strconv.Itoa(p.Number)
+	return PortSubject(t.dev, t.port)
 }
 
 func (t *target) pciAddress() string {

@@ -38,6 +38,33 @@ const (
 	StatusSkipped Status = "skipped"
 )
 
+// statusesWorstFirst is the one order of the statuses: what failed, what
+// warned, what passed, and last what could not be judged. A skip is not worse
+// than a pass: it asks nothing of the operator (its root cause, if any, fails
+// above it), so the doctor folds the skips at the end and the node page keeps
+// them in a closed section after the passes.
+var statusesWorstFirst = [...]Status{StatusFail, StatusWarn, StatusOK, StatusSkipped}
+
+// StatusesWorstFirst returns the statuses in the order the doctor prints them
+// and the node page lists them.
+func StatusesWorstFirst() []Status { return slices.Clone(statusesWorstFirst[:]) }
+
+// Rank is the status's place in StatusesWorstFirst, 0 for the worst; a status
+// this version does not know ranks last.
+func (s Status) Rank() int {
+	if i := slices.Index(statusesWorstFirst[:], s); i >= 0 {
+		return i
+	}
+	return len(statusesWorstFirst)
+}
+
+// SortWorstFirst orders findings by status, worst first. It is stable: within
+// a status the findings keep the checks' order (layer by layer, ports in rail
+// order).
+func SortWorstFirst(fs []Finding) {
+	slices.SortStableFunc(fs, func(a, b Finding) int { return cmp.Compare(a.Status.Rank(), b.Status.Rank()) })
+}
+
 // Finding is one check's verdict on one subject.
 type Finding struct {
 	// ID is the check's stable id, e.g. "mtu_matches_plan".

@@ -159,7 +159,7 @@ func ncclIBUnusable(t *target) string {
 	if t.port == nil || t.ib() || t.roce() {
 		return ""
 	}
-	name := portSubject(t.dev, t.port)
+	name := PortSubject(t.dev, t.port)
 	switch {
 	case t.dev != nil && t.dev.Driver == "efa":
 		return fmt.Sprintf("%s is EFA, which NCCL reaches through the aws-ofi-nccl plugin (libfabric), not NCCL_IB_HCA or NCCL_IB_GID_INDEX", name)

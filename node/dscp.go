@@ -9,6 +9,33 @@ import (
 // NumDSCP is the number of DSCP code points (six bits of the IP traffic class).
 const NumDSCP = 64
 
+// DefaultRoCEDSCP is the DSCP RoCE data is usually marked with (AF31): NVIDIA's RoCE
+// QoS guides, mlx5's default dscp2prio (26 lands on priority 3) and switch vendors'
+// lossless profiles (SONiC, Dell OS10, Arista) all use it. The plan's default.
+const DefaultRoCEDSCP = 26
+
+// DefaultCNPDSCP is the DSCP of congestion notification packets (CS6): the default of
+// MLNX_OFED's /sys/class/net/<if>/ecn/roce_np/cnp_dscp, with cnp_802p_prio 6. The
+// plan's default.
+const DefaultCNPDSCP = 48
+
+// ECT0 is the ECN field value "ECN-Capable Transport (0)" (RFC 3168, binary 10): the
+// two low bits of the traffic class RoCE v2 data is sent with, so that switches mark
+// congestion (CE) instead of dropping, which DCQCN needs.
+const ECT0 = 2
+
+// RoCETrafficClass is the IP traffic class (ToS byte) RoCE marked with dscp is sent
+// with: the DSCP in the upper six bits and ECT(0) in the ECN bits. This is the value
+// NCCL_IB_TC, perftest's --tclass, mlx5's tc/<port>/traffic_class and cma_roce_tos
+// take: NVIDIA's RoCE QoS guidance for DSCP 26 is 106 = 26<<2 | 0b10 (see "Setting the
+// traffic class" in NVIDIA's MLNX_OFED/DOCA "RoCE Configuration" and att/netarbiter
+// nvmf/setup-nic-lossless-layer3.sh, which runs `echo 106 > .../tc/1/traffic_class`
+// and `cma_roce_tos -t 106`).
+func RoCETrafficClass(dscp int) int { return dscp<<2 | ECT0 }
+
+// DefaultRoCETrafficClass is RoCETrafficClass(DefaultRoCEDSCP), 106.
+const DefaultRoCETrafficClass = DefaultRoCEDSCP<<2 | ECT0
+
 // DSCPMap is the DSCP → 802.1p priority map a NIC applies in DSCP trust (the DCB
 // APP table's DSCP entries, or mlnx_qos's "dscp2prio mapping").
 type DSCPMap struct {

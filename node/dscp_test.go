@@ -50,3 +50,20 @@ func TestDSCPMap(t *testing.T) {
 		t.Error("nil map maps 26")
 	}
 }
+
+// The defaults are the values vendors publish: DSCP 26 for RoCE, 48 for CNPs, and
+// NVIDIA's traffic class 106 (26<<2 | ECT(0)) for NCCL_IB_TC and tc/<port>/traffic_class.
+func TestRoCEDefaults(t *testing.T) {
+	if DefaultRoCEDSCP != 26 || DefaultCNPDSCP != 48 {
+		t.Errorf("default DSCPs %d, %d; want 26, 48", DefaultRoCEDSCP, DefaultCNPDSCP)
+	}
+	if DefaultRoCETrafficClass != 106 || RoCETrafficClass(DefaultRoCEDSCP) != 106 {
+		t.Errorf("default traffic class %d (computed %d), want 106", DefaultRoCETrafficClass, RoCETrafficClass(DefaultRoCEDSCP))
+	}
+	if tc := RoCETrafficClass(0); tc != ECT0 {
+		t.Errorf("DSCP 0: traffic class %d, want only the ECT(0) bits %d", tc, ECT0)
+	}
+	if tc := RoCETrafficClass(NumDSCP - 1); tc != 255-1 {
+		t.Errorf("DSCP 63: traffic class %d, want 254", tc)
+	}
+}

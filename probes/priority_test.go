@@ -45,8 +45,8 @@ func TestBandwidthProbeProvesItsPriority(t *testing.T) {
 	}
 }
 
-// TestPriorityNotJudged: without a RoCE priority in the plan, with a NodeInfo that
-// cannot read the counters, or with counters that do not move, a bandwidth run is
+// TestPriorityNotJudged: without a RoCE priority in the plan, with a node whose
+// priority counters are not read, or with counters that do not move, a bandwidth run is
 // judged on its bandwidth alone.
 func TestPriorityNotJudged(t *testing.T) {
 	standinEnv(t, "bw_ok")

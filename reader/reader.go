@@ -1,8 +1,8 @@
 // Package reader fills a node.Snapshot from the kernel: sysfs for RDMA
 // devices, netdevs and PCIe, the ethtool ioctls for NIC statistics, DCB
 // netlink for PFC and trust, or text captured on another machine (replay).
-// It only reads: it never changes the system, and it turns no error into a
-// value.
+// It only reads: it never changes the system (but for OpenRDMACMConfigfs,
+// which the doctor asks for), and it turns no error into a value.
 //
 // Sources run concurrently, each bounded by a timeout: a source whose read
 // blocks (a firmware command that never returns) is reported as timed out,

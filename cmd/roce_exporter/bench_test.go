@@ -10,6 +10,7 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 	"github.com/roce-exporter/roce_exporter/reader"
 )
 
@@ -31,7 +32,11 @@ func BenchmarkFullScrape(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer rd.Close()
-			e, err := collector.NewExporter(opts, rd, slog.New(slog.DiscardHandler))
+			p, err := pipeline.New(opts.PipelineOptions(rd))
+			if err != nil {
+				b.Fatal(err)
+			}
+			e, err := collector.NewExporter(opts, p, slog.New(slog.DiscardHandler))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,13 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/health"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 	"github.com/roce-exporter/roce_exporter/reader"
 )
 
@@ -80,8 +80,7 @@ func (d *doctorCommand) run() int {
 	// two samples.
 	ropts.Refresh = 0
 	if *d.configfs {
-		created := openConfigfs(ropts.SysPath)
-		defer closeConfigfs(created)
+		defer reader.OpenRDMACMConfigfs(ropts)()
 	}
 	rd, err := reader.New(ropts, d.a.logger)
 	if err != nil {
@@ -89,17 +88,30 @@ func (d *doctorCommand) run() int {
 		return 2
 	}
 	defer rd.Close()
-	snap := rd.Read().Snapshot
+	pl, err := pipeline.New(pipeline.Options{Reader: rd, Plan: plan, NodeName: opts.NodeName, Health: true})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "roce_exporter doctor: %v\n", err)
+		return 2
+	}
+	// Two collections --interval apart: the second judges what rose in
+	// between; the first's findings are not shown.
+	ctx := context.Background()
+	c, err := pl.Collect(ctx)
 	samples := 1
-	if *d.interval > 0 {
+	if err == nil && *d.interval > 0 {
 		time.Sleep(*d.interval)
-		first := snap
-		snap = rd.Read().Snapshot
-		snap.Previous = first
+		c, err = pl.Collect(ctx)
 		samples = 2
 	}
-	findings := health.Run(snap, plan, opts.NodeName)
-	report := doctorReport{Node: opts.NodeName, Plan: *d.a.configFile, Samples: samples, Summary: map[string]int{}, Checks: findings, Cabling: cabling(snap)}
+	if err == nil {
+		err = c.HealthErr
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "roce_exporter doctor: %v\n", err)
+		return 2
+	}
+	findings := c.Findings
+	report := doctorReport{Node: opts.NodeName, Plan: *d.a.configFile, Samples: samples, Summary: map[string]int{}, Checks: findings, Cabling: cabling(c.Snapshot)}
 	if plan != nil {
 		for _, w := range plan.Warnings {
 			report.PlanWarnings = append(report.PlanWarnings, w.Error())
@@ -121,40 +133,6 @@ func (d *doctorCommand) run() int {
 	return 0
 }
 
-// openConfigfs makes the rdma_cm configfs group of every device so its
-// default_roce_mode can be read, as mlnx-tools' cma_roce_mode does. Only
-// as root, only on the live system, and only directories it creates are
-// removed again: the doctor must leave no trace.
-func openConfigfs(sysPath string) []string {
-	if os.Geteuid() != 0 || filepath.Clean(sysPath) != "/sys" {
-		return nil
-	}
-	base := "/sys/kernel/config/rdma_cm"
-	if _, err := os.Stat(base); err != nil {
-		return nil
-	}
-	devices, err := os.ReadDir("/sys/class/infiniband")
-	if err != nil {
-		return nil
-	}
-	var created []string
-	for _, d := range devices {
-		dir := filepath.Join(base, d.Name())
-		if err := os.Mkdir(dir, 0o755); err == nil {
-			created = append(created, dir)
-		} else if !errors.Is(err, fs.ErrExist) {
-			continue
-		}
-	}
-	return created
-}
-
-func closeConfigfs(created []string) {
-	for _, dir := range created {
-		os.Remove(dir)
-	}
-}
-
 func useColor(mode string, f *os.File) bool {
 	switch mode {
 	case "always":
@@ -168,8 +146,6 @@ func useColor(mode string, f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
 }
-
-var statusOrder = []health.Status{health.StatusFail, health.StatusWarn, health.StatusOK, health.StatusSkipped}
 
 var statusStyle = map[health.Status]struct{ label, color string }{
 	health.StatusFail:    {"FAIL", "\x1b[1;31m"},
@@ -213,7 +189,7 @@ func printDoctor(w io.Writer, r doctorReport, color bool, interval time.Duration
 	if len(r.PlanWarnings) > 0 {
 		fmt.Fprintln(w)
 	}
-	for _, st := range statusOrder {
+	for _, st := range health.StatusesWorstFirst() {
 		if st == health.StatusOK && !verbose {
 			printOKFolded(r.Checks, line)
 			continue

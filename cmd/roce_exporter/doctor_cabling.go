@@ -3,9 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
+	"github.com/roce-exporter/roce_exporter/health"
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
@@ -51,10 +51,7 @@ func cabling(snap *node.Snapshot) []cablingLine {
 			if p.LinkLayer != node.LinkLayerEthernet || p.Interface == "" {
 				continue
 			}
-			subject := d.Name
-			if len(d.Ports) > 1 {
-				subject += "/" + strconv.Itoa(p.Number)
-			}
+			subject := health.PortSubject(d, p)
 			ifaces := p.BondSlaves
 			if len(ifaces) == 0 {
 				ifaces = []string{p.Interface}

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/roce-exporter/roce_exporter/internal/idleflood"
 	"github.com/roce-exporter/roce_exporter/internal/testenv"
+	"github.com/roce-exporter/roce_exporter/tools/idleflood"
 )
 
 // TestIdleClientFloodDoesNotStopScrapes replays issue 12: 1,530 clients
@@ -24,7 +24,7 @@ import (
 // collectors' cached sysfs files take about 500). Before the connection cap
 // the descriptors ran out, accept failed with EMFILE and every scrape timed
 // out. The figures are logged for the record (go test -v -run
-// TestIdleClientFlood ./cmd/roce_exporter); `go run ./internal/benchtool
+// TestIdleClientFlood ./cmd/roce_exporter); `go run ./tools/benchtool
 // -idle-clients 1530 -nofile 2048` measures the same on the scale fixture.
 func TestIdleClientFloodDoesNotStopScrapes(t *testing.T) {
 	if testing.Short() {

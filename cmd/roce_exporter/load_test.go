@@ -8,12 +8,12 @@ import (
 
 	"github.com/prometheus/procfs"
 
-	"github.com/roce-exporter/roce_exporter/internal/loadtest"
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+	"github.com/roce-exporter/roce_exporter/tools/loadtest"
 )
 
 // TestLoad50Clients scrapes the 32-port scale fixture from 50 concurrent
-// clients (10 s here; `go run ./internal/benchtool -ports 32 -all-collectors
+// clients (10 s here; `go run ./tools/benchtool -ports 32 -all-collectors
 // -load 50` runs the full minute): zero errors, bounded latency, bounded
 // memory.
 func TestLoad50Clients(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 	"github.com/roce-exporter/roce_exporter/probes"
 	"github.com/roce-exporter/roce_exporter/reader"
 )
@@ -29,7 +30,11 @@ func degradedPage(t *testing.T, store *probes.Store, enabled ...string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rd.Close() })
-	e, err := collector.NewExporter(opts, rd, slog.New(slog.DiscardHandler))
+	p, err := pipeline.New(opts.PipelineOptions(rd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := collector.NewExporter(opts, p, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 	"github.com/roce-exporter/roce_exporter/probes"
 	"github.com/roce-exporter/roce_exporter/probes/parse"
 	"github.com/roce-exporter/roce_exporter/reader"
@@ -86,8 +87,13 @@ func (p *probeCommand) runNow() int {
 		return 2
 	}
 	defer rd.Close()
+	pl, err := pipeline.New(pipeline.Options{Reader: rd})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)
+		return 2
+	}
 	sched, err := probes.New(probes.Options{
-		Plan: plan, Self: config.SelfName(*p.a.nodeName), Node: snapshotNode(rd),
+		Plan: plan, Self: config.SelfName(*p.a.nodeName), Node: pipelineNode{pl},
 		StateDir: stateDirFor(*p.stateDir, plan), Logger: p.a.logger,
 	})
 	if err != nil {

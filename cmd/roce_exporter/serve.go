@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -22,9 +21,11 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/health"
 	"github.com/roce-exporter/roce_exporter/internal/connguard"
 	"github.com/roce-exporter/roce_exporter/internal/procself"
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/pipeline"
 	"github.com/roce-exporter/roce_exporter/probes"
 	"github.com/roce-exporter/roce_exporter/reader"
 )
@@ -53,7 +54,7 @@ func newServeCommand(a *app) *serveCommand {
 	s.webFlags = kingpinflag.AddFlags(s.cmd, defaultListenAddress)
 	s.telemetryPath = s.cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 	s.maxRequests = s.cmd.Flag("web.max-requests", "Maximum number of parallel scrape requests; more get 503. Concurrent scrapes share one collection, so a request costs little beyond writing the response. 0 disables the limit.").Default("100").Int()
-	s.webTimeout = s.cmd.Flag("web.timeout", "Upper bound for answering a scrape; collectors that are still reading by then are reported as failed.").Default("10s").Duration()
+	s.webTimeout = s.cmd.Flag("web.timeout", "Upper bound for answering a scrape; collectors that are still reading by then are reported as failed. Prometheus' X-Prometheus-Scrape-Timeout-Seconds header shortens it per scrape (its value minus 0.5s), never lengthens it.").Default("10s").Duration()
 	s.readTimeout = s.cmd.Flag("web.read-timeout", "Time a client has to send a request's headers (and to finish the TLS handshake); a slow or stalled client is disconnected after it.").Default("10s").Duration()
 	s.writeTimeout = s.cmd.Flag("web.write-timeout", "Time to answer a request, from the end of its headers to the last byte of the response. Must be longer than --web.timeout, which bounds the collection alone.").Default("30s").Duration()
 	s.idleTimeout = s.cmd.Flag("web.idle-timeout", "How long a keep-alive connection may wait for its next request before it is closed. The default outlasts a 60 s scrape interval, so Prometheus keeps one connection (and TLS session) from scrape to scrape.").Default("90s").Duration()
@@ -98,6 +99,13 @@ func (s *serveCommand) run() int {
 		return 2
 	}
 	defer rd.Close()
+	// Everyone reads the node through one pipeline: the metrics, the page
+	// and the probes.
+	pl, err := pipeline.New(opts.PipelineOptions(rd))
+	if err != nil {
+		logger.Error("cannot set up the reader", "err", err)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
@@ -108,8 +116,11 @@ func (s *serveCommand) run() int {
 		if !slices.Contains(ropts.Sources, node.SourceRDMA) {
 			logger.Warn("probes are enabled but the rdma collector is not: the probes cannot find GID indices and port rates")
 		}
+		// The probes' first read then has a collection before it to measure
+		// the port's load against.
+		firstCollection(ctx, pl, logger)
 		sched, err = probes.New(probes.Options{
-			Plan: plan, Self: opts.NodeName, Node: snapshotNode(rd),
+			Plan: plan, Self: opts.NodeName, Node: pipelineNode{pl},
 			StateDir: stateDirFor(*s.stateDir, plan), Logger: logger.With("component", "probes"),
 		})
 		if err != nil {
@@ -125,7 +136,7 @@ func (s *serveCommand) run() int {
 	// Wait for the probe children to be killed before exiting.
 	defer func() { stop(); <-probesDone }()
 
-	exporter, err := collector.NewExporter(opts, rd, logger)
+	exporter, err := collector.NewExporter(opts, pl, logger)
 	if err != nil {
 		logger.Error("cannot set up collectors", "err", err)
 		return 2
@@ -212,27 +223,23 @@ func (s *serveCommand) handler(exporter *collector.Exporter, nodeName, sysPath s
 	return mux, nil
 }
 
-// snapshotNode lets the probes read the node through the exporter's reader.
-// Temporary: the pipeline's collection replaces it (issue 22).
-func snapshotNode(rd *reader.Reader) probes.Node { return &readerNode{rd: rd} }
-
-// readerNode is one rd.Read() per Collect, each snapshot's Previous the one
-// read before it (itself without a Previous, so the chain stays one long).
-type readerNode struct {
-	rd   *reader.Reader
-	mu   sync.Mutex
-	last *node.Snapshot
-}
-
-func (n *readerNode) Collect(context.Context) (*node.Snapshot, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	snap := n.rd.Read().Snapshot
-	if n.last != nil {
-		prev := *n.last
-		prev.Previous = nil
-		snap.Previous = &prev
+// firstCollection reads the node once at start-up and logs what it found.
+func firstCollection(ctx context.Context, pl *pipeline.Pipeline, logger *slog.Logger) {
+	c, err := pl.Collect(ctx)
+	if err != nil {
+		logger.Warn("first reading of the node failed", "err", err)
+		return
 	}
-	n.last = snap
-	return snap, nil
+	failedSources := 0
+	for _, s := range c.Sources {
+		if !s.OK() && !errors.Is(s.Err, reader.ErrNoData) {
+			failedSources++
+		}
+	}
+	count := map[health.Status]int{}
+	for _, f := range c.Findings {
+		count[f.Status]++
+	}
+	logger.Info("Read the node", "took", c.When.Sub(c.Snapshot.Time).Round(time.Millisecond), "sources_failed", failedSources,
+		"checks_failed", count[health.StatusFail], "checks_warned", count[health.StatusWarn])
 }

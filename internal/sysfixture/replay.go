@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 // NIC is the ethtool/DCB side of a device: what `ethtool -S/-i/-a` and
@@ -165,7 +167,7 @@ func writeECN(root string, d Device, enabled [8]bool) error {
 			w.file(fmt.Sprintf("%s/ecn/%s/enable/%d", ndDir, role, p), v)
 		}
 	}
-	w.file(ndDir+"/ecn/roce_np/cnp_dscp", "48")
+	w.file(ndDir+"/ecn/roce_np/cnp_dscp", strconv.Itoa(node.DefaultCNPDSCP))
 	w.file(ndDir+"/ecn/roce_np/cnp_802p_prio", "6")
 	w.file(ndDir+"/ecn/roce_np/min_time_between_cnps", "4")
 	return w.err
@@ -361,8 +363,9 @@ func dcbShow(d Device, n NIC) string {
 	}
 	b.WriteString("\n")
 	if n.Trust == "dscp" {
-		// mlx5 fills all 64 DSCP entries when trust is DSCP: DSCP 24-31
-		// (CS3/AF3x, RoCE's DSCP 26) on priority 3, 48 (CNPs) on 6.
+		// mlx5 fills all 64 DSCP entries when trust is DSCP, DSCP/8: 24-31
+		// (CS3/AF3x, with RoCE's node.DefaultRoCEDSCP) on priority 3,
+		// node.DefaultCNPDSCP (CNPs) on 6.
 		b.WriteString("dscp-prio")
 		for dscp := 0; dscp < 64; dscp++ {
 			fmt.Fprintf(&b, " %d:%d", dscp, n.dscpPrio(dscp))

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 // Scenario is a committed fixture: the node and, where the exporter should
@@ -44,18 +46,22 @@ var Scenarios = map[string]func() Scenario{
 // set,26,0` on rail 2 (the usual slip: the priority of the lossy class
 // instead of 3): PFC is still on priority 3, so every PFC check passes, but
 // RoCE marked DSCP 26 lands on priority 0 and its byte counters say so. Its DCB
-// state is an `mlnx_qos -i` capture; the device class is MLNX_OFED's 106.
+// state is an `mlnx_qos -i` capture; the device class is the default RoCE one.
 func DSCPToWrongPriority() Scenario {
 	n := HealthyCX7(8)
 	for i := range n.Devices {
-		n.Devices[i].TrafficClass = ptr("Global tclass=106\n")
+		n.Devices[i].TrafficClass = ptr(globalRoCETrafficClass)
 	}
 	nic := DefaultNIC(2)
 	nic.MlnxQos = true
-	nic.DSCPPrio = map[int]int{26: 0}
+	nic.DSCPPrio = map[int]int{node.DefaultRoCEDSCP: 0}
 	nic.RDMAPriority = ptr(0)
 	return Scenario{Node: n, Replay: map[string]NIC{"mlx5_2": nic}}
 }
+
+// globalRoCETrafficClass is MLNX_OFED's tc/1/traffic_class once
+// `echo 106 > .../traffic_class` (the default RoCE DSCP with ECT(0)) set it.
+var globalRoCETrafficClass = fmt.Sprintf("Global tclass=%d\n", node.DefaultRoCETrafficClass)
 
 // RDMAOnPriority0 is a node whose DCB map is right (DSCP 26 → 3, PFC on 3) but
 // whose RDMA traffic was sent unmarked: MLNX_OFED's global traffic class is not
@@ -64,7 +70,7 @@ func DSCPToWrongPriority() Scenario {
 func RDMAOnPriority0() Scenario {
 	n := HealthyCX7(8)
 	for i := range n.Devices {
-		n.Devices[i].TrafficClass = ptr("Global tclass=106\n")
+		n.Devices[i].TrafficClass = ptr(globalRoCETrafficClass)
 	}
 	n.Devices[5].TrafficClass = ptr("")
 	nic := DefaultNIC(5)

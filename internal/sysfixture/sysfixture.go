@@ -11,7 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 // Node describes one machine.
@@ -341,7 +344,7 @@ func (w *writer) device(d Device) {
 	}
 	if d.RoCEMode != "" {
 		w.file("sys/kernel/config/rdma_cm/"+d.Name+"/ports/1/default_roce_mode", d.RoCEMode)
-		w.file("sys/kernel/config/rdma_cm/"+d.Name+"/ports/1/default_roce_tos", "106")
+		w.file("sys/kernel/config/rdma_cm/"+d.Name+"/ports/1/default_roce_tos", strconv.Itoa(node.DefaultRoCETrafficClass))
 	}
 
 	if d.TrafficClass != nil {

@@ -3,9 +3,9 @@
 // scrape and their ratio, scrape latency percentiles, peak RSS, syscalls
 // per exported value (strace), and RSS growth over a long soak.
 //
-//	go run ./internal/benchtool -ports 8 -scrapes 2000
-//	go run ./internal/benchtool -ports 32 -soak 10000
-//	go run ./internal/benchtool -ports 8 -all-collectors -idle-clients 1530 -nofile 2048 -node-exporter ''
+//	go run ./tools/benchtool -ports 8 -scrapes 2000
+//	go run ./tools/benchtool -ports 32 -soak 10000
+//	go run ./tools/benchtool -ports 8 -all-collectors -idle-clients 1530 -nofile 2048 -node-exporter ''
 package main
 
 import (
@@ -30,9 +30,9 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/procfs"
 
-	"github.com/roce-exporter/roce_exporter/internal/idleflood"
-	"github.com/roce-exporter/roce_exporter/internal/loadtest"
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
+	"github.com/roce-exporter/roce_exporter/tools/idleflood"
+	"github.com/roce-exporter/roce_exporter/tools/loadtest"
 )
 
 func main() {

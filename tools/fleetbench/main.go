@@ -7,7 +7,7 @@
 // groups of alerts/ take per evaluation, and extrapolates to 1,024 and
 // 4,096 nodes.
 //
-//	go run ./internal/fleetbench -binary ./roce_exporter -exporters 128 -duration 5m
+//	go run ./tools/fleetbench -binary ./roce_exporter -exporters 128 -duration 5m
 package main
 
 import (

@@ -2,7 +2,7 @@
 // 12: 1,530 of them under `ulimit -n 2048` made /metrics time out) and
 // measures what it costs: the connections and file descriptors the exporter
 // holds, and the latency of real scrapes during the attack. The Go test of
-// the exporter and `internal/benchtool -idle-clients` both run it.
+// the exporter and `tools/benchtool -idle-clients` both run it.
 package idleflood
 
 import (

@@ -1,6 +1,6 @@
 // Package loadtest hammers an HTTP endpoint with concurrent clients and
 // reports errors and latency: the load test of the exporter (a Go test in
-// CI, and internal/benchtool for the full 60-second run).
+// CI, and tools/benchtool for the full 60-second run).
 package loadtest
 
 import (

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/config"
-	"github.com/roce-exporter/roce_exporter/internal/fleetsim"
+	"github.com/roce-exporter/roce_exporter/tools/fleetsim"
 )
 
 func main() {

@@ -181,11 +181,13 @@ func (r *ncclRunner) judgeTransport(res *Result, out []byte, snap *node.Snapshot
 	return verdict{}
 }
 
-// ownTraffic bounds what the run moved through this node's ports: the
-// inter-node bytes a rank sends and receives per second are at most its
-// bus bandwidth (a ring all_reduce's per-node traffic is the bus bandwidth
-// times (n-1)/n over (N-1)/N, N ranks on n nodes), so the best bus
-// bandwidth of any size over the whole run bounds them each way.
+// ownTraffic bounds what the run moved through this node's ports, all of
+// them together: nccl-tests defines the bus bandwidth as the rate each rank
+// moves 2(N-1)/N of the data at, and that is what leaves (and enters) a node
+// between nodes: on a ring, one edge of each ring crosses the node's
+// boundary and carries that much; on NCCL's double binary tree, a node
+// sends and receives about twice the data each way. So the best bus
+// bandwidth of any size, over the whole run, bounds it each way.
 func (r *ncclRunner) ownTraffic(_ target, res *Result, elapsed time.Duration) traffic {
 	if res.NCCL == nil {
 		return traffic{}

@@ -50,31 +50,39 @@ func (c *probeCollector) Update(_ *pipeline.Collection, out *Sink) error {
 		out.emit(probeSuccessDesc, boolFloat(r.Success), l...)
 		out.emit(probeDuration, r.Duration.Seconds(), l...)
 		out.emit(probeLastRun, float64(r.Start.UnixNano())/1e9, l...)
-		if r.BandwidthBytesPerSecond > 0 {
-			out.emit(probeBandwidth, r.BandwidthBytesPerSecond, l...)
-		}
-		if r.AverageBusBandwidthBytesPerSecond != nil {
-			out.emit(probeAvgBusBW, *r.AverageBusBandwidthBytesPerSecond, l...)
-		}
-		if r.ExpectedBytesPerSecond > 0 {
-			out.emit(probeExpected, r.ExpectedBytesPerSecond, l...)
-		}
-		if r.BaselineBytesPerSecond > 0 {
-			out.emit(probeBaseline, r.BaselineBytesPerSecond, l...)
-		}
-		for _, stat := range probeStatOrdering {
-			if v, ok := r.LatencySeconds[stat]; ok {
-				out.emit(probeLatency, v, r.Probe, r.Peer, r.Device, stat)
+		if bw := r.Bandwidth; bw != nil {
+			if bw.BytesPerSecond > 0 {
+				out.emit(probeBandwidth, bw.BytesPerSecond, l...)
+			}
+			if bw.ExpectedBytesPerSecond > 0 {
+				out.emit(probeExpected, bw.ExpectedBytesPerSecond, l...)
+			}
+			if bw.BaselineBytesPerSecond > 0 {
+				out.emit(probeBaseline, bw.BaselineBytesPerSecond, l...)
 			}
 		}
-		if r.LossRatio != nil {
-			out.emit(probeLoss, *r.LossRatio, l...)
+		if r.Latency != nil {
+			for _, stat := range probeStatOrdering {
+				if v, ok := r.Latency.Seconds[stat]; ok {
+					out.emit(probeLatency, v, r.Probe, r.Peer, r.Device, stat)
+				}
+			}
 		}
-		for _, size := range slices.Sorted(maps.Keys(r.BusBandwidth)) {
-			out.emit(probeBusBW, r.BusBandwidth[size], r.Probe, r.Peer, r.Device, strconv.FormatUint(size, 10))
+		if r.Ping != nil {
+			out.emit(probeLoss, r.Ping.LossRatio, l...)
 		}
 		if r.Probe == probes.KindNCCL || r.Probe == probes.KindNCCLGroup {
-			out.emit(probeWrong, float64(r.WrongResults), l...)
+			var wrong int64
+			if r.NCCL != nil {
+				if avg := r.NCCL.AverageBusBandwidthBytesPerSecond; avg != nil {
+					out.emit(probeAvgBusBW, *avg, l...)
+				}
+				for _, size := range slices.Sorted(maps.Keys(r.NCCL.BusBandwidth)) {
+					out.emit(probeBusBW, r.NCCL.BusBandwidth[size], r.Probe, r.Peer, r.Device, strconv.FormatUint(size, 10))
+				}
+				wrong = r.NCCL.WrongResults
+			}
+			out.emit(probeWrong, float64(wrong), l...)
 		}
 		if !r.Success && r.Reason != "" {
 			out.emit(probeFailureInfo, 1, r.Probe, r.Peer, r.Device, r.Reason)

@@ -11,10 +11,10 @@ func TestProbeResultsExported(t *testing.T) {
 	store := probes.NewStore()
 	avg := 66.48e9
 	store.Add(&probes.Result{Probe: probes.KindNCCL, Peer: "node02", Device: "all", Start: time.Unix(1700000000, 0),
-		Duration: 30 * time.Second, Success: true, BandwidthBytesPerSecond: 237.52e9, AverageBusBandwidthBytesPerSecond: &avg,
-		BusBandwidth: map[uint64]float64{8589934592: 237.52e9, 1024: 1.2e9}})
+		Duration: 30 * time.Second, Success: true, Bandwidth: &probes.Bandwidth{BytesPerSecond: 237.52e9},
+		NCCL: &probes.NCCL{AverageBusBandwidthBytesPerSecond: &avg, BusBandwidth: map[uint64]float64{8589934592: 237.52e9, 1024: 1.2e9}}})
 	store.Add(&probes.Result{Probe: probes.KindIBWriteBW, Peer: "node02", Device: "mlx5_0", Start: time.Unix(1700000000, 0),
-		Success: false, Reason: probes.ReasonBelowThreshold, BandwidthBytesPerSecond: 20e9})
+		Success: false, Reason: probes.ReasonBelowThreshold, Bandwidth: &probes.Bandwidth{BytesPerSecond: 20e9}})
 	cfg := fixtureConfig("mlx5-8x400g-healthy", "probe")
 	cfg.o.Probes = store
 	e, _ := newTestExporter(t, cfg)

@@ -52,7 +52,7 @@ var (
 // it an all_reduce is partly latency-bound: each call costs tens of microseconds however
 // small it is, so its bus bandwidth says more about latency than about the links. At
 // 256 MiB a node with eight 400G NICs (~400 GB/s) spends ~0.7 ms per call moving data,
-// and the real captures in probes/testdata have reached at least two thirds of their best
+// and the real captures in probes/parse/testdata have reached at least two thirds of their best
 // bus bandwidth there (A100 2x8: 164 of 237.5 GB/s; the best size is usually the largest).
 const DefaultNCCLLargeMessageBytes = SizeBytes(256 << 20)
 

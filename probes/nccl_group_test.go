@@ -12,51 +12,8 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/internal/testenv"
+	"github.com/roce-exporter/roce_exporter/probes/schedule"
 )
-
-// Every node is in exactly one group per epoch, groups have k or more
-// members, the leader is a member, and leaders and groups rotate.
-func TestNCCLGroups(t *testing.T) {
-	nodes := names(10)
-	leaders := map[string]bool{}
-	for e := int64(0); e < 20; e++ {
-		groups := NCCLGroups(nodes, 3, e)
-		if len(groups) != 3 {
-			t.Fatalf("epoch %d: %d groups of 10 nodes by 3, want 3", e, len(groups))
-		}
-		seen := map[string]bool{}
-		for _, g := range groups {
-			if len(g) < 3 || len(g) > 4 {
-				t.Fatalf("group %v", g)
-			}
-			for _, n := range g {
-				if seen[n] {
-					t.Fatalf("%s in two groups", n)
-				}
-				seen[n] = true
-			}
-			leaders[g[0]] = true
-			if got, leads := NCCLGroupOf(nodes, 3, e, g[0]); !leads || !slices.Equal(got, g) {
-				t.Fatalf("NCCLGroupOf(%s) = %v %v", g[0], got, leads)
-			}
-			if _, leads := NCCLGroupOf(nodes, 3, e, g[1]); leads {
-				t.Fatalf("%s is not the leader of %v", g[1], g)
-			}
-		}
-		if len(seen) != 10 {
-			t.Fatalf("epoch %d covers %d nodes", e, len(seen))
-		}
-	}
-	if len(leaders) < 8 {
-		t.Errorf("only %d different leaders in 20 epochs: the leader does not rotate", len(leaders))
-	}
-	if g := NCCLGroups(names(3), 4, 1); len(g) != 1 || len(g[0]) != 3 {
-		t.Errorf("fewer nodes than k: %v", g)
-	}
-	if g := NCCLGroups(names(1), 2, 1); g != nil {
-		t.Errorf("one node: %v", g)
-	}
-}
 
 // The group's mpirun command line runs under the real Open MPI: mpirun
 // starts one rank per GPU slot of the group's hosts, exports the NCCL
@@ -65,7 +22,7 @@ func TestNCCLGroups(t *testing.T) {
 func TestNCCLGroupRealMPIRun(t *testing.T) {
 	mpirun := testenv.LookPath(t, "openmpi-bin", "mpirun")
 	dir := t.TempDir()
-	capture, err := os.ReadFile(filepath.Join("testdata", "nccl_oke_2x8_a100_healthy.txt"))
+	capture, err := os.ReadFile(filepath.Join("parse", "testdata", "nccl_oke_2x8_a100_healthy.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,11 +83,11 @@ nodes:
 	// Find an epoch in which node01 leads its group.
 	var epoch int64
 	for ; epoch < 100; epoch++ {
-		if _, leads := NCCLGroupOf(plan.NodeNames(), 2, epoch, "node01"); leads {
+		if _, leads := schedule.NCCLGroupOf(plan.NodeNames(), 2, epoch, "node01"); leads {
 			break
 		}
 	}
-	group, _ := NCCLGroupOf(plan.NodeNames(), 2, epoch, "node01")
+	group, _ := schedule.NCCLGroupOf(plan.NodeNames(), 2, epoch, "node01")
 	s := newTestScheduler(t, plan, fakeNode{rate: 400e9, gid: 3})
 	res := s.runNCCLGroup(context.Background(), epoch)
 	if res == nil {
@@ -139,8 +96,8 @@ nodes:
 	if !res.Success || res.Probe != KindNCCLGroup || res.Peer != group[1] {
 		t.Fatalf("result %+v\nstderr %s", res, res.StderrTail)
 	}
-	if res.BandwidthBytesPerSecond != 237.52e9 {
-		t.Errorf("judged bus bandwidth %v, want the capture's large-message 237.52 GB/s", res.BandwidthBytesPerSecond)
+	if res.measuredBandwidth() != 237.52e9 {
+		t.Errorf("judged bus bandwidth %v, want the capture's large-message 237.52 GB/s", res.measuredBandwidth())
 	}
 	wantArgv := []string{mpirun, "-np", "2", "-H", "127.0.0.1:1,127.0.0.1:1"}
 	if !slices.Equal(res.Command[:5], wantArgv) {

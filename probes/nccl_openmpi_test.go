@@ -26,7 +26,7 @@ import (
 func TestNCCLCommandLineWithRealOpenMPI(t *testing.T) {
 	mpirun := testenv.LookPath(t, "openmpi-bin", "mpirun")
 	dir := t.TempDir()
-	data, err := filepath.Abs("testdata")
+	data, err := filepath.Abs(filepath.Join("parse", "testdata"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ probes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newTestScheduler(t, plan, gpuNode{fakeNode{rate: 400e9, gid: 3}, true, true})
+	s := newTestScheduler(t, plan, fakeNode{rate: 400e9, gid: 3, gdr: true, gdrKnown: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res := s.runNCCL(ctx)
@@ -89,8 +89,8 @@ probes:
 			t.Errorf("mpirun does not export %s to remote ranks: %s", v, cmd)
 		}
 	}
-	if res.NCCLTransport == nil || res.NCCLTransport.Network != "IB" || res.NCCLTransport.GDRDMAChannels == 0 {
-		t.Errorf("transport: %+v", res.NCCLTransport)
+	if res.NCCL == nil || res.NCCL.Transport == nil || res.NCCL.Transport.Network != "IB" || res.NCCL.Transport.GDRDMAChannels == 0 {
+		t.Errorf("transport: %+v", res.NCCL.Transport)
 	}
 	for rank := 0; rank < 2; rank++ {
 		env, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("env.%d", rank)))

@@ -1,387 +1,231 @@
 package probes
 
 import (
-	"fmt"
-	"io"
-	"regexp"
+	"bytes"
+	"context"
+	"net/netip"
+	"slices"
 	"strconv"
-	"strings"
+	"time"
+
+	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/probes/parse"
 )
 
-// PerftestRow is one bandwidth result line. Bandwidths are in bytes per
-// second whatever unit perftest printed.
-type PerftestRow struct {
-	Bytes      uint64
-	Iterations uint64
-	// BWPeak is 0 when perftest did not measure a peak: in duration mode
-	// (-D) and above 20000 iterations it prints 0.00.
-	BWPeak      float64
-	BWAverage   float64
-	MsgRateMpps float64
+// perftestRunner runs ib_write_bw / ib_write_lat clients; the responders
+// (responder.go) run its servers with the same options.
+type perftestRunner struct {
+	probeKind string
+	cfg       config.Perftest
+	fraction  float64 // minimum share of the port rate
+	// tclass is the plan's RoCE traffic class (DSCP<<2 | ECT), passed as perftest's
+	// --tclass when haveTClass; rocePrio is the PFC priority RoCE must land on, -1
+	// when the plan sets none (then where the bytes went is not judged).
+	tclass     int
+	haveTClass bool
+	rocePrio   int
 }
 
-// PerftestLatencyRow is one latency result line, in seconds. In duration
-// mode (-D) perftest prints only the average, so the other fields stay 0.
-type PerftestLatencyRow struct {
-	Bytes      uint64
-	Iterations uint64
-	Min        float64
-	Max        float64
-	Typical    float64
-	Avg        float64
-	Stdev      float64
-	P99        float64
-	P999       float64
+// newPerftestRunner makes a runner for kind with the plan's traffic class.
+func newPerftestRunner(kind string, cfg config.Perftest, plan *config.Plan) *perftestRunner {
+	r := &perftestRunner{probeKind: kind, cfg: cfg, fraction: plan.Expectations.MinBandwidthFraction, rocePrio: -1}
+	r.tclass, r.haveTClass = plan.Expectations.RoCETrafficClass()
+	if p := plan.Expectations.PFCPriority; p != nil {
+		r.rocePrio = *p
+	}
+	return r
 }
 
-// PerftestResult is what one perftest run (ib_write_bw, ib_read_bw,
-// ib_send_bw, ib_*_lat) reported.
-type PerftestResult struct {
-	Test     string // banner as printed, e.g. "RDMA_Write BW Test"
-	Device   string
-	LinkType string // "IB" or "Ethernet" (RoCE)
-	GIDIndex int    // -1 when perftest used no GID (InfiniBand without -x)
-	MTU      int
-	NumQPs   int
-	// Unit is the bandwidth unit perftest printed; rows are already
-	// converted, it is kept to explain the numbers in logs.
-	Unit        PerftestUnit
-	Rows        []PerftestRow
-	LatencyRows []PerftestLatencyRow
-	// BandwidthBytesPerSecond is the average bandwidth of the row with the
-	// largest message size (the last one when sizes repeat), the number a
-	// link check compares with its threshold.
-	BandwidthBytesPerSecond float64
-	Warnings                []string
-	Errors                  []string
-	// Impossible is set when a printed bandwidth is above what one device's
-	// ports can carry (maxPerftestBytesPerSecond): the output is corrupt.
-	Impossible bool
-	// Reason is "" for a run that produced results and no known failure,
-	// otherwise one of the Reason* constants.
-	Reason string
+func (r *perftestRunner) kind() string { return r.probeKind }
+
+// readsNode: the GID index of the link's address, the port rate the floor is
+// a share of, the GPU nearest the NIC for --use_cuda, and the load gate.
+func (r *perftestRunner) readsNode() bool { return true }
+
+func (r *perftestRunner) latency() bool { return r.probeKind == KindIBWriteLat }
+
+// perftestPlacement is what the node says about running perftest on a link:
+// the GID index of its address and the GPU nearest its device.
+type perftestPlacement struct {
+	gid, gpu         int
+	haveGID, haveGPU bool
 }
 
-var (
-	perftestBWHeaderRe = regexp.MustCompile(`BW (?:peak|average)\[([A-Za-z]+/sec)\]`)
-	// Latency header with percentiles (iteration mode) and without (-D).
-	perftestLatHeaderRe    = regexp.MustCompile(`t_min\[usec\]`)
-	perftestLatDurHeaderRe = regexp.MustCompile(`t_avg\[usec\]`)
+// placement reads the link's GID index (the plan's, else the device's RoCE v2
+// GID carrying the link's address) and, with use_cuda, its nearest GPU.
+func (r *perftestRunner) placement(snap *node.Snapshot, l Link) perftestPlacement {
+	var p perftestPlacement
+	if r.cfg.GIDIndex != nil {
+		p.gid, p.haveGID = *r.cfg.GIDIndex, true
+	} else if ip, err := netip.ParseAddr(l.LocalIP); err == nil {
+		p.gid, p.haveGID = gidIndex(snap, l.Device, ip)
+	}
+	if r.cfg.UseCUDA {
+		p.gpu, p.haveGPU = nearestGPU(snap, l.Device)
+	}
+	return p
+}
 
-	perftestDeviceRe = regexp.MustCompile(`\bDevice\s*:\s*(\S+)`)
-	perftestQPsRe    = regexp.MustCompile(`\bNumber of qps\s*:\s*(\d+)`)
-	perftestLinkRe   = regexp.MustCompile(`\bLink type\s*:\s*(\S+)`)
-	perftestGIDRe    = regexp.MustCompile(`\bGID index\s*:\s*(\d+)`)
-	perftestMTURe    = regexp.MustCompile(`\bMtu\s*:\s*(\d+)`)
-
-	perftestNoDeviceRe = regexp.MustCompile(`No IB devices found|IB device \S+ not found|Unable to find the Infiniband/RoCE device|Couldn't get context`)
-	perftestConnectRe  = regexp.MustCompile(`Couldn't connect to|Unable to init the socket connection|Unable to open file descriptor for socket connection`)
-	perftestGIDFailRe  = regexp.MustCompile(`Failed to modify QP(?: \d+)? to (?:RTR|INIT)|Incompatibility issue with GID types|Unable to Connect the HCA's through the link`)
-	// "Failed status 12:" (<= 4.5) and "Failed status-transport retry
-	// counter exceeded (12):" (HEAD) both carry the ibv_wc_status number.
-	perftestStatusRe = regexp.MustCompile(`Failed status(?:\s+(\d+)|-[^(\n]*\((\d+)\))`)
-	perftestRetryRe  = regexp.MustCompile(`(?i)transport retry counter exceeded`)
-	perftestBelowRe  = regexp.MustCompile(`BW result is below bw limit|Msg rate\s+is below msg_rate limit`)
-)
-
-// Lower-case markers of the lines kept as warnings and errors. Plain
-// substring checks: a regexp per line made parsing several times slower.
-var (
-	perftestWarningWords = []string{"warning", "conflicting cpu frequency", "requested sq size might be too big", "current tx depth is"}
-	perftestErrorWords   = []string{"couldn't", "unable to", "failed", "error", "not found", "no ib devices", "incompatibility", "scnt="}
-)
-
-func containsAny(s string, words []string) bool {
-	for _, w := range words {
-		if strings.Contains(s, w) {
-			return true
+// args builds the perftest argv. Server and client must get identical
+// options (perftest's own rule); the client adds the server address.
+func (r *perftestRunner) args(l Link, at perftestPlacement, server bool) []string {
+	argv := []string{r.cfg.Command, config.PerftestDeviceFlag, l.Device, "-i", "1", config.PerftestPortFlag, strconv.Itoa(int(r.cfg.PortRange.First) + l.Rail), "-F"}
+	if at.haveGID {
+		argv = append(argv, config.PerftestGIDIndexFlag, strconv.Itoa(at.gid))
+	}
+	if r.cfg.MessageSize > 0 {
+		argv = append(argv, config.PerftestSizeFlag, strconv.FormatInt(int64(r.cfg.MessageSize), 10))
+	}
+	if !r.latency() {
+		argv = append(argv, "--report_gbits")
+		if r.cfg.QueuePairs > 0 {
+			argv = append(argv, config.PerftestQueuePairsFlag, strconv.Itoa(r.cfg.QueuePairs))
 		}
 	}
-	return false
-}
-
-// ibvWCRetryExceeded is IBV_WC_RETRY_EXC_ERR: the peer never acknowledged
-// within the transport retry count, i.e. packets were lost on the path.
-const ibvWCRetryExceeded = 12
-
-type perftestTable int
-
-const (
-	tableNone perftestTable = iota
-	tableBW
-	tableLat
-	tableLatDuration
-)
-
-// ParsePerftest parses the text output of a perftest binary. It returns a
-// non-nil result whenever the output could be read; when no result row was
-// found the error wraps ErrNoResults and Reason says why.
-func ParsePerftest(r io.Reader) (*PerftestResult, error) {
-	data, err := readLimited(r)
-	if err != nil {
-		return nil, err
+	if r.cfg.Duration > 0 {
+		argv = append(argv, config.PerftestDurationFlag, strconv.Itoa(int(r.cfg.Duration.Round(time.Second)/time.Second)))
 	}
-	return parsePerftestText(string(data))
+	if r.haveTClass {
+		// The GRH traffic class of every packet (perftest: "Set the Traffic Class in
+		// GRH"): without it the test runs on whatever class the device defaults to,
+		// not the one NCCL is told to use.
+		argv = append(argv, config.PerftestTrafficClassFlag+"="+strconv.Itoa(r.tclass))
+	}
+	if r.cfg.UseCUDA && at.haveGPU {
+		argv = append(argv, config.PerftestUseCUDAFlag+"="+strconv.Itoa(at.gpu))
+	}
+	argv = append(argv, r.cfg.ExtraArgs...)
+	if !server {
+		argv = append(argv, l.PeerIP)
+	}
+	return argv
 }
 
-func parsePerftestText(text string) (*PerftestResult, error) {
-	res := &PerftestResult{GIDIndex: -1}
-	var warnings, errs messageList
-	var failureLines []string
-	var seen outputSeen
-	table := tableNone
+// connectRetries: a responder restarts after every test, so a client can
+// arrive during the gap; only that failure is retried.
+const connectRetries = 3
 
-	for _, raw := range splitLines(text) {
-		line := strings.TrimSpace(raw)
-		if line == "" || isRule(line) {
-			continue
+// probe measures one link as the client. The whole run, retries included,
+// is bounded by the configured timeout.
+func (r *perftestRunner) probe(ctx context.Context, t target, before *node.Snapshot, res *Result) verdict {
+	at := r.placement(before, t.Link)
+	argv := r.args(t.Link, at, false)
+	res.Command = argv
+	deadline := time.Now().Add(r.cfg.Timeout)
+	var out execResult
+	for attempt := 0; ; attempt++ {
+		remaining := time.Until(deadline)
+		if remaining <= 0 {
+			out.TimedOut = true
+			break
 		}
-		// Rows are recognised by position after the last table header, so
-		// new header lines in later perftest versions do not matter.
-		if strings.Contains(line, "/sec]") {
-			if m := perftestBWHeaderRe.FindStringSubmatch(line); m != nil {
-				if unit, ok := parsePerftestUnit(m[1]); ok {
-					table, res.Unit = tableBW, unit
-					continue
-				}
-			}
+		out = runCommand(ctx, remaining, argv, nil, nil)
+		if out.TimedOut || out.Err != nil || ctx.Err() != nil || attempt+1 >= connectRetries {
+			break
 		}
-		if strings.Contains(line, "[usec]") {
-			if perftestLatHeaderRe.MatchString(line) {
-				table = tableLat
-				continue
-			}
-			if perftestLatDurHeaderRe.MatchString(line) {
-				table = tableLatDuration
-				continue
-			}
+		if perftestOutcome(out) != ReasonConnectRefused {
+			break
 		}
-		switch parsePerftestRow(res, table, line) {
-		case rowParsed:
-			continue
-		case rowInvalid:
-			seen.unreadable = true
-			warnings.add("ignored result row with an invalid number: " + line)
-			continue
-		case rowImpossible:
-			res.Impossible = true
-			errs.add("impossible bandwidth (above any port's rate): " + line)
-			continue
-		}
-		if table == tableNone {
-			parsePerftestBanner(res, line)
-		}
-		lower := strings.ToLower(line)
-		switch {
-		case containsAny(lower, perftestWarningWords):
-			warnings.add(line)
-		case containsAny(lower, perftestErrorWords):
-			errs.add(line)
-			failureLines = append(failureLines, line)
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
 		}
 	}
-
-	res.Warnings, res.Errors = warnings.list(), errs.list()
-	res.BandwidthBytesPerSecond = headlineBandwidth(res.Rows)
-	// A banner or a table header makes it perftest's output, whatever else
-	// is missing from it.
-	seen.recognized = table != tableNone || res.Test != "" || res.Device != "" || res.LinkType != ""
-	res.Reason = classifyPerftest(failureLines, len(res.Rows)+len(res.LatencyRows) > 0, res.Impossible, seen)
-	if len(res.Rows) == 0 && len(res.LatencyRows) == 0 {
-		return res, fmt.Errorf("perftest (%s): %w", res.Reason, ErrNoResults)
-	}
-	return res, nil
-}
-
-// isRule matches perftest's separator lines (87 dashes) and the starred
-// frame around the server's "Waiting for client to connect" banner.
-func isRule(line string) bool {
-	return strings.Trim(line, "-") == "" || strings.Trim(line, "*") == ""
-}
-
-// perftestBannerFields are the "Key : value" banner fields kept; the key
-// text is checked before the regexp runs, as most lines have none of them.
-var perftestBannerFields = []struct {
-	key string
-	re  *regexp.Regexp
-	set func(*PerftestResult, string)
-}{
-	{"Device", perftestDeviceRe, func(r *PerftestResult, v string) { r.Device = v }},
-	{"Number of qps", perftestQPsRe, func(r *PerftestResult, v string) { r.NumQPs = atoiOr(v, r.NumQPs) }},
-	{"Link type", perftestLinkRe, func(r *PerftestResult, v string) { r.LinkType = v }},
-	{"GID index", perftestGIDRe, func(r *PerftestResult, v string) { r.GIDIndex = atoiOr(v, r.GIDIndex) }},
-	{"Mtu", perftestMTURe, func(r *PerftestResult, v string) { r.MTU = atoiOr(v, r.MTU) }},
-}
-
-func parsePerftestBanner(res *PerftestResult, line string) {
-	if !strings.Contains(line, ":") {
-		// The banner title is the only header line that is a bare phrase
-		// ending in "Test" ("RDMA_Write BW Test", "Send Latency Test").
-		if res.Test == "" && strings.HasSuffix(line, " Test") && len(line) < 80 {
-			res.Test = line
-		}
-		return
-	}
-	for _, f := range perftestBannerFields {
-		if !strings.Contains(line, f.key) {
-			continue
-		}
-		if m := f.re.FindStringSubmatch(line); m != nil {
-			f.set(res, m[1])
-		}
-	}
-}
-
-func atoiOr(s string, fallback int) int {
-	v, err := strconv.Atoi(s)
-	if err != nil {
-		return fallback
+	res.ExitCode, res.StderrTail = out.ExitCode, out.Stderr
+	v := r.evaluate(res, out, before)
+	if r.cfg.UseCUDA && !at.haveGPU {
+		res.Warnings = append(res.Warnings, "use_cuda: no GPU known near "+t.Device+" (no NVIDIA GPU, or the gpu collector is off): tested from host memory")
 	}
 	return v
 }
 
-type rowStatus int
-
-const (
-	rowNone rowStatus = iota
-	rowParsed
-	rowInvalid
-	// rowImpossible: the numbers parse but one is a bandwidth no port reaches.
-	rowImpossible
-)
-
-func parsePerftestRow(res *PerftestResult, table perftestTable, line string) rowStatus {
-	f := strings.Fields(line)
-	if table == tableNone || len(f) < 3 {
-		return rowNone
-	}
-	size, err1 := strconv.ParseUint(f[0], 10, 64)
-	iters, err2 := strconv.ParseUint(f[1], 10, 64)
-	if err1 != nil || err2 != nil {
-		return rowNone
-	}
-	nums, ok := parseFloats(f[2:])
-	if !ok {
-		return rowInvalid
-	}
-	switch table {
-	case tableBW:
-		// bytes, iterations, peak, average, msg rate (REPORT_FMT and
-		// REPORT_FMT_EXT); --cpu_util appends a column, which is ignored.
-		if len(nums) < 2 {
-			return rowInvalid
-		}
-		peak, err := res.Unit.BytesPerSecond(nums[0])
-		if err != nil {
-			return rowInvalid
-		}
-		avg, _ := res.Unit.BytesPerSecond(nums[1])
-		if !plausiblePerftest(peak, avg) {
-			return rowImpossible
-		}
-		row := PerftestRow{Bytes: size, Iterations: iters, BWPeak: peak, BWAverage: avg}
-		if len(nums) > 2 {
-			row.MsgRateMpps = nums[2]
-		}
-		res.Rows = append(res.Rows, row)
-	case tableLat:
-		// t_min t_max t_typical t_avg t_stdev [99% 99.9%]
-		if len(nums) < 5 {
-			return rowInvalid
-		}
-		row := PerftestLatencyRow{
-			Bytes: size, Iterations: iters,
-			Min: usecToSeconds(nums[0]), Max: usecToSeconds(nums[1]), Typical: usecToSeconds(nums[2]),
-			Avg: usecToSeconds(nums[3]), Stdev: usecToSeconds(nums[4]),
-		}
-		if len(nums) >= 7 {
-			row.P99, row.P999 = usecToSeconds(nums[5]), usecToSeconds(nums[6])
-		}
-		res.LatencyRows = append(res.LatencyRows, row)
-	case tableLatDuration:
-		// t_avg, tps average
-		res.LatencyRows = append(res.LatencyRows, PerftestLatencyRow{Bytes: size, Iterations: iters, Avg: usecToSeconds(nums[0])})
-	}
-	return rowParsed
-}
-
-// parseFloats parses every field as a finite, non-negative number: a
-// negative or NaN bandwidth is a perftest bug (linux-rdma/perftest#82), not
-// a measurement.
-func parseFloats(fields []string) ([]float64, bool) {
-	out := make([]float64, 0, len(fields))
-	for _, s := range fields {
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil || !finite(v) || v < 0 {
-			return nil, false
-		}
-		out = append(out, v)
-	}
-	return out, len(out) > 0
-}
-
-// plausiblePerftest rejects bandwidths (bytes/s) no device can reach.
-func plausiblePerftest(bws ...float64) bool {
-	for _, bw := range bws {
-		if bw > maxPerftestBytesPerSecond {
-			return false
-		}
-	}
-	return true
-}
-
-func headlineBandwidth(rows []PerftestRow) float64 {
-	var best PerftestRow
-	for i, r := range rows {
-		if i == 0 || r.Bytes >= best.Bytes {
-			best = r
-		}
-	}
-	return best.BWAverage
-}
-
-// classifyPerftest names the first failure in the order a run goes through
-// them (device, TCP exchange, QP connection, data path, verification),
-// because a later symptom is usually caused by the earlier one. Output
-// without results is the program's failure when it printed errors, a cut
-// run when it printed only its banner, and unreadable (parse_error) when
-// nothing in it was perftest's or its only rows had invalid numbers.
-func classifyPerftest(lines []string, hasRows, impossible bool, seen outputSeen) string {
-	var noDevice, connect, gid, retry, otherCompletion, below bool
-	for _, l := range lines {
-		noDevice = noDevice || perftestNoDeviceRe.MatchString(l)
-		connect = connect || perftestConnectRe.MatchString(l)
-		gid = gid || perftestGIDFailRe.MatchString(l)
-		below = below || perftestBelowRe.MatchString(l)
-		if perftestRetryRe.MatchString(l) {
-			retry = true
-		}
-		if m := perftestStatusRe.FindStringSubmatch(l); m != nil {
-			status := m[1] + m[2]
-			if status == strconv.Itoa(ibvWCRetryExceeded) {
-				retry = true
-			} else {
-				otherCompletion = true
-			}
-		}
-	}
+func perftestOutcome(out execResult) string {
+	parsed, err := parse.Perftest(bytes.NewReader(out.combined()))
 	switch {
-	case noDevice:
-		return ReasonNoDevice
-	case connect:
-		return ReasonConnectRefused
-	case gid:
-		return ReasonGIDIndex
-	case retry:
-		return ReasonRetryExceeded
-	case impossible:
-		return ReasonParseError
-	case below:
-		return ReasonBelowThreshold
-	case otherCompletion:
+	case parsed != nil && parsed.Reason != "":
+		return parsed.Reason
+	case err != nil:
 		return ReasonExecError
-	case hasRows:
-		return ""
 	}
-	return seen.noResultsReason(len(lines) > 0)
+	return ""
+}
+
+// evaluate reads what one perftest process printed, on either end of the
+// link (perftest prints the same report on both): the latency statistics, or
+// the bandwidth with its floor, the plan's share of the port rate in snap.
+func (r *perftestRunner) evaluate(res *Result, out execResult, snap *node.Snapshot) verdict {
+	if v, didNotRun := failedToRun(res, out); didNotRun {
+		return v
+	}
+	parsed, err := parse.Perftest(bytes.NewReader(out.combined()))
+	if parsed != nil {
+		res.Warnings = parsed.Warnings
+	}
+	if reason := parse.PerftestFailureReason(out.ExitCode, parsed, err); reason != "" {
+		return failed(reason)
+	}
+	if r.latency() {
+		if len(parsed.LatencyRows) == 0 {
+			return failed(ReasonExecError)
+		}
+		row := parsed.LatencyRows[len(parsed.LatencyRows)-1]
+		res.Latency = &Latency{Seconds: map[string]float64{"avg": row.Avg, "min": row.Min, "max": row.Max}}
+		if row.P99 > 0 {
+			res.Latency.Seconds["p99"] = row.P99
+		}
+		return verdict{}
+	}
+	res.Bandwidth = &Bandwidth{BytesPerSecond: parsed.BandwidthBytesPerSecond}
+	if rate, ok := portRate(snap, res.Device); ok {
+		res.Bandwidth.ExpectedBytesPerSecond = r.fraction * rate / 8
+	}
+	return verdict{}
+}
+
+// perftestMessageBytes is perftest's default message size of a latency test.
+const perftestMessageBytes = 2
+
+// ownTraffic bounds what the client moved: a bandwidth test sends at most its
+// average over the longer of the test's duration and the run (perftest's
+// warm-up margins lie inside both) and gets acknowledgements back, both ways
+// with -b; a latency test has one message in flight, at most one message per
+// average latency each way.
+func (r *perftestRunner) ownTraffic(_ target, res *Result, elapsed time.Duration) traffic {
+	if r.latency() {
+		if res.Latency == nil || res.Latency.Seconds["avg"] <= 0 {
+			return traffic{}
+		}
+		size := float64(perftestMessageBytes)
+		if r.cfg.MessageSize > 0 {
+			size = float64(r.cfg.MessageSize)
+		}
+		each := size / res.Latency.Seconds["avg"] * elapsed.Seconds()
+		return traffic{tx: each, rx: each}
+	}
+	sent := res.measuredBandwidth() * max(elapsed, r.cfg.Duration).Seconds()
+	if slices.Contains(r.cfg.ExtraArgs, "-b") || slices.Contains(r.cfg.ExtraArgs, "--bidirectional") {
+		return traffic{tx: sent, rx: sent}
+	}
+	return traffic{tx: sent, rx: ackShare * sent}
+}
+
+// wantsAfter: where a bandwidth run's bytes went is proved when the plan
+// names the RoCE priority, the run measured, and the node reads that
+// priority's counters.
+func (r *perftestRunner) wantsAfter(before *node.Snapshot, res *Result) bool {
+	if r.latency() || r.rocePrio < 0 || res.measuredBandwidth() <= 0 {
+		return false
+	}
+	_, ok := priorityTrafficOf(before, res.Device)
+	return ok
+}
+
+func (r *perftestRunner) judgeAfter(before, after *node.Snapshot, res *Result) verdict {
+	pb, ok1 := priorityTrafficOf(before, res.Device)
+	pa, ok2 := priorityTrafficOf(after, res.Device)
+	if !ok1 || !ok2 {
+		return verdict{}
+	}
+	return judgePriority(res, pb, pa, r.rocePrio, r.cfg.Duration)
 }

@@ -68,10 +68,10 @@ func TestRealPerftestAcceptsRunnerArgv(t *testing.T) {
 		binary string
 	}{{s.bw, bw}, {s.lat, lat}} {
 		for _, server := range []bool{false, true} {
-			gid, ok := c.runner.gid(link0)
-			argv := c.runner.args(link0, gid, ok, server)
+			snap, _ := s.opts.Node.Collect(context.Background())
+			argv := c.runner.args(link0, c.runner.placement(snap, link0), server)
 			if !strings.Contains(strings.Join(argv, " "), "--tclass=106") {
-				t.Fatalf("%s argv lacks the plan's traffic class: %q", c.runner.kind, argv)
+				t.Fatalf("%s argv lacks the plan's traffic class: %q", c.runner.kind(), argv)
 			}
 			out := runRealPerftest(t, c.binary, argv)
 			assertNoDeviceOnly(t, argv, out)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/roce-exporter/roce_exporter/node"
 	"golang.org/x/net/icmp"
 	"golang.org/x/net/ipv4"
 )
@@ -40,33 +41,36 @@ func listenICMP(local string) (*icmp.PacketConn, bool, error) {
 	return raw, false, nil
 }
 
-func (p *pingRunner) run(ctx context.Context, l Link) *Result {
-	res := &Result{Probe: KindPing, Peer: l.Peer, Device: l.Device, PeerDevice: l.PeerDevice, Start: time.Now()}
-	res.Command = []string{"icmp-echo", "from", l.LocalIP, "to", l.PeerIP}
-	loss, rtts, err := p.ping(ctx, l.LocalIP, l.PeerIP)
-	res.Duration = time.Since(res.Start)
+func (p *pingRunner) kind() string { return KindPing }
+
+// readsNode: a ping needs nothing of the node, and is not gated on its load.
+func (p *pingRunner) readsNode() bool { return false }
+
+// ownTraffic: never asked, as ping reads no node.
+func (p *pingRunner) ownTraffic(target, *Result, time.Duration) traffic { return traffic{} }
+
+func (p *pingRunner) probe(ctx context.Context, t target, _ *node.Snapshot, res *Result) verdict {
+	res.Command = []string{"icmp-echo", "from", t.LocalIP, "to", t.PeerIP}
+	loss, rtts, err := p.ping(ctx, t.LocalIP, t.PeerIP)
 	if err != nil {
 		res.StderrTail = err.Error()
-		res.fail(ReasonExecError)
-		return res
+		return failed(ReasonExecError)
 	}
-	res.LossRatio = &loss
+	res.Ping = &Ping{LossRatio: loss}
 	if len(rtts) > 0 {
 		minR, maxR, sum := rtts[0], rtts[0], 0.0
 		for _, r := range rtts {
 			minR, maxR, sum = min(minR, r), max(maxR, r), sum+r
 		}
-		res.LatencySeconds = map[string]float64{"avg": sum / float64(len(rtts)), "min": minR, "max": maxR}
+		res.Latency = &Latency{Seconds: map[string]float64{"avg": sum / float64(len(rtts)), "min": minR, "max": maxR}}
 	}
-	if loss >= 1 {
-		res.Reason, res.Hint = ReasonTimeout, "no reply from "+l.PeerIP+": check the link (roce_port_up), the peer's address (ip -br addr) and routing on the compute network."
-		return res
+	switch {
+	case loss >= 1:
+		return verdict{ReasonTimeout, "no reply from " + t.PeerIP + ": check the link (roce_port_up), the peer's address (ip -br addr) and routing on the compute network."}
+	case loss > 0:
+		return verdict{ReasonBelowThreshold, fmt.Sprintf("%.0f%% of pings to %s were lost: a lossy compute network breaks RoCE; look for drops and link errors on both ends.", loss*100, t.PeerIP)}
 	}
-	res.Success = loss == 0
-	if !res.Success {
-		res.Reason, res.Hint = ReasonBelowThreshold, fmt.Sprintf("%.0f%% of pings to %s were lost: a lossy compute network breaks RoCE; look for drops and link errors on both ends.", loss*100, l.PeerIP)
-	}
-	return res
+	return verdict{}
 }
 
 // ping returns the loss ratio and the round-trip times of the replies.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -227,3 +228,31 @@ func (b *restartBackoff) failed() time.Duration {
 }
 
 func (b *restartBackoff) reset() { b.next = 0 }
+
+// combined joins stdout and stderr: perftest prints results on stdout and
+// most errors on stderr, and the parsers classify line by line.
+func (out execResult) combined() []byte {
+	b := make([]byte, 0, len(out.Stdout)+len(out.Stderr)+1)
+	b = append(b, out.Stdout...)
+	b = append(b, '\n')
+	return append(b, out.Stderr...)
+}
+
+// sleepCtx waits d unless ctx ends first; false when it did.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
+
+// lastLine is the last line of a child's stderr, for a log line.
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}

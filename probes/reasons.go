@@ -1,34 +1,25 @@
-// Package probes runs and interprets active network probes: pairwise RDMA
-// bandwidth (perftest), NCCL collectives (nccl-tests) and the schedule that
-// decides which nodes test each other.
 package probes
 
-import "errors"
+import "github.com/roce-exporter/roce_exporter/probes/parse"
 
 // Failure reasons. They become the `reason` label of
 // roce_probe_failure_info, so they are part of the metrics contract: add new
-// ones, never rename.
+// ones, never rename. Those an output shows are parse's (it classifies the
+// output); the others only a runner can judge.
 const (
-	ReasonConnectRefused = "connect_refused"
-	ReasonTimeout        = "timeout"
-	ReasonNoDevice       = "no_device"
-	ReasonGIDIndex       = "gid_index"
-	ReasonRetryExceeded  = "retry_exceeded"
-	ReasonWrongResults   = "wrong_results"
-	ReasonBelowThreshold = "below_threshold"
-	ReasonRegression     = "regression"
-	ReasonExecError      = "exec_error"
-	// ReasonQPConnectTimeout: a queue pair never reached the peer (ibv_modify_qp to RTR
-	// timed out). On RoCE that step resolves the peer's MAC address through the kernel's
-	// neighbour table, so it fails on ARP, VLAN or routing problems of the compute
-	// network, or a GID that points at an address the peer cannot reach.
-	ReasonQPConnectTimeout = "qp_connect_timeout"
-	// ReasonIncompleteOutput: the output has results but stops before the test's own
-	// summary, so the run was cut short and its numbers may miss the largest sizes.
-	ReasonIncompleteOutput = "incomplete_output"
-	// ReasonParseError: nothing in the output could be read as the test's results, or a
-	// number in it is impossible (a bandwidth above any port that exists).
-	ReasonParseError = "parse_error"
+	ReasonConnectRefused   = parse.ReasonConnectRefused
+	ReasonTimeout          = parse.ReasonTimeout
+	ReasonNoDevice         = parse.ReasonNoDevice
+	ReasonGIDIndex         = parse.ReasonGIDIndex
+	ReasonRetryExceeded    = parse.ReasonRetryExceeded
+	ReasonWrongResults     = parse.ReasonWrongResults
+	ReasonBelowThreshold   = parse.ReasonBelowThreshold
+	ReasonExecError        = parse.ReasonExecError
+	ReasonQPConnectTimeout = parse.ReasonQPConnectTimeout
+	ReasonIncompleteOutput = parse.ReasonIncompleteOutput
+	ReasonParseError       = parse.ReasonParseError
+	// ReasonRegression: the bandwidth fell clearly below the link's own history.
+	ReasonRegression = "regression"
 	// ReasonWrongPriority: the bandwidth test's bytes were not counted on the RoCE
 	// priority's byte counters but on another, lossy priority, however fast it ran.
 	ReasonWrongPriority = "wrong_priority"
@@ -39,11 +30,6 @@ const (
 	// node offers it (nvidia_peermem or DMA-BUF): data was staged through host memory.
 	ReasonNoGDRDMA = "no_gdrdma"
 )
-
-// ErrNoResults is returned (wrapped) by the parsers when the output holds no
-// measurement row. The parsers still return a result carrying the classified
-// Reason, so a caller can report why the probe failed.
-var ErrNoResults = errors.New("no result rows in probe output")
 
 var hints = map[string]string{
 	ReasonConnectRefused:   "The peer did not accept the test connection: check that the peer's responder (ib_write_bw server) is running, that both sides use the same TCP port, and that no firewall blocks it on the management network.",

@@ -5,8 +5,16 @@ import (
 	"testing"
 )
 
+// allReasons is every failure reason, and "" for success.
+var allReasons = []string{
+	"", ReasonConnectRefused, ReasonTimeout, ReasonNoDevice, ReasonGIDIndex,
+	ReasonRetryExceeded, ReasonWrongResults, ReasonBelowThreshold, ReasonRegression,
+	ReasonExecError, ReasonQPConnectTimeout, ReasonIncompleteOutput, ReasonParseError,
+	ReasonWrongPriority, ReasonSocketFallback, ReasonNoGDRDMA,
+}
+
 func TestHintForEveryReason(t *testing.T) {
-	for reason := range validReasons {
+	for _, reason := range allReasons {
 		hint := Hint(reason)
 		if reason == "" {
 			if hint != "" {

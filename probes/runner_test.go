@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,19 +15,6 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/config"
 )
-
-// fakeNode answers NodeInfo without sysfs.
-type fakeNode struct {
-	rate float64
-	gid  int
-	util float64
-}
-
-func (f fakeNode) GIDIndex(string, netip.Addr) (int, bool)      { return f.gid, f.gid >= 0 }
-func (f fakeNode) PortRateBitsPerSecond(string) (float64, bool) { return f.rate, f.rate > 0 }
-func (f fakeNode) PortUtilization(context.Context, string, time.Duration) (float64, error) {
-	return f.util, nil
-}
 
 func standin(t *testing.T, name string) string {
 	t.Helper()
@@ -89,10 +75,10 @@ probes:
 	return plan
 }
 
-func newTestScheduler(t *testing.T, plan *config.Plan, node NodeInfo) *Scheduler {
+func newTestScheduler(t *testing.T, plan *config.Plan, node Node) *Scheduler {
 	t.Helper()
 	s, err := New(Options{Plan: plan, Self: "node01", Node: node, StateDir: t.TempDir(),
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), LoadWindow: time.Millisecond})
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,15 +105,15 @@ var link0 = Link{Rail: 0, Device: "mlx5_0", LocalIP: "192.168.100.11", Peer: "no
 func TestPerftestClientSuccess(t *testing.T) {
 	dir := standinEnv(t, "bw_ok")
 	s := newTestScheduler(t, testPlan(t, "0.9", ""), fakeNode{rate: 400e9, gid: 3})
-	res := s.bw.runClient(context.Background(), link0)
+	res := s.measure(context.Background(), s.bw, linkTarget(link0))
 	if !res.Success || res.Reason != "" {
 		t.Fatalf("want success, got %+v", res)
 	}
-	if want := 392.34e9 / 8; res.BandwidthBytesPerSecond != want {
-		t.Errorf("bandwidth = %v, want %v", res.BandwidthBytesPerSecond, want)
+	if want := 392.34e9 / 8; res.measuredBandwidth() != want {
+		t.Errorf("bandwidth = %v, want %v", res.measuredBandwidth(), want)
 	}
-	if want := 0.9 * 400e9 / 8; res.ExpectedBytesPerSecond != want {
-		t.Errorf("expected = %v, want %v", res.ExpectedBytesPerSecond, want)
+	if want := 0.9 * 400e9 / 8; res.Bandwidth.ExpectedBytesPerSecond != want {
+		t.Errorf("expected = %v, want %v", res.Bandwidth.ExpectedBytesPerSecond, want)
 	}
 	got := calls(t, dir)[0]
 	for _, arg := range []string{"-d mlx5_0", "-x 3", "-p 18515", "--report_gbits", "-D 1", "-F", "-s 1048576", "-q 4"} {
@@ -141,7 +127,7 @@ func TestPerftestClientSuccess(t *testing.T) {
 	// Rail 1 uses the next port of the range.
 	l1 := link0
 	l1.Rail, l1.Device, l1.PeerIP = 1, "mlx5_1", "192.168.101.12"
-	s.bw.runClient(context.Background(), l1)
+	s.measure(context.Background(), s.bw, linkTarget(l1))
 	if got := calls(t, dir)[1]; !strings.Contains(got, "-p 18516") || !strings.Contains(got, "-d mlx5_1") {
 		t.Errorf("rail 1 argv %q", got)
 	}
@@ -166,7 +152,7 @@ func TestPerftestFailuresAreClassified(t *testing.T) {
 		t.Run(tc.mode, func(t *testing.T) {
 			dir := standinEnv(t, tc.mode)
 			s := newTestScheduler(t, testPlan(t, "0.9", ""), fakeNode{rate: 400e9, gid: 3})
-			res := s.bw.runClient(context.Background(), link0)
+			res := s.measure(context.Background(), s.bw, linkTarget(link0))
 			if res.Success || res.Reason != tc.reason {
 				t.Fatalf("reason = %q (success %v), want %q; stderr %q", res.Reason, res.Success, tc.reason, res.StderrTail)
 			}
@@ -187,7 +173,7 @@ func TestPerftestFailuresAreClassified(t *testing.T) {
 func TestPerftestConnectRefusedIsRetried(t *testing.T) {
 	dir := standinEnv(t, "refused_once")
 	s := newTestScheduler(t, testPlan(t, "0.9", ""), fakeNode{rate: 400e9, gid: 3})
-	res := s.bw.runClient(context.Background(), link0)
+	res := s.measure(context.Background(), s.bw, linkTarget(link0))
 	if !res.Success {
 		t.Fatalf("second attempt should succeed: %+v", res)
 	}
@@ -213,7 +199,7 @@ func TestHungClientIsKilledWithItsProcessGroup(t *testing.T) {
 	plan.Probes.IBWriteBW.Timeout = 1 * time.Second
 	s := newTestScheduler(t, plan, fakeNode{rate: 400e9, gid: 3})
 	begin := time.Now()
-	res := s.bw.runClient(context.Background(), link0)
+	res := s.measure(context.Background(), s.bw, linkTarget(link0))
 	if took := time.Since(begin); took > 4*time.Second {
 		t.Errorf("hung probe took %v; timeout is 1s", took)
 	}
@@ -232,11 +218,11 @@ func TestHungClientIsKilledWithItsProcessGroup(t *testing.T) {
 func TestLatencyProbe(t *testing.T) {
 	dir := standinEnv(t, "lat_ok")
 	s := newTestScheduler(t, testPlan(t, "0.9", ""), fakeNode{rate: 400e9, gid: 3})
-	res := s.lat.runClient(context.Background(), link0)
+	res := s.measure(context.Background(), s.lat, linkTarget(link0))
 	if !res.Success {
 		t.Fatalf("%+v", res)
 	}
-	if got := res.LatencySeconds["avg"]; got != 1.12e-6 {
+	if got := res.Latency.Seconds["avg"]; got != 1.12e-6 {
 		t.Errorf("avg latency = %v, want 1.12µs", got)
 	}
 	if c := calls(t, dir)[0]; strings.Contains(c, "--report_gbits") || strings.Contains(c, "-q ") {
@@ -250,17 +236,17 @@ func TestRegressionAgainstBaseline(t *testing.T) {
 	plan := testPlan(t, "0.001", "")
 	s := newTestScheduler(t, plan, fakeNode{rate: 400e9, gid: 3})
 	for i := 0; i < minBaselineSamples; i++ {
-		if res := s.bw.runClient(context.Background(), link0); !res.Success {
+		if res := s.measure(context.Background(), s.bw, linkTarget(link0)); !res.Success {
 			t.Fatalf("baseline run %d failed: %+v", i, res)
 		}
 	}
 	t.Setenv("STANDIN_MODE", "bw_slow") // 0.48 Gb/s
-	res := s.bw.runClient(context.Background(), link0)
+	res := s.measure(context.Background(), s.bw, linkTarget(link0))
 	if res.Reason != ReasonRegression {
-		t.Fatalf("reason = %q, want regression (bw %v, baseline %v)", res.Reason, res.BandwidthBytesPerSecond, res.BaselineBytesPerSecond)
+		t.Fatalf("reason = %q, want regression (bw %v, baseline %v)", res.Reason, res.measuredBandwidth(), res.Bandwidth.BaselineBytesPerSecond)
 	}
-	if res.BaselineBytesPerSecond != 392.34e9/8 {
-		t.Errorf("baseline = %v", res.BaselineBytesPerSecond)
+	if res.Bandwidth.BaselineBytesPerSecond != 392.34e9/8 {
+		t.Errorf("baseline = %v", res.Bandwidth.BaselineBytesPerSecond)
 	}
 	// A regressed run does not drag the baseline down.
 	if b, _ := s.base.Baseline(res.Key()); b != 392.34e9/8 {
@@ -330,7 +316,7 @@ func TestResponderRestartsAfterEachTestAndWhenIdle(t *testing.T) {
 			plan := testPlan(t, "0.9", "")
 			plan.Probes.IBWriteBW.Timeout = tc.timeout
 			s := newTestScheduler(t, plan, fakeNode{rate: 400e9, gid: 3})
-			rs := &responder{runner: s.bw, link: s.localLinks()[0], locks: s.locks, logger: s.logger, onServed: s.served(s.bw)}
+			rs := s.newResponder(s.bw, s.localLinks()[0], s.logger)
 			ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
 			defer cancel()
 			rs.run(ctx)
@@ -349,7 +335,7 @@ func TestResponderRestartsAfterEachTestAndWhenIdle(t *testing.T) {
 			latest := s.Store().Latest()
 			if tc.served {
 				if len(latest) != 1 || latest[0].Peer != "node02" || latest[0].Role != "server" || latest[0].PeerDevice != "mlx5_0" ||
-					latest[0].BandwidthBytesPerSecond != 391.90e9/8 || !latest[0].Success {
+					latest[0].measuredBandwidth() != 391.90e9/8 || !latest[0].Success {
 					t.Errorf("server-side results: %+v", latest)
 				}
 			} else if len(latest) != 0 {
@@ -366,17 +352,17 @@ func TestNCCLRunner(t *testing.T) {
 	if !res.Success {
 		t.Fatalf("%+v", res)
 	}
-	if got := res.BusBandwidth[134217728]; got != 107.63e9 {
+	if got := res.NCCL.BusBandwidth[134217728]; got != 107.63e9 {
 		t.Errorf("busbw at 128 MiB = %v", got)
 	}
 	// Judged on the large-message bus bandwidth: this sweep stops at
 	// 128 MiB, below the default 256 MiB, so on its largest size, and the
 	// result says so. nccl-tests' average is kept beside it.
-	if res.BandwidthBytesPerSecond != 107.63e9 || res.BandwidthMessageBytes != 128<<20 || !res.LargeMessageFallback {
-		t.Errorf("judged bandwidth %v at %d bytes, fallback %v", res.BandwidthBytesPerSecond, res.BandwidthMessageBytes, res.LargeMessageFallback)
+	if res.measuredBandwidth() != 107.63e9 || res.NCCL.BandwidthMessageBytes != 128<<20 || !res.NCCL.LargeMessageFallback {
+		t.Errorf("judged bandwidth %v at %d bytes, fallback %v", res.measuredBandwidth(), res.NCCL.BandwidthMessageBytes, res.NCCL.LargeMessageFallback)
 	}
-	if res.AverageBusBandwidthBytesPerSecond == nil || *res.AverageBusBandwidthBytesPerSecond != 17.8617e9 {
-		t.Errorf("average busbw = %v", res.AverageBusBandwidthBytesPerSecond)
+	if res.NCCL.AverageBusBandwidthBytesPerSecond == nil || *res.NCCL.AverageBusBandwidthBytesPerSecond != 17.8617e9 {
+		t.Errorf("average busbw = %v", res.NCCL.AverageBusBandwidthBytesPerSecond)
 	}
 	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "judged on the largest size, 134217728 bytes") }) {
 		t.Errorf("the fallback is not stated: %q", res.Warnings)
@@ -418,7 +404,7 @@ func TestNCCLFloorOnLargeMessages(t *testing.T) {
 			res := s.runNCCL(context.Background())
 			if res.Success != tc.success {
 				t.Errorf("success %v, want %v: %s %s (bandwidth %v, expected %v)", res.Success, tc.success, res.Reason, res.Hint,
-					res.BandwidthBytesPerSecond, res.ExpectedBytesPerSecond)
+					res.measuredBandwidth(), res.Bandwidth.ExpectedBytesPerSecond)
 			}
 			if !tc.success && res.Reason != ReasonBelowThreshold {
 				t.Errorf("reason %q, want %q", res.Reason, ReasonBelowThreshold)
@@ -440,7 +426,7 @@ func TestNCCLBaselineIgnoresAverageHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, err := New(Options{Plan: plan, Self: "node01", Node: fakeNode{rate: 400e9, gid: 3}, StateDir: dir,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), LoadWindow: time.Millisecond})
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -451,8 +437,8 @@ func TestNCCLBaselineIgnoresAverageHistory(t *testing.T) {
 	}
 	// Three good runs later the baseline is their own number.
 	res := s.runNCCL(context.Background())
-	if res.BaselineBytesPerSecond != 237.52e9 {
-		t.Errorf("baseline %v, want the large-message number 237.52e9", res.BaselineBytesPerSecond)
+	if res.Bandwidth.BaselineBytesPerSecond != 237.52e9 {
+		t.Errorf("baseline %v, want the large-message number 237.52e9", res.Bandwidth.BaselineBytesPerSecond)
 	}
 	// And a run at half of it is a regression.
 	t.Setenv("STANDIN_MODE", "nccl_ok")
@@ -494,7 +480,7 @@ func TestNCCLFailures(t *testing.T) {
 
 func TestBusyPortIsSkippedAndCounted(t *testing.T) {
 	standinEnv(t, "bw_ok")
-	s := newTestScheduler(t, testPlan(t, "0.9", ""), fakeNode{rate: 400e9, gid: 3, util: 0.6})
+	s := newTestScheduler(t, testPlan(t, "0.9", ""), fakeNode{rate: 400e9, gid: 3, previous: 10 * time.Second, util: 0.6})
 	peer, _ := s.opts.Plan.Node("node02")
 	for _, r := range s.runPerftest(context.Background(), s.bw, peer, time.Time{}) {
 		if !r.Skipped || !strings.Contains(r.SkipReason, "60%") {
@@ -518,23 +504,24 @@ func TestProbesNeverOverlapOnADevice(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	res := s.guarded(ctx, KindIBWriteBW, link0, func() *Result { t.Error("ran on a busy device"); return nil }, "mlx5_0")
+	res := s.guarded(ctx, KindIBWriteBW, linkTarget(link0), func() *Result { t.Error("ran on a busy device"); return nil })
 	if res == nil || !res.Skipped {
 		t.Errorf("want skipped while another probe holds the device, got %+v", res)
 	}
 }
 
 func TestPingLoopback(t *testing.T) {
-	p := &pingRunner{count: 3, timeout: 2 * time.Second, interval: 50 * time.Millisecond}
-	res := p.run(context.Background(), Link{Device: "lo", LocalIP: "127.0.0.1", Peer: "self", PeerIP: "127.0.0.1"})
+	s := newTestScheduler(t, testPlan(t, "0.9", ""), nil)
+	s.ping = &pingRunner{count: 3, timeout: 2 * time.Second, interval: 50 * time.Millisecond}
+	res := s.measure(context.Background(), s.ping, linkTarget(Link{Device: "lo", LocalIP: "127.0.0.1", Peer: "self", PeerIP: "127.0.0.1"}))
 	if res.Reason == ReasonExecError && strings.Contains(res.StderrTail, "ICMP socket") {
 		t.Skipf("no ICMP socket allowed here: %s", res.StderrTail)
 	}
-	if !res.Success || res.LossRatio == nil || *res.LossRatio != 0 {
+	if !res.Success || res.Ping == nil || res.Ping.LossRatio != 0 {
 		t.Fatalf("loopback ping: %+v", res)
 	}
-	if res.LatencySeconds["avg"] <= 0 || res.LatencySeconds["avg"] > 0.5 {
-		t.Errorf("rtt = %v", res.LatencySeconds)
+	if res.Latency.Seconds["avg"] <= 0 || res.Latency.Seconds["avg"] > 0.5 {
+		t.Errorf("rtt = %v", res.Latency.Seconds)
 	}
 }
 

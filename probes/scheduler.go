@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"net/netip"
 	"sync"
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/probes/schedule"
 )
 
 // Options configures a Scheduler.
@@ -18,15 +18,14 @@ type Options struct {
 	Plan *config.Plan
 	// Self is this node's name in the plan.
 	Self string
-	// Node answers GID, rate and load questions about local devices.
-	Node NodeInfo
+	// Node is the node as the exporter's pipeline reads it: a run collects it
+	// before it starts and, when it must, after it ends.
+	Node Node
 	// StateDir holds the persisted baselines ("" keeps them in memory).
 	StateDir string
 	Logger   *slog.Logger
 	// Now is the wall clock (tests replace it).
 	Now func() time.Time
-	// LoadWindow is how long the port load is sampled before a probe.
-	LoadWindow time.Duration
 }
 
 // Scheduler runs the plan's probes on their intervals: rail-matched
@@ -34,17 +33,19 @@ type Options struct {
 // ping to every peer. Results go to a Store the exporter reads at scrape
 // time.
 type Scheduler struct {
-	opts   Options
-	self   *config.Node
-	fleet  map[string]*FleetSchedule // per pair probe kind; the plan does not change
-	store  *Store
-	base   *Baselines
-	locks  *deviceLocks
-	bw     *perftestRunner
-	lat    *perftestRunner
-	nccl   *ncclRunner
-	ping   *pingRunner
-	logger *slog.Logger
+	opts      Options
+	self      *config.Node
+	fleet     map[string]*schedule.FleetSchedule // per pair probe kind; the plan does not change
+	store     *Store
+	base      *Baselines
+	locks     *deviceLocks
+	gate      loadGate
+	bw        *perftestRunner
+	lat       *perftestRunner
+	nccl      *ncclRunner
+	ncclGroup *ncclRunner
+	ping      *pingRunner
+	logger    *slog.Logger
 }
 
 // New validates that the node is in the plan and loads the baselines.
@@ -62,9 +63,6 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.LoadWindow <= 0 {
-		opts.LoadWindow = time.Second
-	}
 	base, err := LoadBaselines(opts.StateDir, opts.Logger)
 	if err != nil {
 		return nil, err
@@ -72,13 +70,15 @@ func New(opts Options) (*Scheduler, error) {
 	p := opts.Plan.Probes
 	s := &Scheduler{
 		opts: opts, self: self, store: NewStore(), base: base, locks: newDeviceLocks(), logger: opts.Logger,
-		bw:   newPerftestRunner(KindIBWriteBW, p.IBWriteBW, opts.Plan, opts.Node, base, opts.Logger),
-		lat:  newPerftestRunner(KindIBWriteLat, p.IBWriteLat, opts.Plan, opts.Node, base, opts.Logger),
-		nccl: &ncclRunner{plan: opts.Plan, self: self, node: opts.Node, base: base, logger: opts.Logger},
-		ping: &pingRunner{count: p.Ping.Count, timeout: p.Ping.Timeout, interval: 200 * time.Millisecond},
-		fleet: map[string]*FleetSchedule{
-			KindIBWriteBW:  NewFleetSchedule(opts.Plan.NodeNames(), p.IBWriteBW.Schedule, p.MaxFabricShare),
-			KindIBWriteLat: NewFleetSchedule(opts.Plan.NodeNames(), p.IBWriteLat.Schedule, p.MaxFabricShare),
+		gate:      loadGate{limit: p.MaxPortUtilization},
+		bw:        newPerftestRunner(KindIBWriteBW, p.IBWriteBW, opts.Plan),
+		lat:       newPerftestRunner(KindIBWriteLat, p.IBWriteLat, opts.Plan),
+		nccl:      &ncclRunner{probeKind: KindNCCL, plan: opts.Plan, self: self},
+		ncclGroup: &ncclRunner{probeKind: KindNCCLGroup, plan: opts.Plan, self: self},
+		ping:      &pingRunner{count: p.Ping.Count, timeout: p.Ping.Timeout, interval: 200 * time.Millisecond},
+		fleet: map[string]*schedule.FleetSchedule{
+			KindIBWriteBW:  schedule.NewFleetSchedule(opts.Plan.NodeNames(), p.IBWriteBW.Schedule, p.MaxFabricShare),
+			KindIBWriteLat: schedule.NewFleetSchedule(opts.Plan.NodeNames(), p.IBWriteLat.Schedule, p.MaxFabricShare),
 		},
 	}
 	s.store.SetClock(opts.Now)
@@ -104,7 +104,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 			continue
 		}
 		for _, l := range s.localLinks() {
-			rs := &responder{runner: r, link: l, locks: s.locks, logger: s.logger, onServed: s.served(r)}
+			rs := s.newResponder(r, l, s.logger)
 			wg.Add(1)
 			go func() { defer wg.Done(); rs.run(ctx) }()
 		}
@@ -126,7 +126,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			s.loop(ctx, KindNCCLGroup, p.NCCL.Schedule, func(epoch int64) {
-				if sleepCtx(ctx, groupOffset(p.NCCL.Interval)) {
+				if sleepCtx(ctx, schedule.GroupOffset(p.NCCL.Interval)) {
 					s.runNCCLGroup(ctx, epoch)
 				}
 			})
@@ -142,47 +142,6 @@ func (s *Scheduler) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-// served records a test a peer's client ran against one of our
-// responders, so that both ends of a link report it: without this a node
-// that is the server for many rounds in a row would look idle. The peer is
-// the owner of the remote GID's address, else the peer the schedule
-// assigned to us for the round.
-func (s *Scheduler) served(r *perftestRunner) func(Link, execResult, time.Time, bool) {
-	return func(l Link, out execResult, connectedAt time.Time, completed bool) {
-		res := &Result{Probe: r.kind, Device: l.Device, Rail: l.Rail, Start: connectedAt, Duration: out.Duration, ExitCode: out.ExitCode, StderrTail: out.Stderr, Role: "server"}
-		if addr, ok := RemoteGIDAddress(out.Stdout); ok {
-			res.Peer, res.PeerDevice = s.nodeOfAddress(addr)
-		}
-		if res.Peer == "" {
-			if turn, ok := s.fleet[r.kind].PeerAt(s.self.Name, connectedAt); ok && !turn.IsClient {
-				peer := turn.Peer
-				res.Peer = peer
-				if pn, ok := s.opts.Plan.Node(peer); ok && l.Rail < len(pn.Interfaces) {
-					res.PeerDevice = pn.Interfaces[l.Rail].RDMADevice
-				}
-			}
-		}
-		if res.Peer == "" {
-			s.logger.Debug("served a probe for an unknown peer; not recorded", "device", l.Device)
-			return
-		}
-		r.evaluate(res, out)
-		s.store.Add(res)
-	}
-}
-
-// nodeOfAddress finds the plan node and RDMA device that own a compute IP.
-func (s *Scheduler) nodeOfAddress(a netip.Addr) (string, string) {
-	for _, n := range s.opts.Plan.Nodes {
-		for _, i := range n.Interfaces {
-			if i.Address.IsValid() && i.IP() == a {
-				return n.Name, i.RDMADevice
-			}
-		}
-	}
-	return "", ""
-}
-
 // loop runs fn once per interval, at a wall-clock-aligned time plus a
 // jitter every node derives from the round number, so paired nodes agree
 // on timing without talking to each other.
@@ -194,7 +153,7 @@ func (s *Scheduler) loop(ctx context.Context, kind string, sch config.Schedule, 
 	for {
 		now := s.opts.Now()
 		round := now.UnixNano()/int64(interval) + 1
-		at := roundStart(kind, sch, round)
+		at := schedule.RoundStart(kind, sch, round)
 		select {
 		case <-ctx.Done():
 			return
@@ -202,18 +161,6 @@ func (s *Scheduler) loop(ctx context.Context, kind string, sch config.Schedule, 
 		}
 		fn(round)
 	}
-}
-
-// roundStart is when a round of kind runs: its wall-clock slot plus the
-// round's jitter.
-func roundStart(kind string, sch config.Schedule, round int64) time.Time {
-	at := time.Unix(0, round*int64(sch.Interval))
-	if sch.Jitter <= 0 {
-		return at
-	}
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%s/%d", kind, round)
-	return at.Add(time.Duration(h.Sum64() % uint64(sch.Jitter)))
 }
 
 // localLinks are this node's rails with an RDMA device.
@@ -260,12 +207,12 @@ func (s *Scheduler) inNCCLWindow(now time.Time) bool {
 		return false
 	}
 	epoch := now.UnixNano() / int64(n.Interval)
-	start := roundStart(KindNCCL, n.Schedule, epoch)
+	start := schedule.RoundStart(KindNCCL, n.Schedule, epoch)
 	if !now.Before(start) && now.Before(start.Add(n.Timeout)) {
 		return true
 	}
 	// The group runs, half an interval later (their own jitter and start).
-	groups := roundStart(KindNCCLGroup, n.Schedule, epoch).Add(groupOffset(n.Interval))
+	groups := schedule.RoundStart(KindNCCLGroup, n.Schedule, epoch).Add(schedule.GroupOffset(n.Interval))
 	return n.GroupSize >= 2 && !now.Before(groups) && now.Before(groups.Add(n.Timeout))
 }
 
@@ -273,7 +220,7 @@ func (s *Scheduler) inNCCLWindow(now time.Time) bool {
 // the round the schedule gives it, as the client (our responders serve the
 // peer when it is the client).
 func (s *Scheduler) pairLoop(ctx context.Context, r *perftestRunner) {
-	fleet := s.fleet[r.kind]
+	fleet := s.fleet[r.kind()]
 	for {
 		turn, ok := fleet.NextTurn(s.self.Name, s.opts.Now())
 		if !ok {
@@ -309,8 +256,9 @@ func (s *Scheduler) runPerftest(ctx context.Context, r *perftestRunner, peer *co
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			t := linkTarget(l)
 			run := func() *Result {
-				return s.guarded(ctx, r.kind, l, func() *Result { return r.runClient(ctx, l) }, l.Device)
+				return s.guarded(ctx, r.kind(), t, func() *Result { return s.measure(ctx, r, t) })
 			}
 			res := run()
 			if res != nil && !res.Success && !res.Skipped && !deadline.IsZero() &&
@@ -337,29 +285,21 @@ func (s *Scheduler) runPerftest(ctx context.Context, r *perftestRunner, peer *co
 	return results
 }
 
-// guarded applies the rules every probe obeys: never overlap another probe
-// on the same device, stand aside during the NCCL window, and skip while
-// the port already carries real traffic (a probe would disturb training
-// and report a false regression).
-func (s *Scheduler) guarded(ctx context.Context, kind string, l Link, run func() *Result, devices ...string) *Result {
+// guarded applies the scheduling rules every probe this node starts obeys:
+// never overlap another probe on the same device, and stand aside during
+// the NCCL window (the load gate is measure's: it needs the node's read).
+// Nil when ctx ended before or during the run: that is not a measurement.
+func (s *Scheduler) guarded(ctx context.Context, kind string, t target, run func() *Result) *Result {
 	skip := func(reason string) *Result {
-		return &Result{Probe: kind, Peer: l.Peer, Device: l.Device, PeerDevice: l.PeerDevice, Start: s.opts.Now(), Skipped: true, SkipReason: reason}
+		return (&Result{Probe: kind, Peer: t.Peer, Device: t.Device, PeerDevice: t.PeerDevice, Start: s.opts.Now()}).skip(reason)
 	}
 	if kind != KindNCCL && kind != KindNCCLGroup && s.inNCCLWindow(s.opts.Now()) {
 		return skip("the cluster-wide NCCL probe is running")
 	}
-	if !s.locks.lock(ctx, 30*time.Second, devices...) {
+	if !s.locks.lock(ctx, 30*time.Second, t.devices...) {
 		return skip("another probe is using the device")
 	}
-	defer s.locks.unlock(devices...)
-	if limit := s.opts.Plan.Probes.MaxPortUtilization; limit > 0 && limit < 1 && s.opts.Node != nil {
-		for _, dev := range devices {
-			u, err := s.opts.Node.PortUtilization(ctx, dev, s.opts.LoadWindow)
-			if err == nil && u > limit {
-				return skip(fmt.Sprintf("%s already carries %.0f%% of its rate (limit %.0f%%)", dev, u*100, limit*100))
-			}
-		}
-	}
+	defer s.locks.unlock(t.devices...)
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -370,12 +310,19 @@ func (s *Scheduler) guarded(ctx context.Context, kind string, l Link, run func()
 	return res
 }
 
-func (s *Scheduler) runNCCL(ctx context.Context) *Result {
+// localDevices are this node's RDMA devices: what an NCCL run loads.
+func (s *Scheduler) localDevices() []string {
 	var devs []string
 	for _, l := range s.localLinks() {
 		devs = append(devs, l.Device)
 	}
-	res := s.guarded(ctx, KindNCCL, Link{}, func() *Result { return s.nccl.run(ctx) }, devs...)
+	return devs
+}
+
+// runNCCL runs the whole-cluster NCCL probe (this node leads it).
+func (s *Scheduler) runNCCL(ctx context.Context) *Result {
+	t := target{nodes: s.opts.Plan.NodeNames(), devices: s.localDevices()}
+	res := s.guarded(ctx, KindNCCL, t, func() *Result { return s.measure(ctx, s.nccl, t) })
 	if res != nil {
 		s.store.Add(res)
 	}
@@ -401,7 +348,7 @@ func (s *Scheduler) pingPeers(ctx context.Context, only string) []*Result {
 			go func() {
 				defer wg.Done()
 				defer func() { <-sem }()
-				res := s.ping.run(ctx, l)
+				res := s.measure(ctx, s.ping, linkTarget(l))
 				if ctx.Err() != nil {
 					return
 				}

@@ -41,7 +41,7 @@ func TestResponderBacksOffAChildThatExitsAtOnce(t *testing.T) {
 	s := newTestScheduler(t, plan, fakeNode{rate: 400e9, gid: 3})
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	rs := &responder{runner: s.bw, link: s.localLinks()[0], locks: s.locks, logger: logger, onServed: s.served(s.bw)}
+	rs := s.newResponder(s.bw, s.localLinks()[0], logger)
 	ctx, cancel := context.WithTimeout(context.Background(), 3500*time.Millisecond)
 	defer cancel()
 	rs.run(ctx)

@@ -5,53 +5,65 @@ import (
 	"strings"
 )
 
-// fail marks r failed; the hint always follows the reason.
-func (r *Result) fail(reason string) {
-	r.Success, r.Reason, r.Hint = false, reason, Hint(reason)
+// verdict is why a run failed: a reason, and the hint when the reason's own
+// (Hint) is not the best one (ping names the peer it lost). The zero verdict
+// is a pass.
+type verdict struct{ reason, hint string }
+
+func failed(reason string) verdict { return verdict{reason: reason} }
+
+// conclude gives a finished run its verdict, and is the one place a result's
+// success, reason and hint are set: the run's own verdict (what its program
+// printed); when that passed and the run measured a bandwidth, the bandwidth
+// against its floor and the link's history; then a proof from the node's
+// counters (proof), which overrides both (a wrong priority fails a fast run).
+// A bandwidth that passed joins the link's baseline.
+func conclude(res *Result, run, proof verdict, base *Baselines, logger *slog.Logger) {
+	v := run
+	bandwidthPassed := false
+	if v.reason == "" && res.Bandwidth != nil {
+		v = judgeBandwidth(res, base)
+		bandwidthPassed = v.reason == ""
+	}
+	if proof.reason != "" {
+		v = proof
+	}
+	res.Success, res.Reason, res.Hint = v.reason == "", v.reason, v.hint
+	if res.Hint == "" {
+		res.Hint = Hint(v.reason)
+	}
+	if bandwidthPassed {
+		if err := base.Record(res.baselineKey(), res.Bandwidth.BytesPerSecond); err != nil {
+			logger.Warn("cannot persist probe baseline", "err", err)
+		}
+		res.Bandwidth.BaselineBytesPerSecond, _ = base.Baseline(res.baselineKey())
+	}
 }
 
-// failedToRun fails r when its child could not be run or did not finish
-// in time, and reports whether it did: such output is not worth parsing.
-func (r *Result) failedToRun(out execResult) bool {
+// failedToRun says why a child's output is not worth reading: it could not
+// be run, or did not finish in time; the zero verdict when it ran.
+func failedToRun(res *Result, out execResult) (verdict, bool) {
 	switch {
 	case out.Err != nil:
-		r.StderrTail = strings.TrimSpace(r.StderrTail + "\n" + out.Err.Error())
-		r.fail(ReasonExecError)
+		res.StderrTail = strings.TrimSpace(res.StderrTail + "\n" + out.Err.Error())
+		return failed(ReasonExecError), true
 	case out.TimedOut:
-		r.fail(ReasonTimeout)
-	default:
-		return false
+		return failed(ReasonTimeout), true
 	}
-	return true
-}
-
-// preferExit picks between the reason an output gave and the one its exit
-// status gives: output that stopped early or could not be read does not say
-// why, and a failing exit does (the program failed, or timed out). An
-// impossible number stays a parse error whatever the exit: the output
-// itself is corrupt.
-func preferExit(outputReason string, impossible bool, exitReason string) string {
-	if exitReason != "" && !impossible && (outputReason == ReasonIncompleteOutput || outputReason == ReasonParseError) {
-		return exitReason
-	}
-	return outputReason
+	return verdict{}, false
 }
 
 // judgeBandwidth fails a measured bandwidth below the expected floor or
-// clearly below the link's own history; a good run joins the baseline.
-func judgeBandwidth(res *Result, base *Baselines, logger *slog.Logger) {
+// clearly below the link's own history.
+func judgeBandwidth(res *Result, base *Baselines) verdict {
+	bw := res.Bandwidth
 	b, judged := base.Baseline(res.baselineKey())
-	res.BaselineBytesPerSecond = b
+	bw.BaselineBytesPerSecond = b
 	switch {
-	case res.ExpectedBytesPerSecond > 0 && res.BandwidthBytesPerSecond < res.ExpectedBytesPerSecond:
-		res.fail(ReasonBelowThreshold)
-	case judged && res.BandwidthBytesPerSecond < RegressionFactor*b:
-		res.fail(ReasonRegression)
-	default:
-		res.Success = true
-		if err := base.Record(res.baselineKey(), res.BandwidthBytesPerSecond); err != nil {
-			logger.Warn("cannot persist probe baseline", "err", err)
-		}
-		res.BaselineBytesPerSecond, _ = base.Baseline(res.baselineKey())
+	case bw.ExpectedBytesPerSecond > 0 && bw.BytesPerSecond < bw.ExpectedBytesPerSecond:
+		return failed(ReasonBelowThreshold)
+	case judged && bw.BytesPerSecond < RegressionFactor*b:
+		return failed(ReasonRegression)
 	}
+	return verdict{}
 }

@@ -229,8 +229,8 @@ func (d *pageData) probes(store *probes.Store) {
 			p.Stderr = strings.TrimSpace(r.StderrTail)
 			d.ProbeFailures++
 		}
-		if r.BandwidthBytesPerSecond > 0 {
-			p.Bandwidth = fmt.Sprintf("%.1f Gb/s", r.BandwidthBytesPerSecond*8/1e9)
+		if r.Bandwidth != nil && r.Bandwidth.BytesPerSecond > 0 {
+			p.Bandwidth = fmt.Sprintf("%.1f Gb/s", r.Bandwidth.BytesPerSecond*8/1e9)
 		}
 		d.Probes = append(d.Probes, p)
 	}

@@ -113,7 +113,7 @@ func TestNodePageProbesNewestFirstFailuresMarkedEscaped(t *testing.T) {
 	store := probes.NewStore()
 	t0 := time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
 	// Added in the order runs end; the long NCCL run started first.
-	store.Add(&probes.Result{Probe: "ib_write_bw", Peer: "node02", Device: "mlx5_0", Start: t0.Add(2 * time.Minute), Success: true, BandwidthBytesPerSecond: 49e9})
+	store.Add(&probes.Result{Probe: "ib_write_bw", Peer: "node02", Device: "mlx5_0", Start: t0.Add(2 * time.Minute), Success: true, Bandwidth: &probes.Bandwidth{BytesPerSecond: 49e9}})
 	store.Add(&probes.Result{Probe: "nccl_all_reduce", Peer: "node03", Device: "mlx5_1", Start: t0, Success: false,
 		Reason: "regression", Hint: "busbw 310 Gb/s < baseline", StderrTail: "<script>alert(1)</script> NCCL WARN"})
 	store.Add(&probes.Result{Probe: "ping", Peer: "node04", Device: "mlx5_2", Start: t0.Add(time.Minute), Skipped: true, SkipReason: "no address"})

@@ -20,6 +20,7 @@ import (
 	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/pipeline"
 	"github.com/roce-exporter/roce_exporter/probes"
+	"github.com/roce-exporter/roce_exporter/probes/parse"
 	"github.com/roce-exporter/roce_exporter/reader"
 )
 
@@ -92,7 +93,7 @@ func (p *probeCommand) runNow() int {
 		return 2
 	}
 	sched, err := probes.New(probes.Options{
-		Plan: plan, Self: config.SelfName(*p.a.nodeName), Node: snapshotNode(pl),
+		Plan: plan, Self: config.SelfName(*p.a.nodeName), Node: pipelineNode{pl},
 		StateDir: stateDirFor(*p.stateDir, plan), Logger: p.a.logger,
 	})
 	if err != nil {
@@ -149,7 +150,7 @@ type parsedOutput struct {
 	Hint         string           `json:"hint,omitempty"`
 	// NCCLTransport is NCCL's own transport report (NCCL_DEBUG=INFO lines in
 	// the output): network, HCAs, channels with GPUDirect RDMA.
-	NCCLTransport *probes.NCCLTransport `json:"nccl_transport,omitempty"`
+	NCCLTransport *parse.Transport `json:"nccl_transport,omitempty"`
 }
 
 // ncclPlacementOutput is one placement of an NCCL row. Wrong is null when
@@ -233,12 +234,12 @@ func parseProbeOutput(kind string, data []byte, largeMessage uint64) (parsedOutp
 	var err error
 	switch kind {
 	case probes.KindNCCL:
-		var r *probes.NCCLResult
+		var r *parse.NCCLResult
 		if isJSON {
-			r, err = probes.ParseNCCLJSON(data)
+			r, err = parse.NCCLJSON(data)
 		} else {
-			r, err = probes.ParseNCCL(bytes.NewReader(data))
-			if tr := probes.ParseNCCLTransport(string(data)); tr.Reported() {
+			r, err = parse.NCCL(bytes.NewReader(data))
+			if tr := parse.NCCLTransport(string(data)); tr.Reported() {
 				out.NCCLTransport = &tr
 			}
 		}
@@ -251,11 +252,11 @@ func parseProbeOutput(kind string, data []byte, largeMessage uint64) (parsedOutp
 			out.Reason, out.Hint = probes.ReasonSocketFallback, probes.Hint(probes.ReasonSocketFallback)
 		}
 	default:
-		var r *probes.PerftestResult
+		var r *parse.PerftestResult
 		if isJSON {
-			r, err = probes.ParsePerftestJSON(data)
+			r, err = parse.PerftestJSON(data)
 		} else {
-			r, err = probes.ParsePerftest(bytes.NewReader(data))
+			r, err = parse.Perftest(bytes.NewReader(data))
 		}
 		if r != nil {
 			out.fillPerftest(r)
@@ -272,7 +273,7 @@ func parseProbeOutput(kind string, data []byte, largeMessage uint64) (parsedOutp
 	return out, err
 }
 
-func (out *parsedOutput) fillPerftest(r *probes.PerftestResult) {
+func (out *parsedOutput) fillPerftest(r *parse.PerftestResult) {
 	out.Rows = len(r.Rows) + len(r.LatencyRows)
 	out.Warnings, out.Errors, out.Reason = r.Warnings, r.Errors, r.Reason
 	if len(r.Rows) > 0 {
@@ -292,13 +293,13 @@ func (out *parsedOutput) fillPerftest(r *probes.PerftestResult) {
 	}
 }
 
-func (out *parsedOutput) fillNCCL(r *probes.NCCLResult, largeMessage uint64) {
+func (out *parsedOutput) fillNCCL(r *parse.NCCLResult, largeMessage uint64) {
 	out.Rows, out.Warnings, out.Errors, out.Reason = len(r.Rows), r.Warnings, r.Errors, r.Reason
 	out.LargeMessageBytes = largeMessage
 	if lm, ok := r.LargeMessageBusBandwidth(largeMessage); ok {
 		out.BandwidthBytesPerSecond, out.BandwidthMessageBytes, out.LargeMessageFallback = &lm.BytesPerSecond, &lm.SizeBytes, &lm.Fallback
 		if lm.Fallback {
-			out.Warnings = append(out.Warnings, probes.NCCLFallbackNote(largeMessage, lm.SizeBytes))
+			out.Warnings = append(out.Warnings, parse.NCCLFallbackNote(largeMessage, lm.SizeBytes))
 		}
 	}
 	if r.HasAverage {
@@ -324,7 +325,7 @@ func (out *parsedOutput) fillNCCL(r *probes.NCCLResult, largeMessage uint64) {
 	slices.SortStableFunc(out.Sizes, func(a, b ncclSizeOutput) int { return cmp.Compare(a.Bytes, b.Bytes) })
 }
 
-func ncclPlacement(m probes.NCCLMeasurement) ncclPlacementOutput {
+func ncclPlacement(m parse.NCCLMeasurement) ncclPlacementOutput {
 	p := ncclPlacementOutput{TimeSeconds: roundDigits(m.TimeSeconds), AlgorithmBandwidthPerSecond: m.AlgBWBytesPerSecond, BusBandwidthPerSecond: m.BusBWBytesPerSecond}
 	if m.Wrong >= 0 {
 		p.Wrong = &m.Wrong

@@ -42,7 +42,7 @@ func TestProbeParsePrintsJSON(t *testing.T) {
 		{"nccl", "nccl_tagged_output_pr503.txt", 0, "incomplete_output", 1},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			cmd := exec.Command(binary, "probe", "parse", tc.kind, filepath.Join("..", "..", "probes", "testdata", tc.file))
+			cmd := exec.Command(binary, "probe", "parse", tc.kind, filepath.Join("..", "..", "probes", "parse", "testdata", tc.file))
 			out, err := cmd.Output()
 			code := 0
 			if ee, ok := err.(*exec.ExitError); ok {
@@ -135,7 +135,7 @@ func TestProbeParseImpossibleBandwidth(t *testing.T) {
 // numeric order with their numbers, the average is beside the judged
 // number, and a cut run is not a success.
 func TestProbeParseNCCLJSONShape(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "probes", "testdata", "nccl_oke_2x8_a100_healthy.txt"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "probes", "parse", "testdata", "nccl_oke_2x8_a100_healthy.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ func TestProbeParseNCCLTransport(t *testing.T) {
 	read := func(names ...string) []byte {
 		var b []byte
 		for _, n := range names {
-			d, err := os.ReadFile(filepath.Join("..", "..", "probes", "testdata", n))
+			d, err := os.ReadFile(filepath.Join("..", "..", "probes", "parse", "testdata", n))
 			if err != nil {
 				t.Fatal(err)
 			}

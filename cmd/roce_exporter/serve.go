@@ -120,7 +120,7 @@ func (s *serveCommand) run() int {
 		// the port's load against.
 		firstCollection(ctx, pl, logger)
 		sched, err = probes.New(probes.Options{
-			Plan: plan, Self: opts.NodeName, Node: snapshotNode(pl),
+			Plan: plan, Self: opts.NodeName, Node: pipelineNode{pl},
 			StateDir: stateDirFor(*s.stateDir, plan), Logger: logger.With("component", "probes"),
 		})
 		if err != nil {

@@ -61,7 +61,9 @@ var rules = []rule{
 	{pkg: "node"},
 	{pkg: "config", allowed: []string{"node", "internal/safefile"}},
 	{pkg: "health", allowed: []string{"node", "config"}}, // config's own imports are allowed through it
-	{pkg: "probes", allowed: []string{"node", "config", "internal/safefile"}},
+	{pkg: "probes", allowed: []string{"node", "config", "internal/safefile", "probes/parse", "probes/schedule"}},
+	{pkg: "probes/parse"},
+	{pkg: "probes/schedule", allowed: []string{"config"}},
 	{pkg: "reader", allowed: []string{"node", "internal/nicstats", "internal/dcbnl", "internal/ethnl", "internal/devlinknl", "internal/lldpcli", "internal/nlconn", "internal/safefile"}},
 	{pkg: "pipeline", allowed: []string{"node", "config", "health", "reader"}},
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/probes"
+	"github.com/roce-exporter/roce_exporter/probes/schedule"
 )
 
 // Fault kinds.
@@ -173,7 +174,7 @@ func Run(cfg Config, fault string) Report {
 		s.names = append(s.names, fmt.Sprintf("gpu%04d", i+1))
 	}
 	sch := config.Schedule{Enabled: true, Interval: cfg.Interval, Timeout: cfg.Timeout, Jitter: cfg.Interval / 10}
-	fleet := probes.NewFleetSchedule(s.names, sch, cfg.Share)
+	fleet := schedule.NewFleetSchedule(s.names, sch, cfg.Share)
 	bound := config.FreshFor(sch, cfg.FreshRounds)
 	for _, n := range s.names {
 		st := probes.NewStore()

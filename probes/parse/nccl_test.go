@@ -1,4 +1,4 @@
-package probes
+package parse
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 
 func parseNCCLFile(t *testing.T, name string) (*NCCLResult, error) {
 	t.Helper()
-	return ParseNCCL(strings.NewReader(string(readTestdata(t, name))))
+	return NCCL(strings.NewReader(string(readTestdata(t, name))))
 }
 
 func findRow(t *testing.T, res *NCCLResult, size uint64) NCCLRow {
@@ -175,14 +175,14 @@ func TestParseNCCLDuplicatedWithRows(t *testing.T) {
 		"#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n" +
 		"           8             2     float     sum      -1     6.51    0.00    0.00      0     0.25    0.03    0.00      0\n" +
 		"# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0 \n#\n"
-	res, err := ParseNCCL(strings.NewReader(one + one))
+	res, err := NCCL(strings.NewReader(one + one))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.Duplicated || res.NRanks != 1 || res.Reason != ReasonExecError {
 		t.Errorf("duplicated=%v nranks=%d reason=%q", res.Duplicated, res.NRanks, res.Reason)
 	}
-	single, err := ParseNCCL(strings.NewReader(one))
+	single, err := NCCL(strings.NewReader(one))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestParseNCCLWarnInsideTable(t *testing.T) {
 		"\nnode1:1234:1301 [3] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got async event : port error\n\n" +
 		"     2097152        524288     float     sum      -1    93.48   22.43   39.26      0    96.10   21.82   38.19      0\n" +
 		ncclSummary
-	res, err := ParseNCCL(strings.NewReader(out))
+	res, err := NCCL(strings.NewReader(out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestParseNCCLNumberFormats(t *testing.T) {
 				if withHeader {
 					in = header + in
 				}
-				res, err := ParseNCCL(strings.NewReader(in))
+				res, err := NCCL(strings.NewReader(in))
 				if err != nil {
 					t.Fatalf("header=%v: %v", withHeader, err)
 				}
@@ -297,7 +297,7 @@ func TestParseNCCLOldLayouts(t *testing.T) {
 	reduce := "#       size         count    type   redop    root     time   algbw   busbw  error     time   algbw   busbw  error\n" +
 		"           0             0   float     sum       0    36.90    0.00    0.00    N/A    36.47    0.00    0.00    N/A\n" +
 		"     8388608       2097152   float     sum       0    94.72   88.57   88.57    N/A    94.06   89.19   89.19    N/A\n"
-	res, err := ParseNCCL(strings.NewReader(reduce))
+	res, err := NCCL(strings.NewReader(reduce))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func TestParseNCCLOldLayouts(t *testing.T) {
 
 	gather := "#       size         count    type     time   algbw   busbw  error     time   algbw   busbw  error\n" +
 		"  8589934592     268435456   float    33646  255.31  223.39    N/A    32669  262.94  230.07    N/A\n"
-	res, err = ParseNCCL(strings.NewReader(gather))
+	res, err = NCCL(strings.NewReader(gather))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +325,7 @@ func TestParseNCCLPerIterationColumns(t *testing.T) {
 	out := "# %10s  size  count  type  redop  root  time  algbw  busbw  #wrong  i_min  i_max  i_p99  i_cv%  time  algbw  busbw  #wrong  i_min  i_max  i_p99  i_cv%\n"
 	out = strings.Replace(out, "%10s  ", "", 1)
 	out += "   134217728      33554432     float     sum      -1   1162.2  115.49  202.11       0   1150.1   1190.3   1188.0     0.82   1162.5  115.46  202.05       0   1151.0   1189.9   1187.5     0.80\n"
-	res, err := ParseNCCL(strings.NewReader(out))
+	res, err := NCCL(strings.NewReader(out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func TestParseNCCLRejectsBadRows(t *testing.T) {
 		"     8388608       2097152     float     sum      -1    162.0   51.79   -90.63      0    160.0   52.44   91.77      0",
 		"     8388608       2097152     float     sum      x1    162.0   51.79   90.63      0    160.0   52.44   91.77      0",
 	} {
-		res, err := ParseNCCL(strings.NewReader(row + "\n"))
+		res, err := NCCL(strings.NewReader(row + "\n"))
 		if !errors.Is(err, ErrNoResults) || len(res.Warnings) != 1 {
 			t.Errorf("%q: err %v warnings %q", row, err, res.Warnings)
 		}
@@ -386,7 +386,7 @@ func TestClassifyNCCLText(t *testing.T) {
 			if !strings.Contains(tt.text, "Avg bus bandwidth") {
 				summary = "# Avg bus bandwidth    : 0 \n"
 			}
-			res, err := ParseNCCL(strings.NewReader(good + tt.text + "\n" + summary))
+			res, err := NCCL(strings.NewReader(good + tt.text + "\n" + summary))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -449,7 +449,7 @@ func TestNCCLVersionString(t *testing.T) {
 func TestParseNCCLIgnoresBadAverage(t *testing.T) {
 	row := "           8             2     float     sum      -1    21.33    0.00    0.00      0    20.55    0.00    0.00      0\n"
 	for _, avg := range []string{"-nan", "nan", "-3.5", "inf"} {
-		res, err := ParseNCCL(strings.NewReader(row + "# Avg bus bandwidth    : " + avg + " \n"))
+		res, err := NCCL(strings.NewReader(row + "# Avg bus bandwidth    : " + avg + " \n"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -464,17 +464,14 @@ func TestParseNCCLIgnoresBadAverage(t *testing.T) {
 func TestParseNCCLTruncatedRun(t *testing.T) {
 	full := string(readTestdata(t, "nccl_oke_2x8_a100_healthy.txt"))
 	cut := full[:strings.Index(full, "   268435456")]
-	res, err := ParseNCCL(strings.NewReader(cut))
+	res, err := NCCL(strings.NewReader(cut))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Reason != ReasonIncompleteOutput || res.Complete || len(res.Rows) != 25 {
 		t.Errorf("reason %q complete %v rows %d", res.Reason, res.Complete, len(res.Rows))
 	}
-	if Hint(res.Reason) == "" {
-		t.Error("incomplete output without a hint")
-	}
-	res, _ = ParseNCCL(strings.NewReader(full))
+	res, _ = NCCL(strings.NewReader(full))
 	if res.Reason != "" || !res.Complete {
 		t.Errorf("the whole run: reason %q complete %v", res.Reason, res.Complete)
 	}
@@ -484,24 +481,24 @@ func TestParseNCCLTruncatedRun(t *testing.T) {
 // it is not the test program failing to run.
 func TestParseNCCLGarbage(t *testing.T) {
 	for _, in := range []string{"", "random garbage\n", "hello world\n1 2 3\n", "{not json"} {
-		res, err := ParseNCCL(strings.NewReader(in))
+		res, err := NCCL(strings.NewReader(in))
 		if !errors.Is(err, ErrNoResults) || res.Reason != ReasonParseError {
 			t.Errorf("%q: err %v reason %q", in, err, res.Reason)
 		}
 	}
 	// nccl-tests' header without a row: it started and was cut off.
 	head := "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
-	if res, _ := ParseNCCL(strings.NewReader(head)); res.Reason != ReasonIncompleteOutput {
+	if res, _ := NCCL(strings.NewReader(head)); res.Reason != ReasonIncompleteOutput {
 		t.Errorf("header only: reason %q", res.Reason)
 	}
 	// The program's own failure lines keep exec_error.
 	fail := "gpu-1-1: Test CUDA failure common.cu:941 'system not yet initialized'\n"
-	if res, _ := ParseNCCL(strings.NewReader(fail)); res.Reason != ReasonExecError {
+	if res, _ := NCCL(strings.NewReader(fail)); res.Reason != ReasonExecError {
 		t.Errorf("CUDA failure: reason %q", res.Reason)
 	}
 	// Rows whose numbers are all invalid: unreadable.
 	bad := "     8388608       2097152     float     sum      -1    162.0   nan   90.63      0    160.0   52.44   91.77      0\n" + ncclSummary
-	if res, _ := ParseNCCL(strings.NewReader(bad)); res.Reason != ReasonParseError {
+	if res, _ := NCCL(strings.NewReader(bad)); res.Reason != ReasonParseError {
 		t.Errorf("invalid rows only: reason %q", res.Reason)
 	}
 }
@@ -522,14 +519,14 @@ func TestParseNCCLImpossibleBandwidth(t *testing.T) {
 		{"healthy", row("237.52") + ncclSummary, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, _ := ParseNCCL(strings.NewReader(tc.text))
+			res, _ := NCCL(strings.NewReader(tc.text))
 			if res.Reason != tc.reason {
 				t.Errorf("reason %q, want %q (errors %q)", res.Reason, tc.reason, res.Errors)
 			}
 		})
 	}
 	two := "           8             2     float     sum      -1    36.47    0.00    0.00      0    34.74    0.00    0.00      0\n" + row("1e300") + ncclSummary
-	res, err := ParseNCCL(strings.NewReader(two))
+	res, err := NCCL(strings.NewReader(two))
 	if err != nil || res.Reason != ReasonParseError || len(res.Rows) != 1 || !res.Impossible {
 		t.Errorf("err %v reason %q rows %d impossible %v", err, res.Reason, len(res.Rows), res.Impossible)
 	}

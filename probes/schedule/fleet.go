@@ -1,11 +1,8 @@
-package probes
+package schedule
 
 import (
-	"cmp"
 	"fmt"
-	"hash/fnv"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/config"
@@ -120,12 +117,7 @@ func (f *FleetSchedule) TurnOf(node string, epoch int64) (Turn, bool) {
 // every node derives from the epoch and round, so both ends agree.
 func (f *FleetSchedule) RoundStart(epoch int64, round int) time.Time {
 	at := time.Unix(0, epoch*int64(f.sch.Interval)+int64(round)*int64(f.roundLen))
-	if f.jitter <= 0 {
-		return at
-	}
-	h := fnv.New64a()
-	fmt.Fprintf(h, "pair/%d/%d", epoch, round)
-	return at.Add(time.Duration(h.Sum64() % uint64(f.jitter)))
+	return at.Add(Jitter(fmt.Sprintf("pair/%d/%d", epoch, round), f.jitter))
 }
 
 // RoundEnd is when round's slot ends (the next round's unjittered start):
@@ -163,17 +155,7 @@ func (f *FleetSchedule) NextTurn(node string, t time.Time) (Turn, bool) {
 // every leaf pair over the whole cycle. Every node computes the same order.
 func scattered(s *roundRobin) *roundRobin {
 	order := slices.Clone(s.nodes[:s.real])
-	key := func(n string) uint64 {
-		h := fnv.New64a()
-		h.Write([]byte(n))
-		return mix64(h.Sum64())
-	}
-	slices.SortFunc(order, func(a, b string) int {
-		if c := cmp.Compare(key(a), key(b)); c != 0 {
-			return c
-		}
-		return strings.Compare(a, b)
-	})
+	hashOrder(order, func(n string) string { return n })
 	out := &roundRobin{nodes: order, real: s.real}
 	if len(order)%2 == 1 {
 		out.nodes = append(out.nodes, "")

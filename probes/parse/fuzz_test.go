@@ -1,4 +1,4 @@
-package probes
+package parse
 
 import (
 	"bytes"
@@ -97,7 +97,7 @@ func checkNCCLInvariants(t *testing.T, res *NCCLResult, err error) {
 func FuzzParsePerftest(f *testing.F) {
 	addSeeds(f, "perftest_", ".txt")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		res, err := ParsePerftest(bytes.NewReader(data))
+		res, err := Perftest(bytes.NewReader(data))
 		checkPerftestInvariants(t, res, err)
 	})
 }
@@ -105,7 +105,7 @@ func FuzzParsePerftest(f *testing.F) {
 func FuzzParsePerftestJSON(f *testing.F) {
 	addSeeds(f, "perftest_json", ".json")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		res, err := ParsePerftestJSON(data)
+		res, err := PerftestJSON(data)
 		if err != nil && !errors.Is(err, ErrNoResults) {
 			if res == nil || res.Reason != ReasonParseError {
 				t.Fatalf("decode error must come with parse_error: %v %+v", err, res)
@@ -119,7 +119,7 @@ func FuzzParsePerftestJSON(f *testing.F) {
 func FuzzParseNCCL(f *testing.F) {
 	addSeeds(f, "nccl_", ".txt")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		res, err := ParseNCCL(bytes.NewReader(data))
+		res, err := NCCL(bytes.NewReader(data))
 		checkNCCLInvariants(t, res, err)
 	})
 }
@@ -127,7 +127,7 @@ func FuzzParseNCCL(f *testing.F) {
 func FuzzParseNCCLJSON(f *testing.F) {
 	addSeeds(f, "nccl_json", ".json")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		res, err := ParseNCCLJSON(data)
+		res, err := NCCLJSON(data)
 		checkNCCLInvariants(t, res, err)
 	})
 }

@@ -1,4 +1,4 @@
-package probes
+package parse
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// ParsePerftestJSON parses a perftest --out_json file: the standard JSON
+// PerftestJSON parses a perftest --out_json file: the standard JSON
 // written since perftest 24.01 as well as the earlier form with unquoted
 // keys and values.
 //
@@ -18,14 +18,14 @@ import (
 // --report_gbits). The unit is inferred from MsgRate × MsgSize, which is
 // ~119 times apart between MiB/s and Gb/s; when that is impossible (no
 // message rate) MiB/s, perftest's default, is assumed and a warning is
-// added. Callers that know the flags should use ParsePerftestJSONUnit.
-func ParsePerftestJSON(data []byte) (*PerftestResult, error) {
+// added. Callers that know the flags should use PerftestJSONUnit.
+func PerftestJSON(data []byte) (*PerftestResult, error) {
 	return parsePerftestJSON(data, "")
 }
 
-// ParsePerftestJSONUnit is ParsePerftestJSON with the unit given, as the
+// PerftestJSONUnit is PerftestJSON with the unit given, as the
 // runner knows whether it passed --report_gbits.
-func ParsePerftestJSONUnit(data []byte, unit PerftestUnit) (*PerftestResult, error) {
+func PerftestJSONUnit(data []byte, unit PerftestUnit) (*PerftestResult, error) {
 	if _, err := unit.BytesPerSecond(0); err != nil {
 		return nil, err
 	}

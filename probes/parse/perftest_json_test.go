@@ -1,4 +1,4 @@
-package probes
+package parse
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ func TestParsePerftestJSONSamples(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			res, err := ParsePerftestJSON(readTestdata(t, tt.file))
+			res, err := PerftestJSON(readTestdata(t, tt.file))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func TestParsePerftestJSONSamples(t *testing.T) {
 }
 
 func TestParsePerftestJSONLatency(t *testing.T) {
-	res, err := ParsePerftestJSON(readTestdata(t, "perftest_json_latency.json"))
+	res, err := PerftestJSON(readTestdata(t, "perftest_json_latency.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,12 +78,12 @@ func TestParsePerftestJSONLatency(t *testing.T) {
 func TestParsePerftestJSONExplicitUnit(t *testing.T) {
 	data := readTestdata(t, "perftest_json_standard_gbits.json")
 	// The caller's unit wins over inference.
-	res, err := ParsePerftestJSONUnit(data, UnitMiB)
+	res, err := PerftestJSONUnit(data, UnitMiB)
 	if err != nil {
 		t.Fatal(err)
 	}
 	approx(t, "BWAverage", res.Rows[0].BWAverage, 97.42*mib)
-	if _, err := ParsePerftestJSONUnit(data, PerftestUnit("kb")); err == nil {
+	if _, err := PerftestJSONUnit(data, PerftestUnit("kb")); err == nil {
 		t.Error("an unknown unit must be rejected")
 	}
 }
@@ -104,7 +104,7 @@ func TestParsePerftestJSONUnitInference(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := ParsePerftestJSON([]byte(`{"test_info": {"test": "RDMA_Write_BW_Test"}, "results": {` + tt.results + `}}`))
+			res, err := PerftestJSON([]byte(`{"test_info": {"test": "RDMA_Write_BW_Test"}, "results": {` + tt.results + `}}`))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +131,7 @@ func TestParsePerftestJSONLenientForms(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := ParsePerftestJSON([]byte(tt.doc))
+			res, err := PerftestJSON([]byte(tt.doc))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +160,7 @@ func TestParsePerftestJSONFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := ParsePerftestJSON([]byte(tt.doc))
+			res, err := PerftestJSON([]byte(tt.doc))
 			if err == nil {
 				t.Fatalf("want an error, got %+v", res)
 			}

@@ -1,4 +1,4 @@
-package probes
+package parse
 
 import (
 	"math"
@@ -50,9 +50,10 @@ func samples(tb testing.TB, prefix, ext string) []string {
 	return names
 }
 
+// validReasons are the reasons an output can be classified with.
 var validReasons = map[string]bool{
 	"": true, ReasonConnectRefused: true, ReasonTimeout: true, ReasonNoDevice: true, ReasonGIDIndex: true,
-	ReasonRetryExceeded: true, ReasonWrongResults: true, ReasonBelowThreshold: true, ReasonRegression: true,
+	ReasonRetryExceeded: true, ReasonWrongResults: true, ReasonBelowThreshold: true,
 	ReasonExecError: true, ReasonQPConnectTimeout: true, ReasonIncompleteOutput: true, ReasonParseError: true,
 }
 

@@ -1,4 +1,4 @@
-package probes
+package parse
 
 import (
 	"bytes"
@@ -56,10 +56,10 @@ type ncclJSONMeasure struct {
 	NWrong  *flexFloat `json:"nwrong"`
 }
 
-// ParseNCCLJSON parses an nccl-tests -J file (format version 2 and 3). The
+// NCCLJSON parses an nccl-tests -J file (format version 2 and 3). The
 // file is written by MPI rank 0 only, so duplicated non-MPI runs cannot be
-// seen here; use ParseNCCL on stdout for that.
-func ParseNCCLJSON(data []byte) (*NCCLResult, error) {
+// seen here; use NCCL on stdout for that.
+func NCCLJSON(data []byte) (*NCCLResult, error) {
 	res := &NCCLResult{Reason: ReasonParseError}
 	if len(data) > maxProbeOutput {
 		return res, fmt.Errorf("nccl-tests JSON larger than %d bytes", maxProbeOutput)

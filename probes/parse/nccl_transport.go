@@ -1,4 +1,4 @@
-package probes
+package parse
 
 import (
 	"regexp"
@@ -6,12 +6,12 @@ import (
 	"strings"
 )
 
-// NCCLTransport is NCCL's own report of how it moved data between nodes,
+// Transport is NCCL's own report of how it moved data between nodes,
 // from its NCCL_DEBUG=INFO lines (subsystems INIT and NET): the network it
 // chose, the HCAs it opened and whether the channels use GPUDirect RDMA.
 // A run that fell back to TCP sockets, or to RDMA through host memory, can
 // still meet a bandwidth floor on a small job; this is what tells.
-type NCCLTransport struct {
+type Transport struct {
 	// Network is the network NCCL used: "IB" (InfiniBand and RoCE),
 	// "Socket", or a net plugin's name ("IBext_v8"); "" when not reported.
 	Network string `json:"network,omitempty"`
@@ -44,10 +44,10 @@ var (
 	ncclSocketName = "Socket"
 )
 
-// ParseNCCLTransport reads NCCL's transport report out of a run's output.
+// NCCLTransport reads NCCL's transport report out of a run's output.
 // It never fails: output without NCCL INFO lines gives an empty report.
-func ParseNCCLTransport(text string) NCCLTransport {
-	var t NCCLTransport
+func NCCLTransport(text string) Transport {
+	var t Transport
 	networks := map[string]bool{}
 	for len(text) > 0 {
 		var line string
@@ -93,16 +93,16 @@ func ParseNCCLTransport(text string) NCCLTransport {
 
 // Reported says whether the output held any of NCCL's transport lines:
 // without NCCL_DEBUG=INFO there is nothing to judge.
-func (t NCCLTransport) Reported() bool {
+func (t Transport) Reported() bool {
 	return t.Network != "" || t.NetChannels > 0 || len(t.HCAs) > 0
 }
 
 // SocketFallback reports inter-node traffic over TCP sockets.
-func (t NCCLTransport) SocketFallback() bool {
+func (t Transport) SocketFallback() bool {
 	return t.Network == ncclSocketName || t.SocketChannels > 0
 }
 
 // NoGDRDMA reports RDMA channels none of which use GPUDirect RDMA.
-func (t NCCLTransport) NoGDRDMA() bool {
+func (t Transport) NoGDRDMA() bool {
 	return t.NetChannels > t.SocketChannels && t.GDRDMAChannels == 0
 }

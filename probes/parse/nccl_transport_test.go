@@ -1,4 +1,4 @@
-package probes
+package parse
 
 import (
 	"os"
@@ -7,13 +7,13 @@ import (
 	"testing"
 )
 
-func transportOf(t *testing.T, file string) NCCLTransport {
+func transportOf(t *testing.T, file string) Transport {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ParseNCCLTransport(string(b))
+	return NCCLTransport(string(b))
 }
 
 // Real NCCL_DEBUG=INFO excerpts from public issues (see the .source files).
@@ -42,13 +42,13 @@ func TestParseNCCLTransportReal(t *testing.T) {
 
 func TestParseNCCLTransportNothing(t *testing.T) {
 	for _, text := range []string{"", "# nccl-tests version 2.13.9\n#  Rank  0 Group  0 Pid 1 on h device  0\n", "garbage via NET/IB/0/GDRDMA\n"} {
-		if tr := ParseNCCLTransport(text); tr.Reported() || tr.SocketFallback() || tr.NoGDRDMA() {
+		if tr := NCCLTransport(text); tr.Reported() || tr.SocketFallback() || tr.NoGDRDMA() {
 			t.Errorf("%q: %+v", text, tr)
 		}
 	}
 	// Old NCCL that also lists its bootstrap socket: NET/Socket : Using is
 	// not a fallback when the channels run over IB.
-	tr := ParseNCCLTransport("h:1:2 [0] NCCL INFO NET/Socket : Using [0]ib0:192.168.11.1<0>\nh:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:192.168.11.1<0>\nh:1:3 [0] NCCL INFO Ring 00 : 3 -> 0 [receive] via NET/IB/0\nh:1:3 [0] NCCL INFO Channel 00 : 3[3] -> 0[0] [receive] via NET/IB/0/GDRDMA\n")
+	tr := NCCLTransport("h:1:2 [0] NCCL INFO NET/Socket : Using [0]ib0:192.168.11.1<0>\nh:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:192.168.11.1<0>\nh:1:3 [0] NCCL INFO Ring 00 : 3 -> 0 [receive] via NET/IB/0\nh:1:3 [0] NCCL INFO Channel 00 : 3[3] -> 0[0] [receive] via NET/IB/0/GDRDMA\n")
 	if tr.SocketFallback() || tr.Network != "IB" || tr.GDRDMAChannels != 1 || !slices.Equal(tr.HCAs, []string{"mlx5_0:1/IB"}) {
 		t.Errorf("IB with bootstrap socket: %+v", tr)
 	}
@@ -61,7 +61,7 @@ func FuzzParseNCCLTransport(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		tr := ParseNCCLTransport(text)
+		tr := NCCLTransport(text)
 		if tr.SocketChannels > tr.NetChannels || tr.GDRDMAChannels > tr.NetChannels {
 			t.Fatalf("inconsistent counts: %+v", tr)
 		}

@@ -1,4 +1,4 @@
-package probes
+package parse
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 )
 
 func TestParseNCCLJSONSamples(t *testing.T) {
-	res, err := ParseNCCLJSON(readTestdata(t, "nccl_json_v3.json"))
+	res, err := NCCLJSON(readTestdata(t, "nccl_json_v3.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestParseNCCLJSONSamples(t *testing.T) {
 }
 
 func TestParseNCCLJSONNullAndNaN(t *testing.T) {
-	res, err := ParseNCCLJSON(readTestdata(t, "nccl_json_nocheck_nan.json"))
+	res, err := NCCLJSON(readTestdata(t, "nccl_json_nocheck_nan.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestParseNCCLJSONOutOfPlaceOnly(t *testing.T) {
 		`"out_of_place":{"time":9187.8,"alg_bw":116.87,"bus_bw":219.12,"nwrong":0},` +
 		`"in_place":{"time":"nan","alg_bw":"nan","bus_bw":"nan","nwrong":0}}],` +
 		`"out_of_bounds":{"count":0,"okay":true},"average_bus_bandwidth":{"bandwidth":219.12,"okay":"unchecked"}}`
-	res, err := ParseNCCLJSON([]byte(doc))
+	res, err := NCCLJSON([]byte(doc))
 	if err != nil || res.Reason != "" {
 		t.Fatalf("err %v reason %q", err, res.Reason)
 	}
@@ -92,7 +92,7 @@ func TestParseNCCLJSONIncompleteAndImpossible(t *testing.T) {
 		{"not nccl-tests", `{"hello":"world"}`, ReasonParseError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, _ := ParseNCCLJSON([]byte(tc.doc))
+			res, _ := NCCLJSON([]byte(tc.doc))
 			if res.Reason != tc.reason {
 				t.Errorf("reason %q, want %q (errors %q)", res.Reason, tc.reason, res.Errors)
 			}
@@ -120,7 +120,7 @@ func TestParseNCCLJSONVariants(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := ParseNCCLJSON([]byte(tt.doc))
+			res, err := NCCLJSON([]byte(tt.doc))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +149,7 @@ func TestParseNCCLJSONFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := ParseNCCLJSON([]byte(tt.doc))
+			res, err := NCCLJSON([]byte(tt.doc))
 			if err == nil || res == nil || res.Reason == "" {
 				t.Fatalf("want an error and a reason, got %v %+v", err, res)
 			}
@@ -158,7 +158,7 @@ func TestParseNCCLJSONFailures(t *testing.T) {
 			}
 		})
 	}
-	res, _ := ParseNCCLJSON([]byte(`{"version":3,"results":[],"errors":["NET/IB : No device found."]}`))
+	res, _ := NCCLJSON([]byte(`{"version":3,"results":[],"errors":["NET/IB : No device found."]}`))
 	if res.Reason != ReasonNoDevice {
 		t.Errorf("errors list must be classified: %q", res.Reason)
 	}

@@ -1,4 +1,4 @@
-package probes
+package parse
 
 import (
 	"errors"
@@ -50,7 +50,7 @@ func TestParsePerftestBandwidthSamples(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			res, err := ParsePerftest(strings.NewReader(string(readTestdata(t, tt.file))))
+			res, err := Perftest(strings.NewReader(string(readTestdata(t, tt.file))))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +81,7 @@ func TestParsePerftestBandwidthSamples(t *testing.T) {
 }
 
 func TestParsePerftestExtFormatRows(t *testing.T) {
-	res, err := ParsePerftest(strings.NewReader(string(readTestdata(t, "perftest_write_bw_gbits_all_issue132.txt"))))
+	res, err := Perftest(strings.NewReader(string(readTestdata(t, "perftest_write_bw_gbits_all_issue132.txt"))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestParsePerftestLatencySamples(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			res, err := ParsePerftest(strings.NewReader(string(readTestdata(t, tt.file))))
+			res, err := Perftest(strings.NewReader(string(readTestdata(t, tt.file))))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,7 +155,7 @@ func TestParsePerftestFailureSamples(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			res, err := ParsePerftest(strings.NewReader(string(readTestdata(t, tt.file))))
+			res, err := Perftest(strings.NewReader(string(readTestdata(t, tt.file))))
 			if !errors.Is(err, ErrNoResults) {
 				t.Fatalf("err = %v, want ErrNoResults", err)
 			}
@@ -216,7 +216,7 @@ func TestParsePerftestBelowLimitKeepsRows(t *testing.T) {
 		" 65536      5000             180.12             179.98 \t\t     0.343277\n" +
 		"---------------------------------------------------------------------------------------\n" +
 		"Error: BW result is below bw limit\n"
-	res, err := ParsePerftest(strings.NewReader(out))
+	res, err := Perftest(strings.NewReader(out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestParsePerftestRowsByPosition(t *testing.T) {
 	// stop the parser: rows are read by position after the header.
 	out := " #bytes  #iterations  BW peak[MiB/sec]  BW average[MiB/sec]  MsgRate[Mpps]  CPU_Util[%]\n" +
 		" 1048576    5000      11030.78     11030.45     0.011030     12.50\n"
-	res, err := ParsePerftest(strings.NewReader(out))
+	res, err := Perftest(strings.NewReader(out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestParsePerftestHeadlineIsLargestSize(t *testing.T) {
 	out := " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n" +
 		" 8388608    5000             390.10             389.90 \t\t     0.005810\n" +
 		" 65536      5000             350.00             349.50 \t\t     0.666618\n"
-	res, err := ParsePerftest(strings.NewReader(out))
+	res, err := Perftest(strings.NewReader(out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func TestParsePerftestDurationLatency(t *testing.T) {
 	// RESULT_FMT_LAT_DUR: ib_write_lat -D prints only the average.
 	out := " #bytes        #iterations       t_avg[usec]    tps average\n" +
 		" 2             8123456          1.23           812345.60\n"
-	res, err := ParsePerftest(strings.NewReader(out))
+	res, err := Perftest(strings.NewReader(out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestParsePerftestRejectsNegativeBandwidth(t *testing.T) {
 	// linux-rdma/perftest#82: a counter bug printed negative averages.
 	out := " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n" +
 		" 65536      1234            0.00               -14.52\t\t   -0.027696\n"
-	res, err := ParsePerftest(strings.NewReader(out))
+	res, err := Perftest(strings.NewReader(out))
 	if !errors.Is(err, ErrNoResults) {
 		t.Fatalf("err = %v", err)
 	}
@@ -288,7 +288,7 @@ func TestParsePerftestRejectsNegativeBandwidth(t *testing.T) {
 func TestParsePerftestEmptyAndGarbage(t *testing.T) {
 	// Nothing perftest prints: "could not parse", not "the program failed".
 	for _, in := range []string{"", "\n\n", "hello world\n1 2 3\n", strings.Repeat("-", 87)} {
-		res, err := ParsePerftest(strings.NewReader(in))
+		res, err := Perftest(strings.NewReader(in))
 		if !errors.Is(err, ErrNoResults) || res == nil || res.Reason != ReasonParseError {
 			t.Errorf("%q: err %v res %+v", in, err, res)
 		}
@@ -296,7 +296,7 @@ func TestParsePerftestEmptyAndGarbage(t *testing.T) {
 	// perftest's banner and table header with no row: a run cut short.
 	banner := "                    RDMA_Write BW Test\n Dual-port       : OFF\t\tDevice         : mlx5_0\n" +
 		" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
-	if res, _ := ParsePerftest(strings.NewReader(banner)); res.Reason != ReasonIncompleteOutput {
+	if res, _ := Perftest(strings.NewReader(banner)); res.Reason != ReasonIncompleteOutput {
 		t.Errorf("banner without a row: reason %q, want %q", res.Reason, ReasonIncompleteOutput)
 	}
 }
@@ -319,13 +319,13 @@ func TestParsePerftestImpossibleBandwidth(t *testing.T) {
 		{" 1048576    5000             0.00               3200.00 \t\t     0.381470\n", ""},
 		{" 1048576    5000             0.00               392.34 \t\t     0.046718\n", ""},
 	} {
-		res, _ := ParsePerftest(strings.NewReader(header + tc.row))
+		res, _ := Perftest(strings.NewReader(header + tc.row))
 		if res.Reason != tc.reason {
 			t.Errorf("%q: reason %q, want %q (errors %q)", tc.row, res.Reason, tc.reason, res.Errors)
 		}
 	}
 	// Beside a good row the output is still corrupt: no verdict may rest on it.
-	res, err := ParsePerftest(strings.NewReader(header +
+	res, err := Perftest(strings.NewReader(header +
 		" 65536      5000             392.38             392.34 \t\t     0.748336\n" +
 		" 1048576    5000             0.00               1e300 \t\t     0.046718\n"))
 	if err != nil || res.Reason != ReasonParseError || len(res.Rows) != 1 || len(res.Errors) != 1 {
@@ -333,7 +333,7 @@ func TestParsePerftestImpossibleBandwidth(t *testing.T) {
 	}
 	// In MiB/s: 800 GB/s is 762939 MiB/s.
 	mibHeader := " #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]\n"
-	if res, _ := ParsePerftest(strings.NewReader(mibHeader + " 65536  5000  0.00  800000.00  0.052697\n")); res.Reason != ReasonParseError {
+	if res, _ := Perftest(strings.NewReader(mibHeader + " 65536  5000  0.00  800000.00  0.052697\n")); res.Reason != ReasonParseError {
 		t.Errorf("800000 MiB/s: reason %q", res.Reason)
 	}
 }
@@ -346,7 +346,7 @@ func TestMessagesAreBounded(t *testing.T) {
 		b.WriteString(" CPU Frequency is not max.\n")
 	}
 	b.WriteString(strings.Repeat("Failed x", 500) + "\n")
-	res, _ := ParsePerftest(strings.NewReader(b.String()))
+	res, _ := Perftest(strings.NewReader(b.String()))
 	if len(res.Warnings) != 7 {
 		t.Errorf("identical warnings must be kept once: %d kept", len(res.Warnings))
 	}
@@ -358,7 +358,7 @@ func TestMessagesAreBounded(t *testing.T) {
 func TestParsePerftestLineEndings(t *testing.T) {
 	out := " #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]\r\n" +
 		" 65536      5000             3293.63            3293.56             0.052697\r\n"
-	res, err := ParsePerftest(strings.NewReader(out))
+	res, err := Perftest(strings.NewReader(out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +367,7 @@ func TestParsePerftestLineEndings(t *testing.T) {
 
 func TestParsePerftestRejectsHugeOutput(t *testing.T) {
 	huge := io.LimitReader(zeroReader{}, maxProbeOutput+1)
-	if res, err := ParsePerftest(huge); err == nil || res != nil {
+	if res, err := Perftest(huge); err == nil || res != nil {
 		t.Errorf("output over the limit must be refused: %v", err)
 	}
 }

@@ -1,0 +1,72 @@
+package probes
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestFreshnessDropsOldResults(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	s := NewStore()
+	s.SetClock(func() time.Time { return now })
+	s.SetFreshness(KindIBWriteBW, 3*time.Hour)
+	s.Add(&Result{Probe: KindIBWriteBW, Peer: "old", Device: "mlx5_0", Start: now.Add(-4 * time.Hour), Success: false})
+	s.Add(&Result{Probe: KindIBWriteBW, Peer: "b", Device: "mlx5_0", Start: now.Add(-2 * time.Hour), Success: false})
+	s.Add(&Result{Probe: KindIBWriteBW, Peer: "c", Device: "mlx5_0", Start: now.Add(-time.Hour), Success: true})
+	s.Add(&Result{Probe: KindPing, Peer: "b", Device: "mlx5_0", Start: now.Add(-100 * time.Hour), Success: true}) // no bound
+	var keys []string
+	for _, r := range s.Latest() {
+		keys = append(keys, r.Key())
+	}
+	if got := strings.Join(keys, " "); got != "ib_write_bw|b|mlx5_0 ib_write_bw|c|mlx5_0 ping|b|mlx5_0" {
+		t.Errorf("fresh results %s", got)
+	}
+	kinds := s.Kinds()
+	if len(kinds) != 2 || kinds[0].Probe != KindIBWriteBW || kinds[0].Stale != 1 || !kinds[0].LastCompleted.Equal(now.Add(-time.Hour)) {
+		t.Errorf("kinds %+v", kinds)
+	}
+	j := s.Judge()
+	if len(j) != 1 || j[0].PeersFailed != 1 || j[0].PeersPassed != 1 || j[0].FailedPeers[0] != "b" {
+		t.Errorf("judgement %+v: the stale failure must not count", j)
+	}
+	// The failing link passes on its next test: it stops counting as failed at once.
+	s.Add(&Result{Probe: KindIBWriteBW, Peer: "b", Device: "mlx5_0", Start: now, Success: true})
+	if j := s.Judge(); j[0].PeersFailed != 0 || j[0].PeersPassed != 2 {
+		t.Errorf("after the fix %+v", j)
+	}
+	// Results four bounds old are forgotten.
+	now = now.Add(13 * time.Hour)
+	s.Add(&Result{Probe: KindIBWriteBW, Peer: "d", Device: "mlx5_0", Start: now, Success: true})
+	if k := s.Kinds(); k[0].Stale != 0 {
+		t.Errorf("old results kept: %+v", k)
+	}
+}
+
+func TestLocalVerdict(t *testing.T) {
+	nic := []DeviceJudgement{
+		{Probe: KindIBWriteBW, Device: "mlx5_0", PeersPassed: 2},
+		{Probe: KindIBWriteBW, Device: "mlx5_3", Rail: 3, PeersFailed: 2, FailedPeers: []string{"b", "c"}},
+	}
+	if v := LocalVerdict(nic, KindIBWriteBW); !strings.Contains(v, "mlx5_3 (rail 3) fails with 2 peers (b, c)") || !strings.Contains(v, "RoCEProbeSuspectNICPort") {
+		t.Errorf("NIC: %s", v)
+	}
+	node := []DeviceJudgement{
+		{Probe: KindIBWriteBW, Device: "mlx5_0", PeersFailed: 2},
+		{Probe: KindIBWriteBW, Device: "mlx5_1", PeersFailed: 3},
+	}
+	if v := LocalVerdict(node, KindIBWriteBW); !strings.Contains(v, "suspect this node") {
+		t.Errorf("node: %s", v)
+	}
+	path := []DeviceJudgement{{Probe: KindIBWriteBW, Device: "mlx5_0", PeersFailed: 1, PeersPassed: 2, FailedPeers: []string{"b"}}}
+	if v := LocalVerdict(path, KindIBWriteBW); !strings.Contains(v, "fails with b only") {
+		t.Errorf("path: %s", v)
+	}
+	ok := []DeviceJudgement{{Probe: KindIBWriteBW, Device: "mlx5_0", PeersPassed: 2}}
+	if v := LocalVerdict(ok, KindIBWriteBW); !strings.Contains(v, "every rail passes") {
+		t.Errorf("healthy: %s", v)
+	}
+	if v := LocalVerdict(nil, KindIBWriteBW); !strings.Contains(v, "no fresh") {
+		t.Errorf("empty: %s", v)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 // A probe run reads the node at most twice: once before it (everything the
@@ -169,6 +171,48 @@ func TestLoadGateDuringTheRun(t *testing.T) {
 			}
 			if got := n.reads.Load(); got != 4 {
 				t.Errorf("%d reads for two rails, want 4", got)
+			}
+		})
+	}
+}
+
+// latestNode is a fakeNode whose pipeline already holds a collection taken
+// age ago.
+type latestNode struct {
+	fakeNode
+	age time.Duration
+}
+
+func (l latestNode) Latest() *node.Snapshot { return l.at(time.Now().Add(-l.age), 0) }
+
+// A responder takes the GID index and port rate from the newest collection
+// when it is recent (every scrape makes one), and reads the node itself only
+// when it is not: a server restarting every timeout must not cost a full
+// collection each time.
+func TestResponderUsesARecentCollection(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		age   time.Duration
+		reads bool
+	}{{"recent collection", 10 * time.Second, false}, {"stale collection", time.Hour, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := standinEnv(t, "bw_ok")
+			t.Setenv("STANDIN_SERVER", "serve")
+			n := &countingNode{Node: latestNode{fakeNode{rate: 400e9, gid: 3}, c.age}}
+			s := newTestScheduler(t, testPlan(t, "0.9", ""), n)
+			rs := s.newResponder(s.bw, s.localLinks()[0], s.logger)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			rs.run(ctx)
+			starts := len(calls(t, dir))
+			if starts < 2 {
+				t.Fatalf("%d servers started", starts)
+			}
+			if reads := n.reads.Load(); (reads > 0) != c.reads {
+				t.Errorf("%d reads for %d servers started; want reads: %v", reads, starts, c.reads)
+			}
+			if latest := s.Store().Latest(); len(latest) != 1 || latest[0].Bandwidth == nil || latest[0].Bandwidth.ExpectedBytesPerSecond != 0.9*400e9/8 {
+				t.Errorf("served tests not judged on the node's port rate: %+v", latest)
 			}
 		})
 	}

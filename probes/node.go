@@ -13,6 +13,10 @@ type Node interface {
 	// already in flight) and returns the snapshot; its Previous is the collection
 	// before it (nil if none), Time/Previous.Time give the interval.
 	Collect(ctx context.Context) (*node.Snapshot, error)
+	// Latest is the newest collection's snapshot without reading (nil when
+	// there is none yet): enough for what changes only with the node's
+	// configuration, such as the GID index a responder listens on.
+	Latest() *node.Snapshot
 }
 
 // What a run needs to know of the node is read from the snapshot taken just

@@ -47,6 +47,9 @@ func (f fakeNode) Collect(context.Context) (*node.Snapshot, error) {
 	return f.at(time.Now(), 0), nil
 }
 
+// Latest: a fakeNode keeps no collection, so every question reads.
+func (fakeNode) Latest() *node.Snapshot { return nil }
+
 // at is the node at t with extra bytes moved each way on every port since
 // the counters' base, and the previous collection when it has one.
 func (f fakeNode) at(t time.Time, extra float64) *node.Snapshot {
@@ -121,6 +124,8 @@ func (c *countingNode) Collect(ctx context.Context) (*node.Snapshot, error) {
 type readerNode struct{ r *reader.Reader }
 
 func (n readerNode) Collect(context.Context) (*node.Snapshot, error) { return n.r.Read().Snapshot, nil }
+
+func (readerNode) Latest() *node.Snapshot { return nil }
 
 // newReaderNode reads a node from sysfs and replay captures under root.
 func newReaderNode(t *testing.T, opts reader.Options) readerNode {

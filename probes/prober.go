@@ -133,6 +133,24 @@ func (s *Scheduler) readNode(ctx context.Context, kind string) *node.Snapshot {
 	return snap
 }
 
+// configMaxAge is how old a collection may be for what changes only with the
+// node's configuration (GID index, nearest GPU, port rate). Every scrape
+// collects, so on a scraped node a restarting responder reads nothing; an
+// unscraped one still reads at most every few minutes, not once per restart.
+const configMaxAge = 5 * time.Minute
+
+// configOfNode is the node's configuration for a responder: the newest
+// collection when it is recent, else a fresh one.
+func (s *Scheduler) configOfNode(ctx context.Context, kind string) *node.Snapshot {
+	if s.opts.Node == nil {
+		return nil
+	}
+	if snap := s.opts.Node.Latest(); snap != nil && s.opts.Now().Sub(snap.Time) < configMaxAge {
+		return snap
+	}
+	return s.readNode(ctx, kind)
+}
+
 // skip marks a result as a run that did not count: neither a success nor
 // a failure.
 func (r *Result) skip(why string) *Result {

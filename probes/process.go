@@ -1,7 +1,6 @@
 package probes
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,11 +10,10 @@ import (
 	"sync"
 	"syscall"
 	"time"
-)
 
-// maxStdout bounds what a probe may print; perftest and nccl-tests print a
-// few KiB, a runaway child must not grow the exporter without bound.
-const maxStdout = 4 << 20
+	"github.com/roce-exporter/roce_exporter/internal/safefile"
+	"github.com/roce-exporter/roce_exporter/probes/parse"
+)
 
 // stderrTail is how much of stderr a result keeps for the landing page.
 const stderrTail = 2048
@@ -28,32 +26,6 @@ type execResult struct {
 	TimedOut bool
 	Err      error // start failure or wait error other than a non-zero exit
 	Duration time.Duration
-}
-
-// limitedBuffer keeps the first n bytes written to it.
-type limitedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	n   int
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if room := b.n - b.buf.Len(); room > 0 {
-		if len(p) > room {
-			b.buf.Write(p[:room])
-		} else {
-			b.buf.Write(p)
-		}
-	}
-	return len(p), nil
-}
-
-func (b *limitedBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]byte(nil), b.buf.Bytes()...)
 }
 
 // tailBuffer keeps the last n bytes written to it.
@@ -88,7 +60,7 @@ var errTimeout = errors.New("probe timeout")
 type process struct {
 	cmd    *exec.Cmd
 	stop   context.CancelFunc
-	stdout *limitedBuffer
+	stdout *safefile.LimitedBuffer
 	stderr *tailBuffer
 	begin  time.Time
 	done   chan struct{}
@@ -112,7 +84,7 @@ func startCommand(ctx context.Context, argv []string, env []string, onStdout fun
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// Grandchildren holding the pipes open must not keep Wait blocked.
 	cmd.WaitDelay = 2 * time.Second
-	p := &process{cmd: cmd, stop: stop, stdout: &limitedBuffer{n: maxStdout}, stderr: &tailBuffer{n: stderrTail}, done: make(chan struct{})}
+	p := &process{cmd: cmd, stop: stop, stdout: &safefile.LimitedBuffer{Limit: parse.MaxOutputBytes}, stderr: &tailBuffer{n: stderrTail}, done: make(chan struct{})}
 	if onStdout != nil {
 		cmd.Stdout = &notifyWriter{w: p.stdout, fn: onStdout}
 	} else {
@@ -175,13 +147,20 @@ func (p *process) kill() { p.stop() }
 // result waits for the process and reports it.
 func (p *process) result() execResult {
 	<-p.done
-	res := execResult{Stdout: p.stdout.Bytes(), Stderr: p.stderr.String(), ExitCode: -1, Duration: time.Since(p.begin),
+	res := execResult{Stderr: p.stderr.String(), ExitCode: -1, Duration: time.Since(p.begin),
 		TimedOut: errors.Is(p.endedBy, errTimeout)}
 	if p.cmd.ProcessState != nil {
 		res.ExitCode = p.cmd.ProcessState.ExitCode()
 	}
 	if p.err != nil && !errors.As(p.err, new(*exec.ExitError)) && p.endedBy == nil {
 		res.Err = p.err
+	}
+	// Output cut at the limit would parse as a run that stopped early; say
+	// what happened instead.
+	out, err := p.stdout.Bytes()
+	res.Stdout = out
+	if err != nil && res.Err == nil {
+		res.Err = fmt.Errorf("standard output: %w", err)
 	}
 	return res
 }
@@ -201,7 +180,7 @@ func runCommand(ctx context.Context, timeout time.Duration, argv []string, env [
 // notifyWriter passes output through and reports each chunk, so a
 // responder can tell when a client connected.
 type notifyWriter struct {
-	w  *limitedBuffer
+	w  *safefile.LimitedBuffer
 	fn func([]byte)
 }
 

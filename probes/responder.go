@@ -37,7 +37,7 @@ type responder struct {
 // newResponder is r's responder for the local link l.
 func (s *Scheduler) newResponder(r *perftestRunner, l Link, logger *slog.Logger) *responder {
 	return &responder{runner: r, link: l, locks: s.locks, logger: logger,
-		readNode: func(ctx context.Context) *node.Snapshot { return s.readNode(ctx, r.kind()) },
+		readNode: func(ctx context.Context) *node.Snapshot { return s.configOfNode(ctx, r.kind()) },
 		onServed: s.served(r)}
 }
 

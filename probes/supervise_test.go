@@ -3,12 +3,17 @@ package probes
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/roce-exporter/roce_exporter/internal/safefile"
+	"github.com/roce-exporter/roce_exporter/probes/parse"
 )
 
 func TestRestartBackoff(t *testing.T) {
@@ -54,5 +59,19 @@ func TestResponderBacksOffAChildThatExitsAtOnce(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "retry_in=2s") {
 		t.Errorf("the delay does not grow:\n%s", logs.String())
+	}
+}
+
+// A child that prints more than a probe's output limit fails with an error
+// that says so, not with output cut at the limit, which would parse as a
+// run that stopped early.
+func TestOutputOverTheLimitIsAnError(t *testing.T) {
+	over := runCommand(context.Background(), 30*time.Second, []string{"sh", "-c", fmt.Sprintf("head -c %d /dev/zero", parse.MaxOutputBytes+1)}, nil, nil)
+	if !errors.Is(over.Err, safefile.ErrTooLarge) {
+		t.Errorf("output one byte over the limit: err %v, want ErrTooLarge", over.Err)
+	}
+	at := runCommand(context.Background(), 30*time.Second, []string{"sh", "-c", fmt.Sprintf("head -c %d /dev/zero", parse.MaxOutputBytes)}, nil, nil)
+	if at.Err != nil || len(at.Stdout) != parse.MaxOutputBytes {
+		t.Errorf("output at the limit: err %v, %d bytes kept", at.Err, len(at.Stdout))
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"slices"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/internal/safefile"
 	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/pipeline"
 	"github.com/roce-exporter/roce_exporter/probes"
@@ -187,11 +187,11 @@ func (p *probeCommand) parse() int {
 	name := *p.parseFile
 	if name == "-" || name == "" {
 		name = "standard input"
-		data, err = readAllLimited(os.Stdin)
+		data, err = safefile.ReadAll(os.Stdin, parse.MaxOutputBytes)
 	} else {
 		var f *os.File
 		if f, err = os.Open(name); err == nil {
-			data, err = readAllLimited(f)
+			data, err = safefile.ReadAll(f, parse.MaxOutputBytes)
 			f.Close()
 		}
 	}
@@ -210,20 +210,6 @@ func (p *probeCommand) parse() int {
 		return 1
 	}
 	return 0
-}
-
-// readAllLimited reads a saved output; real ones are kilobytes, a
-// gigabyte file is a mistake that must not exhaust memory.
-func readAllLimited(r io.Reader) ([]byte, error) {
-	const limit = 64 << 20
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > limit {
-		return nil, fmt.Errorf("input larger than %d MiB", limit>>20)
-	}
-	return data, nil
 }
 
 // parseProbeOutput accepts text or JSON, telling them apart by content. It

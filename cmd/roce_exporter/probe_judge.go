@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,8 +15,14 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/roce-exporter/roce_exporter/internal/safefile"
 	"github.com/roce-exporter/roce_exporter/probes"
 )
+
+// maxMetricsBytes bounds the exposition `probe judge` reads: a 32-port node
+// with every collector is about half a megabyte; a cut one would be
+// judged on a part of its rails.
+const maxMetricsBytes = 64 << 20
 
 // judge fetches the running exporter's metrics and prints the judgement.
 func (p *probeCommand) judge(w io.Writer) int {
@@ -30,7 +37,12 @@ func (p *probeCommand) judge(w io.Writer) int {
 		fmt.Fprintf(os.Stderr, "roce_exporter: %s answered %s\n", *p.judgeURL, resp.Status)
 		return 2
 	}
-	js, err := judgementFromMetrics(io.LimitReader(resp.Body, 64<<20))
+	body, err := safefile.ReadAll(resp.Body, maxMetricsBytes)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "roce_exporter: cannot read the exporter's metrics: %v\n", err)
+		return 2
+	}
+	js, err := judgementFromMetrics(bytes.NewReader(body))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)
 		return 2

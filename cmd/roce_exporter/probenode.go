@@ -21,3 +21,11 @@ func (n pipelineNode) Collect(ctx context.Context) (*node.Snapshot, error) {
 	}
 	return c.Snapshot, nil
 }
+
+// Latest is the newest collection's snapshot, nil before the first.
+func (n pipelineNode) Latest() *node.Snapshot {
+	if c := n.p.Latest(); c != nil {
+		return c.Snapshot
+	}
+	return nil
+}

@@ -61,8 +61,8 @@ type ncclJSONMeasure struct {
 // seen here; use NCCL on stdout for that.
 func NCCLJSON(data []byte) (*NCCLResult, error) {
 	res := &NCCLResult{Reason: ReasonParseError}
-	if len(data) > maxProbeOutput {
-		return res, fmt.Errorf("nccl-tests JSON larger than %d bytes", maxProbeOutput)
+	if len(data) > MaxOutputBytes {
+		return res, fmt.Errorf("nccl-tests JSON larger than %d bytes", MaxOutputBytes)
 	}
 	var f ncclJSONFile
 	if err := json.Unmarshal(data, &f); err != nil {

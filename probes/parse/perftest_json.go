@@ -34,8 +34,8 @@ func PerftestJSONUnit(data []byte, unit PerftestUnit) (*PerftestResult, error) {
 
 func parsePerftestJSON(data []byte, unit PerftestUnit) (*PerftestResult, error) {
 	res := &PerftestResult{GIDIndex: -1, Reason: ReasonParseError}
-	if len(data) > maxProbeOutput {
-		return res, fmt.Errorf("perftest JSON larger than %d bytes", maxProbeOutput)
+	if len(data) > MaxOutputBytes {
+		return res, fmt.Errorf("perftest JSON larger than %d bytes", MaxOutputBytes)
 	}
 	doc, err := decodePerftestJSON(data)
 	if err != nil {

@@ -366,7 +366,7 @@ func TestParsePerftestLineEndings(t *testing.T) {
 }
 
 func TestParsePerftestRejectsHugeOutput(t *testing.T) {
-	huge := io.LimitReader(zeroReader{}, maxProbeOutput+1)
+	huge := io.LimitReader(zeroReader{}, MaxOutputBytes+1)
 	if res, err := Perftest(huge); err == nil || res != nil {
 		t.Errorf("output over the limit must be refused: %v", err)
 	}

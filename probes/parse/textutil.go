@@ -6,10 +6,11 @@ import (
 	"strings"
 )
 
-// maxProbeOutput bounds how much of a probe's output is read. Real runs
-// print a few hundred kilobytes at most (NCCL_DEBUG=INFO on many ranks); a
-// runaway child must not make the exporter allocate without limit.
-const maxProbeOutput = 32 << 20
+// MaxOutputBytes bounds how much of a probe's output is kept and read, by
+// the runners and by `probe parse` alike. Real runs print a few hundred
+// kilobytes at most (NCCL_DEBUG=INFO on many ranks); a runaway child must
+// not make the exporter allocate without limit.
+const MaxOutputBytes = 32 << 20
 
 // maxMessages bounds the warnings and errors kept per result: a repeated
 // warning per iteration would otherwise grow a result to the size of the log.
@@ -19,12 +20,12 @@ const maxMessages = 64
 const maxMessageLen = 512
 
 func readLimited(r io.Reader) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxProbeOutput+1))
+	data, err := io.ReadAll(io.LimitReader(r, MaxOutputBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading probe output: %w", err)
 	}
-	if len(data) > maxProbeOutput {
-		return nil, fmt.Errorf("probe output larger than %d bytes", maxProbeOutput)
+	if len(data) > MaxOutputBytes {
+		return nil, fmt.Errorf("probe output larger than %d bytes", MaxOutputBytes)
 	}
 	return data, nil
 }

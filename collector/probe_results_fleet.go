@@ -17,7 +17,7 @@ var (
 	probeStale          = newGaugeDesc(namespace+"_probe_stale_results", "Links whose last result is older than the freshness bound and is therefore dropped from the link series and the peer judgement.", "probe")
 	probeJudgeLabels    = []string{"probe", "device", "rail", "node"}
 	probePeersFailed    = newGaugeDesc(namespace+"_probe_peers_failed", "Distinct peers this rail's last fresh pair-probe result failed with (node is this node's plan name, for the cross-node rules).", probeJudgeLabels...)
-	probePeersPassed    = newGaugeDesc(namespace+"_probe_peers_passed", "Distinct peers this rail's last fresh pair-probe result passed with.", probeJudgeLabels...)
+	probePeersPassed    = newGaugeDesc(namespace+"_probe_peers_passed", "Distinct peers this rail's last fresh pair-probe result passed with, leaving out a pass followed by failures with two or more other peers (the rail broke since).", probeJudgeLabels...)
 	probeLastPassed     = newGaugeDesc(namespace+"_probe_last_passed_timestamp_seconds", "Start (Unix time) of this rail's newest fresh passing pair-probe test; absent when none passed.", probeJudgeLabels...)
 )
 

@@ -70,3 +70,49 @@ func TestLocalVerdict(t *testing.T) {
 		t.Errorf("empty: %s", v)
 	}
 }
+
+// A rail that passed with old peers and then failed with its scheduled peer
+// and two witnesses no longer counts those passes; one failure after a pass
+// (a peer's or a path's fault) leaves it passing, and so does a pass after
+// the failures (a flapping link).
+func TestPassesSupersededByLaterFailures(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	at := func(m int) time.Time { return now.Add(time.Duration(m) * time.Minute) }
+	add := func(s *Store, peer string, m int, ok bool) {
+		s.Add(&Result{Probe: KindIBWriteBW, Peer: peer, Device: "mlx5_3", Rail: 3, Start: at(m), Success: ok})
+	}
+	judge := func(s *Store) DeviceJudgement {
+		t.Helper()
+		js := s.Judge()
+		if len(js) != 1 {
+			t.Fatalf("judgements %+v", js)
+		}
+		return js[0]
+	}
+	s := NewStore()
+	s.SetClock(func() time.Time { return at(30) })
+	add(s, "old1", 0, true)
+	add(s, "old2", 10, true)
+	add(s, "peer", 20, false)
+	if j := judge(s); j.PeersPassed != 2 || j.PeersFailed != 1 || !j.LastPassed.Equal(at(10)) {
+		t.Errorf("one failure after the passes: %+v, want both passes still counted", j)
+	}
+	add(s, "witness1", 21, false)
+	if j := judge(s); j.PeersPassed != 0 || j.PeersFailed != 2 || !j.LastPassed.IsZero() {
+		t.Errorf("two failures after every pass: %+v, want the passes superseded", j)
+	}
+	add(s, "witness2", 22, true) // the link came back (a flap): this pass counts
+	if j := judge(s); j.PeersPassed != 1 || !j.LastPassed.Equal(at(22)) {
+		t.Errorf("a pass after the failures: %+v", j)
+	}
+	// The far end of the failure: failed with one peer, then passed with its witnesses.
+	far := NewStore()
+	far.SetClock(func() time.Time { return at(30) })
+	add(far, "old", 0, true)
+	add(far, "broken", 20, false)
+	add(far, "w1", 21, true)
+	add(far, "w2", 22, true)
+	if j := judge(far); j.PeersPassed != 3 || j.PeersFailed != 1 || !j.LastPassed.Equal(at(22)) {
+		t.Errorf("the healthy far end: %+v", j)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/roce-exporter/roce_exporter/config"
 )
 
 // Triangulation: what a node does at once after a confirmed pair-test failure,
@@ -23,14 +25,8 @@ import (
 // overlap scheduled tests either. Nothing is coordinated: every node derives
 // the window and its witnesses from the plan, the clock and its own results.
 
-// RetestDelay is the pause before a failed rail is tested again: a single
-// failure that passes on the retest (a responder restarting, a burst of
-// traffic) is noise, not a finding.
-const RetestDelay = 5 * time.Second
-
-// phaseMargin covers what a run costs besides its timeout: reading the node
-// before it, waiting for the device lock, starting the process.
-const phaseMargin = 5 * time.Second
+// RetestDelay is the pause before a failed rail is tested again.
+const RetestDelay = config.RetestDelay
 
 // WitnessTests is how many witness tests a confirmed failure gets when the
 // round leaves time: with the failed peer that makes three different peers,
@@ -47,13 +43,13 @@ const WitnessAttempts = WitnessTests + 2
 // round's start: a first attempt, the pause and the retest, each bounded by
 // the timeout.
 func (f *FleetSchedule) ScheduledPhase() time.Duration {
-	return 2*f.sch.Timeout + RetestDelay + phaseMargin
+	return config.RetestedRunLength(f.sch.Timeout)
 }
 
 // WitnessTestLength is the time one witness test may take: it is retested on
 // failure like a scheduled test, so that noise never counts as a failure.
 func (f *FleetSchedule) WitnessTestLength() time.Duration {
-	return 2*f.sch.Timeout + RetestDelay + phaseMargin
+	return config.RetestedRunLength(f.sch.Timeout)
 }
 
 // TriangulationWindow is when the actors of round (epoch, round) test their

@@ -129,7 +129,7 @@ func (s *Scheduler) judgeIdentity(snap *node.Snapshot) identity {
 			}
 		}
 		s.identity = id
-		s.store.setIdentity(id)
+		s.store.SetIdentityMismatch(id == identityMismatch)
 	}
 	return id
 }

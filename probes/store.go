@@ -140,11 +140,16 @@ func (s *Store) UntestableRails() map[string][]int {
 	return maps.Clone(s.untestable)
 }
 
-// setIdentity records whether this node was found to be its plan entry.
-func (s *Store) setIdentity(id identity) {
+// SetIdentityMismatch records that this node's addresses were judged against
+// its plan entry: mismatch when none of the entry's compute IPs is on the
+// node (identity.go). Until it is called the identity is unknown.
+func (s *Store) SetIdentityMismatch(mismatch bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.identity = id
+	s.identity = identityVerified
+	if mismatch {
+		s.identity = identityMismatch
+	}
 }
 
 // IdentityMismatch says whether this node's addresses show it is not the

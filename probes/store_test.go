@@ -116,3 +116,39 @@ func TestPassesSupersededByLaterFailures(t *testing.T) {
 		t.Errorf("the healthy far end: %+v", j)
 	}
 }
+
+// The switch verdicts: a victim only when the fleet's rules name the switch;
+// without them, the local pattern or "cannot tell"; an unknown switch says so.
+func TestSwitchVerdicts(t *testing.T) {
+	leafA, leafB := RailSwitch{ChassisID: "c8:00:00:00:00:0a", Name: "leaf-a"}, RailSwitch{ChassisID: "c8:00:00:00:00:0b", Name: "leaf-b"}
+	rack := []DeviceJudgement{ // rails 0–1 under leaf-a fail, rails 2–3 under leaf-b pass
+		{Probe: KindIBWriteBW, Device: "mlx5_0", PeersFailed: 2},
+		{Probe: KindIBWriteBW, Device: "mlx5_1", Rail: 1, PeersFailed: 2},
+		{Probe: KindIBWriteBW, Device: "mlx5_2", Rail: 2, PeersPassed: 2},
+		{Probe: KindIBWriteBW, Device: "mlx5_3", Rail: 3, PeersPassed: 2},
+	}
+	rails := map[string]RailSwitch{"mlx5_0": leafA, "mlx5_1": leafA, "mlx5_2": leafB, "mlx5_3": leafB}
+	join := func(v SwitchView) string { return strings.Join(SwitchVerdicts(rack, KindIBWriteBW, v), "\n") }
+
+	if v := join(SwitchView{Rails: rails, Asked: true, Suspects: map[string]bool{leafA.ChassisID: true}}); !strings.Contains(v, "mlx5_0 (rail 0), mlx5_1 (rail 1) under switch leaf-a (chassis_id c8:00:00:00:00:0a), which the fleet's rules name RoCEProbeSuspectSwitch: this node is a victim") {
+		t.Errorf("firing switch suspect: %s", v)
+	}
+	if v := join(SwitchView{Rails: rails, Asked: true, Suspects: map[string]bool{leafB.ChassisID: true}}); strings.Contains(v, "victim of that switch") || !strings.Contains(v, "do not name as a switch suspect") {
+		t.Errorf("a suspect over the passing rails only: %s", v)
+	}
+	if v := join(SwitchView{Rails: rails}); !strings.Contains(v, "every rail of this node under switch leaf-a") || !strings.Contains(v, "one node cannot tell") || strings.Contains(v, "victim of") {
+		t.Errorf("no Prometheus: %s", v)
+	}
+	// One failing rail under a switch that also carries a passing one: no pattern.
+	rails["mlx5_2"] = leafA
+	if v := join(SwitchView{Rails: rails}); !strings.Contains(v, "cannot tell from this node") {
+		t.Errorf("mixed switch: %s", v)
+	}
+	if v := join(SwitchView{Rails: map[string]RailSwitch{}, AskErr: "connection refused"}); !strings.Contains(v, "mlx5_0 (rail 0), mlx5_1 (rail 1): switch unknown") || !strings.Contains(v, "could not be read: connection refused") {
+		t.Errorf("no LLDP: %s", v)
+	}
+	healthy := []DeviceJudgement{{Probe: KindIBWriteBW, Device: "mlx5_0", PeersPassed: 3}}
+	if v := SwitchVerdicts(healthy, KindIBWriteBW, SwitchView{Rails: rails, Asked: true, Suspects: map[string]bool{leafA.ChassisID: true}}); v != nil {
+		t.Errorf("a healthy node is told %v", v)
+	}
+}

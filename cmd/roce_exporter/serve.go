@@ -61,7 +61,7 @@ func newServeCommand(a *app) *serveCommand {
 	s.idleTimeout = s.cmd.Flag("web.idle-timeout", "How long a keep-alive connection may wait for its next request before it is closed. The default outlasts a 60 s scrape interval, so Prometheus keeps one connection (and TLS session) from scrape to scrape.").Default("90s").Duration()
 	s.maxConns = s.cmd.Flag("web.max-connections", "Maximum number of open HTTP connections. At the limit a new connection closes the one idle the longest (a connection in the middle of a request is never closed), so idle or unauthenticated clients cannot lock out a scrape or use up the file descriptors the collectors need. 0 disables the limit.").Default("256").Int()
 	s.disableExpMetr = s.cmd.Flag("web.disable-exporter-metrics", "Exclude the Go runtime and process metrics of the exporter itself (go_*, process_*); roce_exporter_build_info stays.").Bool()
-	s.prometheusURL = s.cmd.Flag("probes.prometheus-url", "A Prometheus that evaluates this fleet's alerts (alerts/): the node page then says when this node's failing rails sit under a switch its rules name RoCEProbeSuspectSwitch (the node is that switch's victim). Optional; without it the page says what the node's own results show.").Default("").String()
+	s.prometheusURL = s.cmd.Flag("probes.prometheus-url", "A Prometheus that scrapes this fleet and evaluates its alerts (alerts/). Optional. With it the node page says when this node's failing rails sit under a switch the rules name RoCEProbeSuspectSwitch (the node is that switch's victim), and a triangulation prefers witnesses behind other switches (read every 10 minutes). Without it, or while it does not answer, both work from the node's own view.").Default("").String()
 	s.collectors = collector.RegisterFlags(s.cmd)
 	s.stateDir = stateDirFlag(s.cmd)
 	return s
@@ -121,10 +121,16 @@ func (s *serveCommand) run() int {
 		// The probes' first read then has a collection before it to measure
 		// the port's load against.
 		firstCollection(ctx, pl, logger)
-		sched, err = probes.New(probes.Options{
+		popts := probes.Options{
 			Plan: plan, Self: opts.NodeName, Node: pipelineNode{pl},
 			StateDir: stateDirFor(*s.stateDir, plan), Logger: logger.With("component", "probes"),
-		})
+		}
+		if *s.prometheusURL != "" {
+			topology := &fleetTopology{}
+			go topology.refresh(ctx, *s.prometheusURL, 10*time.Minute, logger)
+			popts.Topology = topology.switchOf
+		}
+		sched, err = probes.New(popts)
 		if err != nil {
 			logger.Error("cannot start probes", "err", err)
 			return 2

@@ -96,6 +96,9 @@ func (s *Scheduler) pingRound(ctx context.Context, round int64) []*Result {
 			kept[p] = true
 		}
 	}
+	// A peer no longer pinned (the pair schedule moved on, a witness expired)
+	// goes before the round, so that the kept links never outnumber the pins.
+	s.store.ForgetLinks(KindPing, func(peer string) bool { return kept[peer] })
 	var mu sync.Mutex
 	results := s.pingTargets(ctx, peers, func(r *Result) bool {
 		mu.Lock()

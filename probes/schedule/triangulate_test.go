@@ -198,28 +198,40 @@ func TestFarEndRails(t *testing.T) {
 }
 
 // How long a fault waits for its node's next scheduled test, plus the retest
-// and the witness tests, with the README's schedule for minutes at 1,024 nodes
-// (nic_test_interval 8m, ib_write_bw timeout 15s, max_fabric_share 0.25):
-// the node-side part of the time to name a suspect (Prometheus' scrape and
-// rule evaluation come on top; tools/fleetsim measures the whole).
+// and the witness tests, at 1,024 nodes and max_fabric_share 0.25: with the
+// README's schedule for minutes (nic_test_interval 8m, ib_write_bw timeout
+// 15s) and with the defaults (1h, 90s). This is the node-side part of the time
+// to name a suspect (Prometheus' scrape and rule evaluation come on top;
+// tools/fleetsim measures the whole). go test -run TimeToTriangulate -v
+// prints the figures.
 func TestTimeToTriangulateAtScale(t *testing.T) {
-	f := NewFleetSchedule(names(1024), fastSchedule, 0.25)
-	base := time.Unix(1_800_000_000, 0)
-	var waits []time.Duration
-	for i, n := range names(1024) {
-		for k := range 40 {
-			onset := base.Add(time.Duration(k)*(7*time.Minute+13*time.Second) + time.Duration(i)*time.Second)
-			turn, ok := f.NextTurn(n, onset)
-			if !ok {
-				t.Fatal("no turn")
+	for _, tc := range []struct {
+		name  string
+		sch   config.Schedule
+		bound time.Duration
+	}{
+		{"8m/15s", fastSchedule, 13 * time.Minute},
+		{"default 1h/90s", config.Schedule{Enabled: true, Interval: time.Hour, Timeout: 90 * time.Second, Jitter: 6 * time.Minute}, 100 * time.Minute},
+	} {
+		f := NewFleetSchedule(names(1024), tc.sch, 0.25)
+		base := time.Unix(1_800_000_000, 0)
+		step := tc.sch.Interval*9/10 + 13*time.Second
+		var waits []time.Duration
+		for i, n := range names(1024) {
+			for k := range 40 {
+				onset := base.Add(time.Duration(k)*step + time.Duration(i)*time.Second)
+				turn, ok := f.NextTurn(n, onset)
+				if !ok {
+					t.Fatal("no turn")
+				}
+				waits = append(waits, turn.Start.Add(f.ScheduledPhase()+WitnessTests*f.WitnessTestLength()).Sub(onset))
 			}
-			waits = append(waits, turn.Start.Add(f.ScheduledPhase()+WitnessTests*f.WitnessTestLength()).Sub(onset))
 		}
-	}
-	sort.Slice(waits, func(a, b int) bool { return waits[a] < waits[b] })
-	p50, p95, worst := waits[len(waits)/2], waits[len(waits)*95/100], waits[len(waits)-1]
-	t.Logf("onset to triangulated: p50 %v, p95 %v, max %v", p50, p95, worst)
-	if p95 > 13*time.Minute {
-		t.Errorf("p95 %v leaves under 2 minutes of the 15 for Prometheus", p95)
+		sort.Slice(waits, func(a, b int) bool { return waits[a] < waits[b] })
+		p50, p95, worst := waits[len(waits)/2], waits[len(waits)*95/100], waits[len(waits)-1]
+		t.Logf("%s: onset to triangulated: p50 %v, p95 %v, max %v", tc.name, p50, p95, worst)
+		if p95 > tc.bound {
+			t.Errorf("%s: p95 %v, over %v", tc.name, p95, tc.bound)
+		}
 	}
 }

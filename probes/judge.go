@@ -34,7 +34,7 @@ type DeviceJudgement struct {
 	Rail        int
 	PeersFailed int
 	// PeersPassed counts the peers whose pass still speaks for the rail: a
-	// pass followed by failures with two or more other peers is superseded
+	// pass followed by failures with three or more other peers is superseded
 	// (supersededBy), as a NIC that broke since no longer passes.
 	PeersPassed int
 	// LastPassed is the start of the newest such pass (zero: none): a path is
@@ -46,11 +46,14 @@ type DeviceJudgement struct {
 
 // supersededBy is how many later failures, with as many different peers,
 // make a pass no evidence for its rail any more. A rail that broke fails with
-// its scheduled peer and, at once, with its witnesses (triangulate.go): two
-// failures after every pass it had. One failure after a pass is not enough:
-// it may be the peer's fault or the path's, which the pass says is not this
-// rail's.
-const supersededBy = 2
+// its scheduled peer and, at once, with its two witnesses (triangulate.go):
+// three failures after every pass it had. Fewer are not enough: a broken path
+// between two switches fails every flow hashed onto it, and a node behind it
+// can fail with two peers in a row across it while its NIC is sound; its
+// passes must stand. A triangulation also gives such a node passes after
+// each failure (a witness elsewhere), which no later failure of the path
+// outnumbers.
+const supersededBy = 3
 
 // Judge returns the judgement of every device with a fresh pair-probe
 // result, sorted by probe and device. Each link counts once, with its last

@@ -183,15 +183,12 @@ func TestBusyWitnessesAreSetAside(t *testing.T) {
 }
 
 // The far end: its client reached rail 0 but never rail 1, so it retests
-// rail 1 against its own witnesses; a turn it served without trouble, or
-// one the client never ran, triggers nothing.
+// rail 1 against its own witnesses; a turn it served without trouble
+// triggers nothing, and one whose client reached no rail at all (it did not
+// run, or none of this node's rails answers) retests every rail.
 func TestFarEndTriangulatesTheRailItWasNotReachedOn(t *testing.T) {
 	dir := standinEnv(t, "bw_ok")
 	s, turn := turnScheduler(t, fleetTestPlan(t, 8, ""), false)
-	s.triangulateAfterTurn(context.Background(), s.bw, turn, nil)
-	if got := calls(t, dir); len(got) != 1 || got[0] != "" {
-		t.Fatalf("ran %q for a turn the client never ran", got)
-	}
 	add(s, turn.Peer, 0, turn.Start.Add(time.Second), true, "server")
 	add(s, turn.Peer, 1, turn.Start.Add(-time.Hour), true, "server") // an older turn's
 	s.triangulateAfterTurn(context.Background(), s.bw, turn, nil)
@@ -202,6 +199,19 @@ func TestFarEndTriangulatesTheRailItWasNotReachedOn(t *testing.T) {
 		if r.Role == "" && slices.Contains([]string{turn.Peer, "node01"}, r.Peer) {
 			t.Errorf("witness test with %s", r.Peer)
 		}
+	}
+	add(s, turn.Peer, 1, turn.Start.Add(2*time.Second), true, "server")
+	before := len(calls(t, dir))
+	s.triangulateAfterTurn(context.Background(), s.bw, turn, nil)
+	if after := len(calls(t, dir)); after != before {
+		t.Errorf("%d runs after a turn served without trouble", after-before)
+	}
+
+	silent, turn := turnScheduler(t, fleetTestPlan(t, 8, ""), false)
+	before = len(calls(t, dir))
+	silent.triangulateAfterTurn(context.Background(), silent.bw, turn, nil)
+	if after := len(calls(t, dir)); after-before != 2*schedule.WitnessTests {
+		t.Errorf("%d runs after a silent turn, want both rails against %d witnesses", after-before, schedule.WitnessTests)
 	}
 }
 

@@ -228,12 +228,13 @@ func sameSwitch(switchOf SwitchOf, a, b string, rail int) bool {
 // FarEndRails are the rails the server of a turn triangulates, judged from
 // the tests it served for the turn's client (served: its own outcomes with
 // turn.Peer that started at or after the turn's start; the latest per rail
-// counts): a rail whose latest served test failed, and, when the client
-// reached at least one rail, every rail among the first rails that it never
-// reached: a client whose test cannot reach a NIC leaves no trace at the far
-// end but the silence. Nothing when the client reached no rail at all (it did
-// not run: down, busy, or standing aside), since then there is nothing to
-// tell the rails apart by.
+// counts): a rail whose latest served test failed, and every rail among the
+// first rails that the client never reached: a client whose test cannot
+// reach a NIC leaves no trace at the far end but the silence. When the
+// client reached no rail at all, that is every rail: the far end cannot tell
+// a client that did not run (down, its port busy) from a node of its own
+// that no test reaches, and witness tests that pass cost only the round's
+// own time.
 func FarEndRails(turn Turn, served []Outcome, rails int) []int {
 	latest := map[int]Outcome{}
 	for _, o := range served {
@@ -243,9 +244,6 @@ func FarEndRails(turn Turn, served []Outcome, rails int) []int {
 		if old, ok := latest[o.Rail]; !ok || o.At.After(old.At) {
 			latest[o.Rail] = o
 		}
-	}
-	if len(latest) == 0 {
-		return nil
 	}
 	var out []int
 	for r := range rails {

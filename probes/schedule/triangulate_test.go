@@ -187,9 +187,9 @@ func TestFarEndRails(t *testing.T) {
 		{"one failed", []Outcome{{"gpu0002", 0, true, at(1)}, {"gpu0002", 1, false, at(1)}, {"gpu0002", 2, true, at(1)}}, []int{1}},
 		{"failed, then passed its retest", []Outcome{{"gpu0002", 0, true, at(1)}, {"gpu0002", 1, false, at(1)}, {"gpu0002", 1, true, at(20 * time.Second)}, {"gpu0002", 2, true, at(1)}}, nil},
 		{"one never reached", []Outcome{{"gpu0002", 0, true, at(1)}, {"gpu0002", 2, true, at(1)}}, []int{1}},
-		{"nothing reached: the client did not run", nil, nil},
-		{"only an older epoch's results", []Outcome{{"gpu0002", 0, false, at(-time.Hour)}}, nil},
-		{"another peer's test", []Outcome{{"gpu0003", 0, true, at(1)}, {"gpu0003", 1, false, at(1)}}, nil},
+		{"nothing reached: the client did not run, or no rail of ours answers", nil, []int{0, 1, 2}},
+		{"only an older epoch's results", []Outcome{{"gpu0002", 0, false, at(-time.Hour)}, {"gpu0002", 1, true, at(1)}, {"gpu0002", 2, true, at(1)}}, []int{0}},
+		{"another peer's test", []Outcome{{"gpu0003", 0, true, at(1)}, {"gpu0003", 1, false, at(1)}, {"gpu0002", 0, true, at(1)}, {"gpu0002", 1, true, at(1)}, {"gpu0002", 2, true, at(1)}}, nil},
 	} {
 		if got := FarEndRails(turn, tc.served, 3); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)

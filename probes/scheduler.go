@@ -51,8 +51,8 @@ type Scheduler struct {
 	// network).
 	ping   prober
 	logger *slog.Logger
-	// retestPause is schedule.RetestDelay, busyPause busyBackoff (tests
-	// shorten them).
+	// retestPause is schedule.RetestDelay, busyPause schedule.BusyPause
+	// (tests shorten them).
 	retestPause time.Duration
 	busyPause   func(self, witness string) time.Duration
 
@@ -84,7 +84,7 @@ func New(opts Options) (*Scheduler, error) {
 	}
 	p := opts.Plan.Probes
 	s := &Scheduler{
-		opts: opts, self: self, store: NewStore(), base: base, locks: newDeviceLocks(), logger: opts.Logger, retestPause: schedule.RetestDelay, busyPause: busyBackoff,
+		opts: opts, self: self, store: NewStore(), base: base, locks: newDeviceLocks(), logger: opts.Logger, retestPause: schedule.RetestDelay, busyPause: schedule.BusyPause,
 		gate:      loadGate{limit: p.MaxPortUtilization},
 		bw:        newPerftestRunner(KindIBWriteBW, p.IBWriteBW, opts.Plan),
 		lat:       newPerftestRunner(KindIBWriteLat, p.IBWriteLat, opts.Plan),

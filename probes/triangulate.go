@@ -22,13 +22,6 @@ import (
 // stands aside while its own node tests the device).
 const skipWitnessBusy = "the witness's responder was busy (connection refused): not a measurement of the link"
 
-// busyBackoff is the pause after a busy witness before the next one, spread
-// by a hash of the node and the witness so that two nodes turned away by one
-// responder do not come back in step.
-func busyBackoff(self, witness string) time.Duration {
-	return time.Second + schedule.Jitter("busy/"+self+"/"+witness, 4*time.Second)
-}
-
 // failedRails are the rails whose (retested) result failed.
 func failedRails(results []*Result) []int {
 	var out []int
@@ -73,35 +66,18 @@ func (s *Scheduler) triangulateAfterTurn(ctx context.Context, r *perftestRunner,
 }
 
 // runTriangulation tests the plan's rails against its witnesses in order,
-// within its window and budget: a busy witness costs an attempt and a
-// back-off, not a test.
+// within its window and budget (schedule.Triangulation.Walk): a busy witness
+// costs an attempt and a pause, not a test.
 func (s *Scheduler) runTriangulation(ctx context.Context, r *perftestRunner, plan schedule.Triangulation) {
-	if !sleepUntil(ctx, s.opts.Now, plan.From) {
-		return
-	}
-	tests, attempts := 0, 0
-	for _, w := range plan.Witnesses {
-		if tests >= plan.Tests || attempts >= plan.Attempts || s.opts.Now().Add(plan.TestLength).After(plan.Until) {
-			break
-		}
+	plan.Walk(s.self.Name, func(w string, at time.Time) (bool, time.Time) {
 		peer, ok := s.opts.Plan.Node(w)
-		if !ok {
-			continue
+		if !ok || !sleepUntil(ctx, s.opts.Now, at) {
+			return false, s.opts.Now()
 		}
-		attempts++
 		s.notePingWitness(w)
 		results := s.testLinks(ctx, r, railLinks(s.links(peer), plan.Rails), plan.Until, true)
-		if ctx.Err() != nil {
-			return
-		}
-		if measuredAny(results) {
-			tests++
-			continue
-		}
-		if !sleepCtx(ctx, s.busyPause(s.self.Name, w)) {
-			return
-		}
-	}
+		return measuredAny(results), s.opts.Now()
+	}, s.busyPause)
 }
 
 // railLinks keeps the links of rails.

@@ -253,3 +253,43 @@ func FarEndRails(turn Turn, served []Outcome, rails int) []int {
 	}
 	return out
 }
+
+// BusyPause is the pause after a busy witness (its responder refused the
+// connection) before the next witness is tried, spread by a hash of the node
+// and the witness so that two nodes turned away by one responder do not come
+// back in step.
+func BusyPause(self, witness string) time.Duration {
+	return time.Second + Jitter("busy/"+self+"/"+witness, 4*time.Second)
+}
+
+// Walk runs a triangulation: from From, the witnesses in order, each test
+// started only when it can end by Until (TestLength), until Tests of them
+// measured or Attempts were started. test runs one witness test starting at
+// at (the scheduler: for real, after waiting until at; the simulator: on its
+// virtual clock) and says whether it measured anything (false: the witness
+// was busy) and when it ended; after a busy witness the next starts
+// BusyPause later. pause, when not nil, replaces BusyPause (tests). Walk
+// returns the witnesses it tested, busy ones included.
+func (t Triangulation) Walk(self string, test func(witness string, at time.Time) (measured bool, end time.Time), pause func(self, witness string) time.Duration) []string {
+	if pause == nil {
+		pause = BusyPause
+	}
+	var tried []string
+	at, measured := t.From, 0
+	for _, w := range t.Witnesses {
+		if measured >= t.Tests || len(tried) >= t.Attempts || at.Add(t.TestLength).After(t.Until) {
+			break
+		}
+		tried = append(tried, w)
+		ok, end := test(w, at)
+		if end.After(at) {
+			at = end
+		}
+		if ok {
+			measured++
+			continue
+		}
+		at = at.Add(pause(self, w))
+	}
+	return tried
+}

@@ -235,3 +235,36 @@ func TestTimeToTriangulateAtScale(t *testing.T) {
 		}
 	}
 }
+
+// Walk: measured tests stop it at Tests, busy ones cost an attempt and a
+// pause, no test starts that could not end by Until, Attempts caps the tries.
+func TestTriangulationWalk(t *testing.T) {
+	from := time.Unix(1_800_000_000, 0)
+	plan := Triangulation{Witnesses: []string{"a", "b", "c", "d", "e"}, From: from, Until: from.Add(10 * time.Minute),
+		TestLength: time.Minute, Tests: 2, Attempts: 4}
+	run := func(plan Triangulation, busy map[string]bool) ([]string, []time.Time) {
+		var starts []time.Time
+		tried := plan.Walk("self", func(w string, at time.Time) (bool, time.Time) {
+			starts = append(starts, at)
+			return !busy[w], at.Add(30 * time.Second)
+		}, func(string, string) time.Duration { return 5 * time.Second })
+		return tried, starts
+	}
+	if tried, starts := run(plan, nil); !slices.Equal(tried, []string{"a", "b"}) || !starts[1].Equal(from.Add(30*time.Second)) {
+		t.Errorf("all free: tried %v at %v", tried, starts)
+	}
+	if tried, starts := run(plan, map[string]bool{"a": true, "c": true}); !slices.Equal(tried, []string{"a", "b", "c", "d"}) || !starts[1].Equal(from.Add(35*time.Second)) {
+		t.Errorf("busy a and c: tried %v at %v", tried, starts)
+	}
+	if tried, _ := run(plan, map[string]bool{"a": true, "b": true, "c": true, "d": true}); len(tried) != 4 {
+		t.Errorf("all busy: tried %v, want the 4 attempts", tried)
+	}
+	short := plan
+	short.Until = from.Add(80 * time.Second) // the second would start at 30s and may last a minute
+	if tried, _ := run(short, nil); !slices.Equal(tried, []string{"a"}) {
+		t.Errorf("short window: tried %v", tried)
+	}
+	if p := BusyPause("x", "y"); p < time.Second || p >= 5*time.Second || p != BusyPause("x", "y") {
+		t.Errorf("busy pause %v", p)
+	}
+}

@@ -195,3 +195,34 @@ func TestDecodeInfo(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseInfoRecorded(f *testing.F) {
+	for _, p := range []string{"testdata/info-json-bnxt.json", "testdata/info-text-mlx5-cx7.txt", "testdata/info-text-ice-e810.txt", "testdata/info-text-mlx5-doc-old.txt"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		got, err := ParseInfoRecorded(strings.NewReader(string(in)))
+		if err != nil {
+			if got != nil {
+				t.Fatal("result and error together")
+			}
+			return
+		}
+		for _, i := range got {
+			if checkName("bus", i.Bus) != nil || checkName("device", i.Device) != nil {
+				t.Fatalf("accepted handle %q", i.Handle())
+			}
+			for _, g := range []map[string]string{i.Fixed, i.Running, i.Stored} {
+				for k, v := range g {
+					if checkName("version", k) != nil || checkValue(k, v) != nil {
+						t.Fatalf("accepted version %q = %q", k, v)
+					}
+				}
+			}
+		}
+	})
+}

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
@@ -205,20 +204,7 @@ func addVersion(group *map[string]string, name, value string) error {
 
 // checkValue refuses a version that would make a bad label; unlike a name
 // it may hold spaces ("ICE OS Default Package", "7339763 Rev 0.").
-func checkValue(name, v string) error {
-	switch {
-	case len(v) > maxNameLen:
-		return fmt.Errorf("%w: version of %s has %d bytes", errMalformed, name, len(v))
-	case !utf8.ValidString(v):
-		return fmt.Errorf("%w: version of %s is not UTF-8", errMalformed, name)
-	}
-	for _, c := range v {
-		if c < 0x20 || c == 0x7f {
-			return fmt.Errorf("%w: version of %s %q has a control character", errMalformed, name, v)
-		}
-	}
-	return nil
-}
+func checkValue(name, v string) error { return checkText("version of "+name, v) }
 
 func checkInfo(i Info) error {
 	for what, s := range map[string]string{"bus": i.Bus, "device": i.Device} {

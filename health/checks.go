@@ -117,7 +117,7 @@ var registry = []checkDef{
 		Description: "Every GPU's PCIe link trained at its maximum width. Its speed is not judged: GPUs lower their link speed when idle to save power."},
 		run: checkGPULink},
 	{Check: Check{ID: "firmware_consistent", Title: "Same firmware on NICs of one model",
-		Description: "RDMA devices of the same model (HCA type and board id) run the same firmware version on this node; the odd one out is named together with the majority version."},
+		Description: "RDMA devices of the same model (HCA type and board id) run the same firmware version on this node; the odd one out is named together with the majority version. A device whose flashed firmware (devlink dev info's stored version) does not run yet warns: it waits for a firmware reset."},
 		run: checkFirmware},
 	{Check: Check{ID: "port_counters_readable", Title: "Port counters readable",
 		Description: "The port's counter directories could be read, so its error counters reach the metrics. A directory the driver does not create is not missing: bnxt_re, irdma and efa have no counters/, mlx4 has hw_counters/ only with firmware per-port diagnostics."},

@@ -136,7 +136,7 @@ func (r *ncclRunner) probe(ctx context.Context, t target, before *node.Snapshot,
 	if err != nil || parsed == nil || len(parsed.Rows) == 0 {
 		return failed(ReasonExecError)
 	}
-	if v := r.judgeTransport(res, text, before); v.reason != "" {
+	if v := r.judgeTransport(res, text, before, t.devices); v.reason != "" {
 		return v
 	}
 	if floor := r.cfg().MinBusBandwidthGBps * 1e9; floor > 0 && res.Bandwidth != nil {
@@ -164,9 +164,11 @@ func (r *ncclRunner) setBandwidth(res *Result, parsed *parse.NCCLResult) {
 }
 
 // judgeTransport reads NCCL's transport report and returns the reason a run
-// fails on it, whatever its bandwidth: a fallback to sockets, or RDMA
-// without GPUDirect on a node that offers GPUDirect.
-func (r *ncclRunner) judgeTransport(res *Result, out []byte, snap *node.Snapshot) verdict {
+// fails on it, whatever its bandwidth: a fallback to TCP sockets, or this
+// node's ranks without GPUDirect RDMA although its GPUs and NICs share a PCIe
+// switch (judgeGPUDirect). GPUDirect off by NCCL's own distance rule is by
+// design: such a run is judged on its bandwidth.
+func (r *ncclRunner) judgeTransport(res *Result, out []byte, snap *node.Snapshot, devices []string) verdict {
 	tr := parse.NCCLTransport(string(out))
 	if !tr.Reported() {
 		return verdict{}
@@ -175,8 +177,15 @@ func (r *ncclRunner) judgeTransport(res *Result, out []byte, snap *node.Snapshot
 	if tr.SocketFallback() {
 		return failed(ReasonSocketFallback)
 	}
-	if avail, known := gpuDirectAvailable(snap); known && avail && tr.NoGDRDMA() {
-		return failed(ReasonNoGDRDMA)
+	hosts, failing := judgeGPUDirect(&tr, localView(r.self.Name, snap, devices))
+	res.NCCL.GPUDirect = hosts
+	for _, h := range hosts {
+		if h.suspect {
+			res.Warnings = append(res.Warnings, "GPUDirect RDMA on "+orUnnamed(h.Host)+": cannot tell: "+h.Why)
+		}
+	}
+	if failing != nil {
+		return verdict{reason: ReasonNoGDRDMA, hint: gpuDirectHint(failing)}
 	}
 	return verdict{}
 }

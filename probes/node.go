@@ -3,6 +3,7 @@ package probes
 import (
 	"context"
 	"net/netip"
+	"slices"
 
 	"github.com/roce-exporter/roce_exporter/node"
 )
@@ -92,6 +93,29 @@ func nearestGPU(s *node.Snapshot, device string) (int, bool) {
 		}
 	}
 	return idx, best != node.RelationUnknown
+}
+
+// gpuNICRelation is the nearest PCIe relation of any of the node's GPUs to
+// any of devices (every RDMA NIC the gpu source placed when devices is
+// empty): the best path NCCL can give a GPU to a NIC it uses, and so
+// whether its default NCCL_NET_GDR_LEVEL (PXB) gives this node GPUDirect
+// RDMA at all. RelationUnknown without GPUs or their places.
+func gpuNICRelation(s *node.Snapshot, devices []string) node.PCIeRelation {
+	best := node.RelationUnknown
+	if s == nil || s.GPU == nil {
+		return best
+	}
+	for _, nic := range s.GPU.NICs {
+		if len(devices) > 0 && !slices.Contains(devices, nic.Device) {
+			continue
+		}
+		for _, g := range s.GPU.GPUs {
+			if r := node.Relate(g.Place, nic.Place); r != node.RelationUnknown && (best == node.RelationUnknown || r < best) {
+				best = r
+			}
+		}
+	}
+	return best
 }
 
 // gpuDirectAvailable says whether the node offers GPUDirect RDMA; not known

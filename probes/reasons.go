@@ -26,8 +26,10 @@ const (
 	// ReasonSocketFallback: NCCL's own report (NCCL_DEBUG=INFO) shows inter-node
 	// traffic over TCP sockets (NET/Socket) instead of RDMA, whatever the bandwidth.
 	ReasonSocketFallback = "socket_fallback"
-	// ReasonNoGDRDMA: NCCL used RDMA but no channel used GPUDirect RDMA although this
-	// node offers it (nvidia_peermem or DMA-BUF): data was staged through host memory.
+	// ReasonNoGDRDMA: NCCL used RDMA, but this node's ranks used no GPUDirect RDMA
+	// although its GPUs and NICs share a PCIe switch (PIX/PXB, within NCCL's default
+	// NCCL_NET_GDR_LEVEL), or NCCL found no GPUDirect for any of its HCAs there: data
+	// was staged through host memory. GPUDirect off by NCCL's distance rule is not it.
 	ReasonNoGDRDMA = "no_gdrdma"
 )
 
@@ -45,7 +47,7 @@ var hints = map[string]string{
 	ReasonIncompleteOutput: "The output stops before the test's closing summary (nccl-tests prints \"# Avg bus bandwidth\" at the end): the run was killed, timed out or its log was cut off, so the largest message sizes may be missing. Run it again to the end; if it stops at the same place, read the last lines of the rank that stopped.",
 	ReasonWrongPriority:    "The test's RDMA bytes travelled on another priority than the PFC-protected RoCE priority, so RoCE runs lossy there and will drop instead of pausing under congestion: run `roce_exporter doctor` and read roce_dscp_maps_to_pfc_priority (the DSCP to priority map: `mlnx_qos -i <if> --dscp2prio set,26,3`) and default_traffic_class (the traffic class RDMA is marked with: NCCL_IB_TC=106, or /sys/class/infiniband/<dev>/tc/1/traffic_class).",
 	ReasonSocketFallback:   "NCCL moved data between nodes over TCP sockets (its log says NET/Socket or \"Using network Socket\"), not RDMA: a small job can still meet the floor, a real one will not. Look for the reason above those lines in the probe's NCCL_DEBUG=INFO output: \"NET/IB : No device found\" (RDMA stack or libibverbs missing in the environment mpirun starts, or NCCL_IB_HCA names no usable device), NCCL_IB_DISABLE=1 or NCCL_NET=Socket set somewhere, or a container without /dev/infiniband. `ibv_devinfo` on each node must list the HCAs as PORT_ACTIVE.",
-	ReasonNoGDRDMA:         "NCCL used RDMA, but none of its channels used GPUDirect RDMA (no \"/GDRDMA\" after \"via NET/IB/<n>\"), although this node offers it: every transfer was staged through host memory. Check the peer nodes have nvidia_peermem loaded (`lsmod | grep peermem`) or the DMA-BUF path, that NCCL_NET_GDR_LEVEL / NCCL_NET_GDR_READ are not set to disable it, and that each GPU's NIC is at PIX/PXB (`nvidia-smi topo -m`; NCCL uses GPUDirect only up to PXB by default), with ACS off on the switch ports between them.",
+	ReasonNoGDRDMA:         "NCCL used RDMA, but the ranks of a node whose GPUs and NICs share a PCIe switch (PIX or PXB, where NCCL uses GPUDirect RDMA by default) used none (no \"/GDRDMA\" on their \"via NET/...\" lines): every transfer was staged through host memory. On that node load the peer-memory module (`modprobe nvidia_peermem`; `lsmod | grep peermem` must list it) or meet the DMA-BUF conditions (open GPU kernel modules, driver 515 or newer, Linux 5.12 or newer); NCCL's \"GPU Direct RDMA Disabled for HCA\" lines mean it found neither. Check that NCCL_NET_GDR_LEVEL is not set below PXB and NCCL_DMABUF_ENABLE not to 0 in the job environment, and that ACS is off on the switch ports between the GPU and the NIC (`roce_exporter doctor`). GPUDirect off on boards whose NICs hang off the CPU (PHB, NODE, SYS) is NCCL's design, not this failure.",
 	ReasonParseError:       "Could not parse the probe output: it holds no result table this version can read, or a number in it is impossible (above any port's rate). Check that it is the complete, unedited output of the program this probe kind names (ib_write_bw, ib_write_lat or all_reduce_perf, as text or its JSON file) and that nothing else was written into it.",
 }
 

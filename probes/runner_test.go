@@ -77,7 +77,13 @@ probes:
 
 func newTestScheduler(t *testing.T, plan *config.Plan, node Node) *Scheduler {
 	t.Helper()
-	s, err := New(Options{Plan: plan, Self: "node01", Node: node, StateDir: t.TempDir(),
+	return newTestSchedulerAs(t, plan, node, "node01")
+}
+
+// newTestSchedulerAs is newTestScheduler for the plan's node self.
+func newTestSchedulerAs(t *testing.T, plan *config.Plan, node Node, self string) *Scheduler {
+	t.Helper()
+	s, err := New(Options{Plan: plan, Self: self, Node: node, StateDir: t.TempDir(),
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)

@@ -3,11 +3,7 @@ package probes
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/config"
@@ -16,9 +12,9 @@ import (
 )
 
 // ncclRunner launches all_reduce_perf across the plan's nodes with mpirun
-// from the leader, the way operators do it by hand, with the NCCL network
-// selection pinned from the plan so a silent fallback to TCP or the wrong
-// GID shows up as a failure rather than a slow success.
+// from the leader, the way operators do it by hand, with each node's NCCL
+// network selection pinned from its own plan entry (nccl_launch.go), so a
+// silent fallback to TCP shows up as a failure rather than a slow success.
 type ncclRunner struct {
 	// probeKind is KindNCCL for the whole-cluster run, KindNCCLGroup for the
 	// rotating groups (judged against the groups' own baseline).
@@ -31,102 +27,31 @@ func (r *ncclRunner) cfg() config.NCCL { return r.plan.Probes.NCCL }
 
 func (r *ncclRunner) kind() string { return r.probeKind }
 
-// readsNode: the GID index of the compute addresses for NCCL_IB_GID_INDEX,
-// whether the node offers GPUDirect RDMA, and the load gate.
+// readsNode: the GPU↔NIC relation and GPUDirect support GPUDirect is judged
+// by, and the load gate.
 func (r *ncclRunner) readsNode() bool { return true }
-
-// env returns the NCCL variables derived from the plan and the node (snap).
-// Values from the plan's env map win, so an operator can override the
-// derivation.
-func (r *ncclRunner) env(snap *node.Snapshot) map[string]string {
-	var ifnames, hcas []string
-	gids := map[int]bool{}
-	for _, i := range r.self.Interfaces {
-		ifnames = append(ifnames, i.Netdev)
-		if i.RDMADevice != "" {
-			hcas = append(hcas, i.RDMADevice+":1")
-			if ip := i.IP(); ip.IsValid() {
-				if g, ok := gidIndex(snap, i.RDMADevice, ip); ok {
-					gids[g] = true
-				}
-			}
-		}
-	}
-	// NCCL's own report of the transport it chose (NET/IB or NET/Socket,
-	// GDRDMA on the channels, the HCAs) is printed at INFO in the INIT and
-	// NET subsystems; the runner judges it besides the bandwidth.
-	env := map[string]string{"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"}
-	if len(ifnames) > 0 {
-		env["NCCL_SOCKET_IFNAME"] = "=" + strings.Join(ifnames, ",")
-	}
-	if len(hcas) > 0 {
-		env["NCCL_IB_HCA"] = "=" + strings.Join(hcas, ",")
-	}
-	switch gi := r.plan.Probes.IBWriteBW.GIDIndex; {
-	case gi != nil:
-		env["NCCL_IB_GID_INDEX"] = strconv.Itoa(*gi)
-	case len(gids) == 1:
-		for g := range gids {
-			env["NCCL_IB_GID_INDEX"] = strconv.Itoa(g)
-		}
-	}
-	// The class the plan's DSCP map sends to the PFC priority; NCCL's default 0 is
-	// DSCP 0, the best-effort class. The health check nccl_env prints the same.
-	exp := r.plan.Expectations
-	if tc, ok := exp.RoCETrafficClass(); ok {
-		env["NCCL_IB_TC"] = strconv.Itoa(tc)
-		if exp.Trust == config.TrustPCP && exp.PFCPriority != nil {
-			env["NCCL_IB_SL"] = strconv.Itoa(*exp.PFCPriority) // becomes the VLAN PCP
-		}
-	} else if exp.IBServiceLevel != nil {
-		env["NCCL_IB_SL"] = strconv.Itoa(*exp.IBServiceLevel)
-	}
-	for k, v := range r.cfg().Env {
-		env[k] = v
-	}
-	return env
-}
-
-// argvFor is the mpirun command line over the named nodes (a group).
-func (r *ncclRunner) argvFor(names []string, env map[string]string) []string {
-	c := r.cfg()
-	var hosts []string
-	for _, name := range names {
-		n, _ := r.plan.Node(name)
-		hosts = append(hosts, fmt.Sprintf("%s:%d", n.ManagementIP, c.GPUsPerNode))
-	}
-	argv := []string{c.MPIRun, config.MPIRunRanksFlag, strconv.Itoa(c.GPUsPerNode * len(hosts)), config.MPIRunHostsFlag, strings.Join(hosts, ",")}
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		// "-x NAME" exports the variable from mpirun's own environment,
-		// which we set; the value never passes through a shell.
-		argv = append(argv, "-x", k)
-	}
-	argv = append(argv, c.ExtraMPIRunArgs...)
-	return append(argv, c.Command, "-b", strconv.FormatInt(int64(c.MinBytes), 10), "-e", strconv.FormatInt(int64(c.MaxBytes), 10), "-f", "2", "-g", "1")
-}
 
 // probe runs all_reduce_perf across the nodes of t.
 func (r *ncclRunner) probe(ctx context.Context, t target, before *node.Snapshot, res *Result) verdict {
-	env := r.env(before)
-	res.Command = r.argvFor(t.nodes, env)
+	maxBytes, sizing := r.sweepMaxBytes(ctx)
+	l := r.launch(t.nodes)
+	res.Command = r.argv(l, maxBytes)
 	procEnv := os.Environ()
-	for k, v := range env {
+	for k, v := range l.shared {
 		procEnv = append(procEnv, k+"="+v)
 	}
 	out := runCommand(ctx, r.cfg().Timeout, res.Command, procEnv, nil)
 	res.ExitCode, res.StderrTail = out.ExitCode, out.Stderr
+	if sizing != "" {
+		res.Warnings = append(res.Warnings, sizing)
+	}
 	if v, didNotRun := failedToRun(res, out); didNotRun {
 		return v
 	}
 	text := out.combined()
 	parsed, err := parse.NCCL(bytes.NewReader(text))
 	if parsed != nil {
-		res.Warnings = parsed.Warnings
+		res.Warnings = append(res.Warnings, parsed.Warnings...)
 		res.NCCL = &NCCL{WrongResults: parsed.WrongResults(), BusBandwidth: parsed.BusBandwidthBySize()}
 		r.setBandwidth(res, parsed)
 	}

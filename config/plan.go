@@ -213,7 +213,7 @@ type Perftest struct {
 	PortRange PortRange
 	// ExtraArgs are appended on both sides; they never hold the flags the runner sets.
 	ExtraArgs []string
-	// UseCUDA runs each end from GPU memory (perftest --use_cuda=<gpu>), the GPU
+	// UseCUDA runs each end from GPU memory (perftest --use_cuda_bus_id=<bdf>), the GPU
 	// nearest the tested NIC in the PCIe tree, so the probe crosses the same
 	// GPU↔NIC path NCCL uses. It needs a perftest built with CUDA.
 	UseCUDA bool

@@ -639,6 +639,14 @@ probes:
 		want: []wantError{{13, "probes.nccl.node_env", "must be a mapping (key: value lines), not a list"}},
 	},
 	{
+		name: "extra_args naming the GPU",
+		yaml: minimalPlan + "probes:\n  ib_write_bw:\n    extra_args: [--use_cuda_bus_id=0000:1b:00.0, --use_cuda, \"0\"]\n",
+		want: []wantError{
+			{13, "probes.ib_write_bw.extra_args[0]", "--use_cuda_bus_id is set by the runner: set use_cuda: true instead"},
+			{13, "probes.ib_write_bw.extra_args[1]", "--use_cuda is set by the runner"},
+		},
+	},
+	{
 		name: "nvidia_smi is an absolute path",
 		yaml: minimalPlan + "probes:\n  nccl:\n    nvidia_smi: nvidia-smi\n",
 		want: []wantError{{13, "probes.nccl.nvidia_smi", `"nvidia-smi" must be an absolute path`}},

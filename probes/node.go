@@ -68,13 +68,12 @@ func portRate(s *node.Snapshot, device string) (float64, bool) {
 	return p.RateBitsPerSecond, true
 }
 
-// nearestGPU is the index (nvidia-smi / CUDA_DEVICE_ORDER=PCI_BUS_ID order)
-// of the GPU nearest the RDMA device in the PCIe tree: the best relation,
-// then the lowest index; false without GPUs or when the device's place is
-// unknown.
-func nearestGPU(s *node.Snapshot, device string) (int, bool) {
+// nearestGPU is the GPU nearest the RDMA device in the PCIe tree: the best
+// relation, then the lowest index (PCI order); nil without GPUs or when the
+// device's place is unknown.
+func nearestGPU(s *node.Snapshot, device string) *node.GPU {
 	if s == nil || s.GPU == nil {
-		return 0, false
+		return nil
 	}
 	var nic *node.RDMANIC
 	for _, c := range s.GPU.NICs {
@@ -83,16 +82,16 @@ func nearestGPU(s *node.Snapshot, device string) (int, bool) {
 		}
 	}
 	if nic == nil {
-		return 0, false
+		return nil
 	}
-	best, idx := node.RelationUnknown, 0
+	best, nearest := node.RelationUnknown, (*node.GPU)(nil)
 	for _, g := range s.GPU.GPUs {
 		r := node.Relate(g.Place, nic.Place)
-		if r != node.RelationUnknown && (best == node.RelationUnknown || r < best) {
-			best, idx = r, g.Index
+		if r != node.RelationUnknown && (best == node.RelationUnknown || r < best || r == best && g.Index < nearest.Index) {
+			best, nearest = r, g
 		}
 	}
-	return idx, best != node.RelationUnknown
+	return nearest
 }
 
 // gpuNICRelation is the nearest PCIe relation of any of the node's GPUs to

@@ -29,7 +29,8 @@ type fakeNode struct {
 	// share of the rate each direction moved.
 	previous time.Duration
 	util     float64
-	// gpus puts GPU gpus[device] beside the device; gdrKnown gives the node
+	// gpus puts GPU gpus[device] beside the device, at PCI address
+	// 0000:<0x40+index>:00.0; gdrKnown gives the node
 	// GPUs (a gpu source that read), gdr the peer-memory module.
 	gpus          map[string]int
 	gdr, gdrKnown bool
@@ -80,7 +81,7 @@ func (f fakeNode) snapshot(t time.Time, extra float64) *node.Snapshot {
 			}
 			host := fmt.Sprintf("pci0000:%02x", i)
 			s.GPU.NICs = append(s.GPU.NICs, &node.RDMANIC{Device: d.device, Place: node.PCIPlace{Host: host, Path: []string{"0000:01:00.0"}, NUMANode: 0}})
-			s.GPU.GPUs = append(s.GPU.GPUs, &node.GPU{Index: g, Place: node.PCIPlace{Host: host, Path: []string{"0000:02:00.0"}, NUMANode: 0}})
+			s.GPU.GPUs = append(s.GPU.GPUs, &node.GPU{Index: g, Place: node.PCIPlace{Host: host, Path: []string{fmt.Sprintf("0000:%02x:00.0", 0x40+g)}, NUMANode: 0}})
 		}
 	}
 	if f.board != node.RelationUnknown {
@@ -191,19 +192,20 @@ func TestNearestGPU(t *testing.T) {
 	for _, c := range []struct {
 		scenario, device string
 		want             int
+		address          string
 	}{
-		{"dgx-h100-8gpu-8nic", "mlx5_3", 3},
-		{"dgx-h100-8gpu-8nic", "mlx5_6", 6},
-		{"dgx-h100-degraded", "mlx5_3", 4},
+		{"dgx-h100-8gpu-8nic", "mlx5_3", 3, "0000:61:00.0"},
+		{"dgx-h100-8gpu-8nic", "mlx5_6", 6, "0000:d1:00.0"},
+		{"dgx-h100-degraded", "mlx5_3", 4, "0000:9d:00.0"},
 	} {
 		base := filepath.Join("..", "collector", "testdata", c.scenario)
 		n := newReaderNode(t, reader.Options{SysPath: filepath.Join(base, "sys"), DevPath: filepath.Join(base, "dev"),
 			Sources: []string{node.SourceRDMA, node.SourceGPU}, Timeout: 5 * time.Second})
 		snap, _ := n.Collect(context.Background())
-		if g, ok := nearestGPU(snap, c.device); !ok || g != c.want {
-			t.Errorf("%s %s: GPU %d %v, want %d", c.scenario, c.device, g, ok, c.want)
+		if g := nearestGPU(snap, c.device); g == nil || g.Index != c.want || g.Place.Address() != c.address {
+			t.Errorf("%s %s: GPU %+v, want %d", c.scenario, c.device, g, c.want)
 		}
-		if _, ok := nearestGPU(snap, "mlx5_99"); ok {
+		if nearestGPU(snap, "mlx5_99") != nil {
 			t.Error("unknown device: no GPU")
 		}
 	}

@@ -130,6 +130,8 @@ func judgeHostGPUDirect(h parse.HostTransport, local bool, v gpuDirectView, user
 		return GPUDirectCannotTell, "this node's GPU↔NIC relation is unknown (no NVIDIA GPU read, or the gpu collector is off)"
 	case !v.relation.Direct():
 		return GPUDirectByDesign, fmt.Sprintf("its GPUs reach its NICs at best through %s, beyond PXB, NCCL's default NCCL_NET_GDR_LEVEL: GPUDirect RDMA is off by design and the run is judged on its bandwidth", v.relation)
+	case h.GDRLevelBelow(v.relation.String()):
+		return GPUDirectByDesign, fmt.Sprintf("NCCL_NET_GDR_LEVEL is set to %s there and its GPUs and NICs are %s, beyond it: GPUDirect RDMA is off as configured", h.GDRLevel, v.relation)
 	}
 	why = fmt.Sprintf("its GPUs and NICs share a PCIe switch (%s), where NCCL uses GPUDirect RDMA by default", v.relation)
 	if n := h.RDMAChannels(); n > 0 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/probes/parse"
 )
 
 // A run whose bandwidth meets the floor still fails when NCCL's own report
@@ -212,5 +213,24 @@ func TestNCCLGPUDirectOffByDistance(t *testing.T) {
 		if board == node.RelationPIX && !strings.Contains(j.Why, "although this node's GPUs and NICs share a PCIe switch (PIX)") {
 			t.Errorf("PIX and NCCL disagree: say so: %q", j.Why)
 		}
+	}
+}
+
+// A level the host's NCCL read from its environment below this node's
+// relation turns GPUDirect off as configured, and NCCL 2.30 and later print
+// no distance decision to say so. (The lines are CONSTRUCTED in NCCL's own
+// formats, src/misc/param.cc and src/transport/net.cc; nccl-tests#321 shows the
+// first one for real.)
+func TestNCCLGPUDirectOffByConfiguredLevel(t *testing.T) {
+	tr := parse.NCCLTransport("node01:1:1 [0] NCCL INFO NCCL_NET_GDR_LEVEL set by environment to PIX\n" +
+		"node01:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0\n")
+	v := gpuDirectView{names: []string{"node01"}, relation: node.RelationPXB}
+	hosts, failing := judgeGPUDirect(&tr, v)
+	if failing != nil || len(hosts) != 1 || hosts[0].Verdict != GPUDirectByDesign || !strings.Contains(hosts[0].Why, "set to PIX") {
+		t.Errorf("PXB board, level PIX: %+v %+v", hosts, failing)
+	}
+	v.relation = node.RelationPIX
+	if _, failing := judgeGPUDirect(&tr, v); failing == nil || failing.Host != "node01" {
+		t.Errorf("PIX board, level PIX, no GDRDMA: %+v", failing)
 	}
 }

@@ -3,6 +3,7 @@ package parse
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -65,6 +66,10 @@ type HostTransport struct {
 	// differ between releases: only the comparison is meant.
 	DistanceEnabled  []string `json:"gdr_distance_enabled,omitempty"`
 	DistanceDisabled []string `json:"gdr_distance_disabled,omitempty"`
+	// GDRLevel is NCCL_NET_GDR_LEVEL as the host's NCCL read it from its
+	// environment ("NCCL_NET_GDR_LEVEL set by environment to PIX"), "" when
+	// it kept its default (PXB).
+	GDRLevel string `json:"gdr_level,omitempty"`
 }
 
 // tcpNetworks are NCCL networks that move data over TCP sockets: NCCL's own
@@ -96,6 +101,7 @@ var (
 	ncclIBItemRe    = regexp.MustCompile(`\[\d+\] ?([^\s\[\]{},;=]+)`)
 	ncclIBMergedRe  = regexp.MustCompile(`\[\d+\]=\{([^}]*)\}`)
 	ncclNICGDRRe    = regexp.MustCompile(`\bNET/(\S[^:]*?) ?: GPU Direct RDMA (Enabled|Disabled) for HCA \d+ '([^']*)'`)
+	ncclGDRLevelRe  = regexp.MustCompile(`\bNCCL_NET_GDR_LEVEL set by environment to (\S+)`)
 	ncclDistanceRe  = regexp.MustCompile(`\bGPU Direct RDMA (Enabled|Disabled) for GPU\b.*\(distance (\d+ (?:<=|>=|<|>) \d+)\)`)
 	ncclInfoMarkRe  = regexp.MustCompile(`\bNCCL INFO\b`)
 	ncclSocketName  = "Socket"
@@ -176,6 +182,10 @@ func NCCLTransport(text string) Transport {
 			}
 			continue
 		}
+		if m := ncclGDRLevelRe.FindStringSubmatch(line); m != nil {
+			hostOf(line).GDRLevel = m[1]
+			continue
+		}
 		if m := ncclDistanceRe.FindStringSubmatch(line); m != nil {
 			h := hostOf(line)
 			if m[1] == "Enabled" {
@@ -244,6 +254,27 @@ func (h HostTransport) RDMAChannels() int { return h.NetChannels - h.SocketChann
 // DMA-BUF there, whatever the topology.
 func (h HostTransport) NoNICGDR() bool {
 	return len(h.NICGDRDisabled) > 0 && len(h.NICGDREnabled) == 0
+}
+
+// ncclPathNames are NCCL's path classes, nearest first (src/graph/topo.cc,
+// master), as NCCL_NET_GDR_LEVEL names them.
+var ncclPathNames = []string{"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS"}
+
+// ncclLegacyLevels maps the numeric NCCL_NET_GDR_LEVEL values of NCCL before
+// 2.5 onto the names (src/graph/paths.cc levelsOldToNew).
+var ncclLegacyLevels = []string{"LOC", "PIX", "PXB", "PHB", "SYS", "SYS"}
+
+// GDRLevelBelow reports whether the host's NCCL_NET_GDR_LEVEL keeps
+// GPUDirect RDMA off for a GPU–NIC path of class path ("PIX", "PXB", …):
+// the path is beyond the level. False when no level was set or either name
+// is unknown.
+func (h HostTransport) GDRLevelBelow(path string) bool {
+	level := strings.ToUpper(h.GDRLevel)
+	if n, err := strconv.Atoi(level); err == nil && n >= 0 && n < len(ncclLegacyLevels) {
+		level = ncclLegacyLevels[n]
+	}
+	l, p := slices.Index(ncclPathNames, level), slices.Index(ncclPathNames, path)
+	return l >= 0 && p >= 0 && p > l
 }
 
 // GDROffByDistance reports a host whose NCCL turned GPUDirect RDMA off by

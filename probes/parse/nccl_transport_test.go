@@ -182,6 +182,19 @@ func TestParseNCCLTransportGPUDirectPerHost(t *testing.T) {
 		!slices.Equal(h.NICGDREnabled, []string{"mlx5_0", "mlx5_2"}) || !slices.Equal(forced.HCAs, []string{"mlx5_0:1/RoCE", "mlx5_2:1/IB"}) {
 		t.Errorf("nccl-tests#350: %+v", forced)
 	}
+	// NCCL_NET_GDR_LEVEL as each host's NCCL read it.
+	if h := host(t, forced, "n013"); h.GDRLevel != "SYS" || h.GDRLevelBelow("PXB") {
+		t.Errorf("nccl-tests#350 level SYS: %+v", h)
+	}
+	pxn := transportOf(t, "nccl_info_pxn_rdma_plugin_v6_nccl_tests321.txt")
+	if h := host(t, pxn, "vm-host38"); h.GDRLevel != "PIX" || !h.GDRLevelBelow("PXB") || h.GDRLevelBelow("PIX") {
+		t.Errorf("nccl-tests#321 level PIX: %+v", h)
+	}
+	for level, below := range map[string]bool{"LOC": true, "1": true, "2": false, "0": true, "loc": true, "pxb": false, "PHB": false, "": false, "bogus": false, "9": false} {
+		if got := (HostTransport{GDRLevel: level}).GDRLevelBelow("PXB"); got != below {
+			t.Errorf("level %q below PXB: %v", level, got)
+		}
+	}
 	// Every release's wording of the distance decision (NCCL-SOURCE-FACTS: 2.3 to 2.29).
 	for _, line := range []string{
 		"h:1:2 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for GPU 0 / HCA mlx5_0 (distance 4 >= 2)",

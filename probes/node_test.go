@@ -79,9 +79,12 @@ func (f fakeNode) snapshot(t time.Time, extra float64) *node.Snapshot {
 			if s.GPU == nil {
 				s.GPU = &node.GPUState{}
 			}
-			host := fmt.Sprintf("pci0000:%02x", i)
-			s.GPU.NICs = append(s.GPU.NICs, &node.RDMANIC{Device: d.device, Place: node.PCIPlace{Host: host, Path: []string{"0000:01:00.0"}, NUMANode: 0}})
-			s.GPU.GPUs = append(s.GPU.GPUs, &node.GPU{Index: g, Place: node.PCIPlace{Host: host, Path: []string{fmt.Sprintf("0000:%02x:00.0", 0x40+g)}, NUMANode: 0}})
+			// Under one PCIe switch with its device, so that it is the device's
+			// nearest GPU by nvidia-smi's classes and NCCL's alike.
+			gpu, nic := boardPlaces(node.RelationPIX, fmt.Sprintf("pci0000:%02x", i))
+			gpu.Path[len(gpu.Path)-1] = fmt.Sprintf("0000:%02x:00.0", 0x40+g)
+			s.GPU.NICs = append(s.GPU.NICs, &node.RDMANIC{Device: d.device, Place: nic})
+			s.GPU.GPUs = append(s.GPU.GPUs, &node.GPU{Index: g, Place: gpu})
 		}
 	}
 	if f.board != node.RelationUnknown {

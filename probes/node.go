@@ -87,7 +87,7 @@ func nearestGPU(s *node.Snapshot, device string) *node.GPU {
 	best, nearest := node.RelationUnknown, (*node.GPU)(nil)
 	for _, g := range s.GPU.GPUs {
 		r := node.Relate(g.Place, nic.Place)
-		if r != node.RelationUnknown && (best == node.RelationUnknown || r < best || r == best && g.Index < nearest.Index) {
+		if r != node.RelationUnknown && (best == node.RelationUnknown || r < best) {
 			best, nearest = r, g
 		}
 	}

@@ -58,6 +58,10 @@ const (
 	PerftestQueuePairsFlag   = "-q"
 	PerftestTrafficClassFlag = "--tclass"
 	PerftestUseCUDAFlag      = "--use_cuda"
+	// PerftestUseCUDABusIDFlag names the GPU by PCI address (perftest 4.4-0.36 and
+	// later, beside --use_cuda under the same HAVE_CUDA build switch): --use_cuda's
+	// index is CUDA's order, fastest first, not the PCI order nvidia-smi shows.
+	PerftestUseCUDABusIDFlag = "--use_cuda_bus_id"
 	MPIRunRanksFlag          = "-np"
 	MPIRunHostsFlag          = "-H"
 )
@@ -73,7 +77,7 @@ var perftestOwnedFlags = []ownedFlag{
 	{[]string{PerftestSizeFlag, "--size"}, "set message_size instead: both ends must use the same size"},
 	{[]string{PerftestQueuePairsFlag, "--qp"}, "set queue_pairs instead: both ends must use the same number of queue pairs"},
 	{[]string{PerftestTrafficClassFlag}, "set expectations.roce_dscp instead: the runner passes its traffic class (DSCP<<2 plus ECT) so the test runs on the class NCCL_IB_TC gives NCCL"},
-	{[]string{PerftestUseCUDAFlag}, "set use_cuda: true instead: the runner picks, on each end, the GPU nearest the tested NIC"},
+	{[]string{PerftestUseCUDAFlag, PerftestUseCUDABusIDFlag}, "set use_cuda: true instead: the runner picks, on each end, the GPU nearest the tested NIC"},
 }
 
 // mpirunOwnedFlags choose which machines run and how many ranks; the runner derives them

@@ -454,8 +454,10 @@ func (l *loader) decodeNCCL(f field, n *NCCL) {
 		},
 		"min_bytes":         func(f field) { n.MinBytes, _ = l.size(f) },
 		"max_bytes":         func(f field) { n.MaxBytes, _ = l.size(f) },
+		"nvidia_smi":        func(f field) { n.NVIDIASMI, _ = l.executable(f) },
 		"extra_mpirun_args": func(f field) { n.ExtraMPIRunArgs = l.extraArgs(f, mpirunOwnedFlags, false) },
 		"env":               func(f field) { n.Env = l.environment(f) },
+		"node_env":          func(f field) { n.NodeEnv = l.nodeEnvironment(f) },
 		"min_bus_bandwidth_gbytes": func(f field) {
 			if floor, ok := l.number(f); ok {
 				if floor <= 0 {
@@ -477,6 +479,37 @@ func (l *loader) decodeNCCL(f field, n *NCCL) {
 		},
 	})
 	l.object(f, handlers)
+}
+
+// nodeEnvironment reads node name: {NAME: value} pairs; the plan's nodes are checked
+// once they are all known (validateProbes).
+func (l *loader) nodeEnvironment(f field) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	if !l.mapping(f) {
+		return out
+	}
+	for i := 0; i+1 < len(f.node.Content); i += 2 {
+		keyNode, valueNode := f.node.Content[i], f.node.Content[i+1]
+		if keyNode.Kind != yaml.ScalarNode {
+			l.errorAt(keyNode, f.path, "keys must be node names, not %s", describe(keyNode))
+			continue
+		}
+		path := childPath(f.path, keyNode.Value)
+		if _, dup := out[keyNode.Value]; dup {
+			l.errorAt(keyNode, path, "is set twice; keep one")
+			continue
+		}
+		if !l.spend(valueNode, path) {
+			return out
+		}
+		value := l.resolve(valueNode, path)
+		if value == nil || isNull(value) {
+			continue
+		}
+		l.written[path] = position{keyNode.Line, keyNode.Column}
+		out[keyNode.Value] = l.environment(field{path, value})
+	}
+	return out
 }
 
 // maxGPUsPerNode is NV_MAX_DEVICES, "the maximum number of GPUs supported in a single

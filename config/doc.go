@@ -32,8 +32,8 @@
 //	                 queue_pairs, gid_index, port_range, extra_args}
 //	  ib_write_lat: {same keys as ib_write_bw}
 //	  nccl:         {enabled, interval, timeout, jitter, leader, mpirun, command,
-//	                 gpus_per_node, min_bytes, max_bytes, large_message_bytes,
-//	                 extra_mpirun_args, env, min_bus_bandwidth_gbytes}
+//	                 gpus_per_node, min_bytes, max_bytes, nvidia_smi, large_message_bytes,
+//	                 extra_mpirun_args, env, node_env, min_bus_bandwidth_gbytes}
 //	  ping:         {enabled, interval, timeout, jitter, count}
 //
 // Parse reports every problem at once, each as file:line: field: message, and rejects
@@ -81,7 +81,9 @@
 //	                                     message_size 2, queue_pairs 1,
 //	                                     port_range 18531-18546, gid_index auto
 //	probes.nccl                          disabled, interval 6h, timeout 15m, jitter 10%,
-//	                                     mpirun /usr/bin/mpirun, min_bytes 8, max_bytes 8G,
+//	                                     mpirun /usr/bin/mpirun, min_bytes 8, max_bytes 8G
+//	                                     or the largest power of two the smallest GPU holds
+//	                                     by nccl-tests' rule (nvidia_smi /usr/bin/nvidia-smi),
 //	                                     large_message_bytes 256M (the judged bus bandwidth
 //	                                     is the best at or above it, else the largest size)
 //	                                     group_size 2 (groups of nodes rotating every interval,

@@ -3,7 +3,9 @@ package config
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -271,9 +273,18 @@ func (l *loader) validateProbes(p *Plan) {
 	}
 	// Only a written threshold is an error: with the default and a short sweep the runner
 	// judges the largest size and says so in each result.
-	if large := "probes.nccl.large_message_bytes"; l.isWritten(large) && nccl.MaxBytes > 0 && nccl.LargeMessageBytes > nccl.MaxBytes {
+	maxBytes, maxBytesSaid := nccl.MaxBytes, fmt.Sprint(nccl.MaxBytes)
+	if maxBytes == 0 {
+		maxBytes, maxBytesSaid = DefaultNCCLMaxBytes, fmt.Sprintf("%v (the most the default, sized from the GPUs' memory, gives)", DefaultNCCLMaxBytes)
+	}
+	if large := "probes.nccl.large_message_bytes"; l.isWritten(large) && nccl.LargeMessageBytes > maxBytes {
 		l.errorf(large, "%v is above max_bytes %s: no message of the sweep reaches it, so every run would be judged on its largest size; lower it or raise max_bytes",
-			nccl.LargeMessageBytes, l.describeValue("probes.nccl.max_bytes", nccl.MaxBytes))
+			nccl.LargeMessageBytes, maxBytesSaid)
+	}
+	for _, name := range slices.Sorted(maps.Keys(nccl.NodeEnv)) {
+		if _, ok := p.Node(name); !ok {
+			l.errorf("probes.nccl.node_env."+name, "%s is not a node of this plan; node_env is keyed by the nodes' names: %s", name, strings.Join(p.NodeNames(), ", "))
+		}
 	}
 }
 

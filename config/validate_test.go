@@ -615,7 +615,41 @@ probes:
 	{
 		name: "nccl large-message threshold above the default sweep",
 		yaml: minimalPlan + "probes:\n  nccl:\n    large_message_bytes: 16G\n",
-		want: []wantError{{13, "probes.nccl.large_message_bytes", "16G is above max_bytes 8G (the default)"}},
+		want: []wantError{{13, "probes.nccl.large_message_bytes", "16G is above max_bytes 8G (the most the default, sized from the GPUs' memory, gives)"}},
+	},
+	{
+		name: "nccl node_env",
+		yaml: twoNodes + `probes:
+  nccl:
+    node_env:
+      node01: {NCCL_IB_GID_INDEX: 5}
+      node09: {NCCL_IB_GID_INDEX: 3}
+      node01: {NCCL_IB_HCA: mlx5_1}
+      node02: [NCCL_IB_GID_INDEX]
+`,
+		want: []wantError{
+			{20, "probes.nccl.node_env.node09", "node09 is not a node of this plan; node_env is keyed by the nodes' names: node01, node02"},
+			{21, "probes.nccl.node_env.node01", "is set twice"},
+			{22, "probes.nccl.node_env.node02", "must be a mapping of NAME: value lines, not a list"},
+		},
+	},
+	{
+		name: "nccl node_env is a mapping",
+		yaml: minimalPlan + "probes:\n  nccl:\n    node_env: [node01]\n",
+		want: []wantError{{13, "probes.nccl.node_env", "must be a mapping (key: value lines), not a list"}},
+	},
+	{
+		name: "extra_args naming the GPU",
+		yaml: minimalPlan + "probes:\n  ib_write_bw:\n    extra_args: [--use_cuda_bus_id=0000:1b:00.0, --use_cuda, \"0\"]\n",
+		want: []wantError{
+			{13, "probes.ib_write_bw.extra_args[0]", "--use_cuda_bus_id is set by the runner: set use_cuda: true instead"},
+			{13, "probes.ib_write_bw.extra_args[1]", "--use_cuda is set by the runner"},
+		},
+	},
+	{
+		name: "nvidia_smi is an absolute path",
+		yaml: minimalPlan + "probes:\n  nccl:\n    nvidia_smi: nvidia-smi\n",
+		want: []wantError{{13, "probes.nccl.nvidia_smi", `"nvidia-smi" must be an absolute path`}},
 	},
 	{
 		name: "nccl large-message threshold is a size",

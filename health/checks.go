@@ -141,6 +141,6 @@ var registry = []checkDef{
 		Description: "req_transport_retries_exceeded does not increase: each increase is a queue pair that gave up after all retransmissions, which kills the job using it. An increase between two samples fails, a total since boot warns."},
 		run: checkTransportRetries},
 	{Check: Check{ID: "nccl_env", Title: "NCCL environment for this node",
-		Description: "The NCCL_SOCKET_IFNAME, NCCL_IB_HCA and NCCL_IB_GID_INDEX values for this node, derived from the plan and the GID table, ready to export."},
+		Description: "The NCCL_SOCKET_IFNAME, NCCL_IB_HCA and NCCL_IB_GID_INDEX values for this node, derived from the plan and the GID table, and the traffic class (NCCL_IB_TC, NCCL_IB_FIFO_TC) or service level of the plan, ready to export. The GID index is this node's own: another node's table may differ."},
 		run: checkNCCLEnv},
 }

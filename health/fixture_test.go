@@ -105,7 +105,7 @@ func TestFixtureHealthy(t *testing.T) {
 			}
 			nccl, _ := find(fs, "nccl_env", "node")
 			want := "NCCL_SOCKET_IFNAME==ens1f0np0,ens2f0np0,ens3f0np0,ens4f0np0,ens5f0np0,ens6f0np0,ens7f0np0,ens8f0np0 " +
-				"NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1 NCCL_IB_GID_INDEX=3 NCCL_IB_TC=106"
+				"NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1 NCCL_IB_GID_INDEX=3 NCCL_IB_TC=106 NCCL_IB_FIFO_TC=106"
 			if nccl.Message != want {
 				t.Errorf("nccl_env = %q\nwant      %q", nccl.Message, want)
 			}

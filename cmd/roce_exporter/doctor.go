@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/health"
+	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/pipeline"
 	"github.com/roce-exporter/roce_exporter/reader"
 )
@@ -110,7 +112,7 @@ func (d *doctorCommand) run() int {
 		fmt.Fprintf(os.Stderr, "roce_exporter doctor: %v\n", err)
 		return 2
 	}
-	findings := c.Findings
+	findings := printableFindings(c.Findings)
 	report := doctorReport{Node: opts.NodeName, Plan: *d.a.configFile, Samples: samples, Summary: map[string]int{}, Checks: findings, Cabling: cabling(c.Snapshot)}
 	if plan != nil {
 		for _, w := range plan.Warnings {
@@ -131,6 +133,17 @@ func (d *doctorCommand) run() int {
 		return 1
 	}
 	return 0
+}
+
+// printableFindings writes each subject, a name from the node that may hold
+// any bytes, as its label reads in /metrics (node.LabelUTF8): text and JSON
+// need UTF-8, and two names must not print alike.
+func printableFindings(fs []health.Finding) []health.Finding {
+	out := slices.Clone(fs)
+	for i := range out {
+		out[i].Subject = node.LabelUTF8(out[i].Subject)
+	}
+	return out
 }
 
 func useColor(mode string, f *os.File) bool {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/health"
+	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/probes"
 )
 
@@ -161,10 +162,10 @@ func (d *pageData) findings(fs []health.Finding) {
 		switch f.Status {
 		case health.StatusFail:
 			d.Fail++
-			d.Problems = append(d.Problems, pageFinding{Status: "FAIL", Class: "fail", Check: f.ID, Subject: f.Subject, Message: f.Message, Fix: f.Fix})
+			d.Problems = append(d.Problems, pageFinding{Status: "FAIL", Class: "fail", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: f.Message, Fix: f.Fix})
 		case health.StatusWarn:
 			d.Warn++
-			d.Problems = append(d.Problems, pageFinding{Status: "WARN", Class: "warn", Check: f.ID, Subject: f.Subject, Message: f.Message, Fix: f.Fix})
+			d.Problems = append(d.Problems, pageFinding{Status: "WARN", Class: "warn", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: f.Message, Fix: f.Fix})
 		case health.StatusOK:
 			d.OK++
 		case health.StatusSkipped:

@@ -106,6 +106,9 @@ type pageData struct {
 	Collectors              []pageCollector
 	ProbesEnabled           bool
 	Probes                  []pageProbe
+	// StateDir and StateDirErr: the probe state directory when its
+	// baselines cannot be persisted, and why.
+	StateDir, StateDirErr string
 	// Judgement is the local view of the pair probes per rail (fresh
 	// results only) and LocalVerdicts what it points at per probe kind.
 	Judgement     []pageJudgement
@@ -212,6 +215,9 @@ func (d *pageData) probes(store *probes.Store, switches probes.SwitchView) {
 		return
 	}
 	d.ProbesEnabled = true
+	if dir, err := store.StateDir(); err != nil {
+		d.StateDir, d.StateDirErr = dir, err.Error()
+	}
 	judged := store.Judge()
 	kinds := map[string]bool{}
 	for _, j := range judged {

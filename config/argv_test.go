@@ -20,6 +20,22 @@ func problems(args []string, owned []ownedFlag, tables ...*optionTable) map[int]
 	return out
 }
 
+// wantProblems compares the problems found in args (index -> message) with
+// want (index -> part of the message); an index not in want must be accepted.
+func wantProblems(t *testing.T, args []string, got, want map[int]string) {
+	t.Helper()
+	for i, w := range want {
+		if !strings.Contains(got[i], w) {
+			t.Errorf("%q: argument %d: %q, want %q", args, i, got[i], w)
+		}
+	}
+	for i, msg := range got {
+		if _, ok := want[i]; !ok {
+			t.Errorf("%q: argument %d refused: %s", args, i, msg)
+		}
+	}
+}
+
 // perftest reads its options with getopt_long, which takes any unambiguous
 // prefix of a long option and permutes: every word that is no option's
 // value is the server to connect to.
@@ -54,17 +70,7 @@ func TestPerftestExtraArgs(t *testing.T) {
 		{[]string{"--a_future_option", "value", "--report_gbits"}, nil},
 		{[]string{"--a_future_option", "value", "--siz", "64"}, map[int]string{2: "abbreviates --size"}},
 	} {
-		got := problems(tc.args, perftestOwnedFlags, perftestTable)
-		for i, want := range tc.want {
-			if !strings.Contains(got[i], want) {
-				t.Errorf("%q: argument %d: %q, want %q", tc.args, i, got[i], want)
-			}
-		}
-		for i, msg := range got {
-			if _, ok := tc.want[i]; !ok {
-				t.Errorf("%q: argument %d refused: %s", tc.args, i, msg)
-			}
-		}
+		wantProblems(t, tc.args, problems(tc.args, perftestOwnedFlags, perftestTable), tc.want)
 	}
 }
 
@@ -92,17 +98,7 @@ func TestMPIRunExtraArgs(t *testing.T) {
 		{[]string{"-mca", "pml", "ucx", "-x", "LD_LIBRARY_PATH", "--bind-to", "none", "--map-by", "slot", "--report-bindings", "--tag-output"}, nil},
 		{[]string{"--oversubscribe", "-q", "-v", "--timeout", "600", "-x", "NCCL_DEBUG=INFO"}, nil},
 	} {
-		got := problems(tc.args, mpirunOwnedFlags, mpirun4Table, mpirun5Table)
-		for i, want := range tc.want {
-			if !strings.Contains(got[i], want) {
-				t.Errorf("%q: argument %d: %q, want %q", tc.args, i, got[i], want)
-			}
-		}
-		for i, msg := range got {
-			if _, ok := tc.want[i]; !ok {
-				t.Errorf("%q: argument %d refused: %s", tc.args, i, msg)
-			}
-		}
+		wantProblems(t, tc.args, problems(tc.args, mpirunOwnedFlags, mpirun4Table, mpirun5Table), tc.want)
 	}
 }
 

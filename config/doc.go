@@ -44,7 +44,10 @@
 // quotes, pipes and $VARIABLES have no special meaning. The flags a runner sets itself
 // (device, GID index, port, duration, size, queue pairs; mpirun's hosts and rank
 // counts) are refused in the extra arguments, because both ends of a test must agree on
-// them and the plan is where they come from.
+// them and the plan is where they come from; so are mpirun's ways to run something else
+// (--app, a launch agent, a debugger) and a bare word (perftest's server, mpirun's
+// program). The arguments are read as the programs read them (argv.go): with their own
+// option tables, getopt_long's unambiguous prefixes (--tclas is --tclass) included.
 //
 // # Defaults
 //
@@ -70,7 +73,8 @@
 //	probes.max_fabric_share              1 (share of nodes under pair test at once; below 1
 //	                                     the interval is split into rounds, see fleet.go)
 //	probes.fresh_rounds                  3 (results older than this many intervals plus the
-//	                                     timeout are dropped and not judged)
+//	                                     timeout are dropped and not judged; at most a
+//	                                     year, MaxFreshFor)
 //	probes.ib_write_bw                   enabled, interval 1h, timeout 90s, jitter 10% of
 //	                                     interval, command /usr/bin/ib_write_bw, duration
 //	                                     10s, message_size 1048576, queue_pairs 4,

@@ -87,6 +87,7 @@ type Expectations struct {
 	// MinBandwidthFraction is the share of the port rate a bandwidth probe must reach.
 	MinBandwidthFraction float64
 	// LinkRateGbps is the expected port rate; 0 means each port's own reported rate is used.
+	// A plan's value is within minLinkRateGbps..maxLinkRateGbps.
 	LinkRateGbps float64
 	// FirmwareConsistent asks that NICs of one model run one firmware version fleet-wide.
 	FirmwareConsistent bool

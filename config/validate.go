@@ -229,6 +229,16 @@ func (l *loader) validateProbes(p *Plan) {
 	l.validateSchedule("probes.nccl", probes.NCCL.Schedule)
 	l.validateSchedule("probes.ping", probes.Ping.Schedule)
 
+	for _, s := range []struct {
+		path     string
+		schedule Schedule
+	}{{"probes.ib_write_bw", probes.IBWriteBW.Schedule}, {"probes.ib_write_lat", probes.IBWriteLat.Schedule},
+		{"probes.nccl", probes.NCCL.Schedule}, {"probes.ping", probes.Ping.Schedule}} {
+		if runs(s.schedule) {
+			l.validateFreshness(s.path, s.schedule, probes.FreshRounds)
+		}
+	}
+
 	l.validatePerftest(p, "probes.ib_write_bw", probes.IBWriteBW, runs(probes.IBWriteBW.Schedule))
 	l.validatePerftest(p, "probes.ib_write_lat", probes.IBWriteLat, runs(probes.IBWriteLat.Schedule))
 	if lat := probes.IBWriteLat; lat.QueuePairs > 1 {
@@ -327,6 +337,23 @@ func (l *loader) validateSchedule(path string, s Schedule) {
 		l.errorf(l.firstWritten(limitPath, interval), "%s %s must be shorter than interval %s: %s",
 			limit.key, l.describeValue(limitPath, limit.value), l.describeValue(interval, s.Interval), limit.why)
 	}
+}
+
+// validateFreshness keeps how long a result counts (fresh_rounds intervals plus the
+// timeout) within MaxFreshFor. Past it the product wrapped around: 6500h × 100 made the
+// store forget every result as it was added.
+func (l *loader) validateFreshness(path string, s Schedule, rounds int) {
+	if s.Interval <= 0 || rounds <= 0 || !freshForOverflows(s, rounds, MaxFreshFor) {
+		return
+	}
+	interval := path + ".interval"
+	if path == "probes.ib_write_bw" || path == "probes.ib_write_lat" {
+		interval = l.firstWritten(interval, "probes.nic_test_interval")
+	}
+	days := float64(rounds) * s.Interval.Hours() / 24
+	l.errorf(l.firstWritten("probes.fresh_rounds", interval),
+		"probes.fresh_rounds %s × %s's interval %s is about %.0f days: a result would count for more than %.0f days, longer than it says anything about a link; lower fresh_rounds or the interval",
+		l.describeValue("probes.fresh_rounds", rounds), path, l.describeValue(interval, s.Interval), days, MaxFreshFor.Hours()/24)
 }
 
 func (l *loader) validatePerftest(p *Plan, path string, t Perftest, runs bool) {

@@ -134,12 +134,17 @@ func checkIOMMU(e *env, r *results) {
 		cmd = strings.Join(m.Cmdline, " ")
 	}
 	const fix = "boot with the IOMMU in passthrough: add `iommu=pt` (Intel: `intel_iommu=on iommu=pt`, AMD: `amd_iommu=on iommu=pt`) to GRUB_CMDLINE_LINUX in /etc/default/grub, run `update-grub` (RHEL: `grub2-mkconfig -o /boot/grub2/grub.cfg`), reboot; check `cat /sys/kernel/iommu_groups/*/type` reads identity"
-	switch mode := m.Mode(); mode {
-	case node.IOMMUOff:
+	switch mode := m.Mode(); {
+	case mode == node.IOMMUUnknown && len(m.Unreadable) > 0:
+		// Unreadable is not "off": passing here would hide a translating
+		// IOMMU behind a permission problem.
+		r.warn(SubjectNode, fmt.Sprintf("cannot read the IOMMU state (%s): whether GPU↔NIC DMA is translated is unknown; kernel parameters: %s", strings.Join(m.Unreadable, "; "), cmd),
+			"let the exporter read /sys/class/iommu, /sys/bus/pci/devices/*/iommu_group and /sys/kernel/iommu_groups/*/type (in a container, mount the host's /sys), or check by hand: `ls /sys/class/iommu; cat /sys/kernel/iommu_groups/*/type` should read identity for every GPU and NIC")
+	case mode == node.IOMMUOff:
 		r.ok(SubjectNode, "no IOMMU active: GPU↔NIC DMA is not translated")
-	case node.IOMMUPassthrough:
+	case mode == node.IOMMUPassthrough:
 		r.ok(SubjectNode, fmt.Sprintf("IOMMU in passthrough for every GPU and NIC (kernel parameters: %s)", cmd))
-	case node.IOMMUTranslated:
+	case mode == node.IOMMUTranslated:
 		var which []string
 		for _, a := range slices.Sorted(maps.Keys(m.GroupTypes)) {
 			if t := m.GroupTypes[a]; t != "identity" {

@@ -135,6 +135,15 @@ func TestIOMMUCheck(t *testing.T) {
 	if f := status(t, fs, "iommu_passthrough_or_off", "node"); f.Status != StatusWarn {
 		t.Errorf("types unreadable: %+v", f)
 	}
+	// /sys/class/iommu could not be read: nothing read is no proof of no
+	// IOMMU, so it is not a pass.
+	fs = mutateGPU(t, func(st *node.GPUState) {
+		st.IOMMU = node.IOMMU{Unreadable: []string{"/sys/class/iommu: permission denied"}}
+	})
+	if f := status(t, fs, "iommu_passthrough_or_off", "node"); f.Status != StatusWarn || !strings.Contains(f.Message, "cannot read") ||
+		!strings.Contains(f.Message, "/sys/class/iommu: permission denied") {
+		t.Errorf("unreadable IOMMU state: %+v", f)
+	}
 	fs = mutateGPU(t, func(st *node.GPUState) { st.IOMMU = node.IOMMU{} })
 	if f := status(t, fs, "iommu_passthrough_or_off", "node"); f.Status != StatusOK {
 		t.Errorf("no IOMMU: %+v", f)

@@ -255,7 +255,8 @@ const (
 	// every GPU↔NIC transfer is translated, and peer-to-peer traffic goes
 	// through the root complex.
 	IOMMUTranslated IOMMUMode = "translated"
-	// IOMMUUnknown: active, but the group types could not be read.
+	// IOMMUUnknown: active but the group types could not be read, or
+	// whether it is active could not be read at all.
 	IOMMUUnknown IOMMUMode = "unknown"
 )
 
@@ -271,24 +272,32 @@ type IOMMU struct {
 	// (iommu=, intel_iommu=, amd_iommu=, iommu.passthrough=), in order;
 	// nil when /proc/cmdline was not read.
 	Cmdline []string
+	// Unreadable names what exists but could not be read ("path: error"):
+	// /sys/class/iommu, a device's iommu_group link, a group's type. Units
+	// and GroupTypes are then incomplete, and an empty Units says nothing.
+	Unreadable []string
 }
 
-// Mode says how DMA of the GPUs and NICs is treated: off without IOMMU
-// units, translated when any of their groups translates, passthrough when
-// all are identity.
+// Mode says how DMA of the GPUs and NICs is treated: translated when any of
+// their groups translates; unknown when part of the state could not be
+// read (an unreadable /sys/class/iommu is no proof that no IOMMU is active);
+// off without IOMMU units or groups, passthrough when every group is
+// identity.
 func (m IOMMU) Mode() IOMMUMode {
-	if len(m.Units) == 0 {
-		return IOMMUOff
-	}
-	if len(m.GroupTypes) == 0 {
-		return IOMMUUnknown
-	}
 	for _, t := range m.GroupTypes {
 		if t != "identity" {
 			return IOMMUTranslated
 		}
 	}
-	return IOMMUPassthrough
+	switch {
+	case len(m.Unreadable) > 0:
+		return IOMMUUnknown
+	case len(m.GroupTypes) > 0:
+		return IOMMUPassthrough
+	case len(m.Units) == 0:
+		return IOMMUOff
+	}
+	return IOMMUUnknown
 }
 
 // IOMMUCmdline picks the IOMMU parameters out of /proc/cmdline.

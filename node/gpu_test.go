@@ -124,6 +124,15 @@ func TestIOMMUMode(t *testing.T) {
 		{IOMMU{Units: []string{"dmar0"}}, IOMMUUnknown},
 		{IOMMU{Units: []string{"dmar0"}, GroupTypes: map[string]string{"a": "identity", "b": "identity"}}, IOMMUPassthrough},
 		{IOMMU{Units: []string{"dmar0"}, GroupTypes: map[string]string{"a": "identity", "b": "DMA-FQ"}}, IOMMUTranslated},
+		// /sys/class/iommu could not be read: no units read is not "off".
+		{IOMMU{Unreadable: []string{"/sys/class/iommu: permission denied"}}, IOMMUUnknown},
+		// One device's group could not be read: the others' identity does
+		// not make the node passthrough.
+		{IOMMU{Units: []string{"dmar0"}, GroupTypes: map[string]string{"a": "identity"}, Unreadable: []string{"b: input/output error"}}, IOMMUUnknown},
+		// A translated group is known, whatever else could not be read.
+		{IOMMU{GroupTypes: map[string]string{"a": "DMA"}, Unreadable: []string{"/sys/class/iommu: permission denied"}}, IOMMUTranslated},
+		// Groups are proof of an IOMMU, listed units or not.
+		{IOMMU{GroupTypes: map[string]string{"a": "DMA-FQ"}}, IOMMUTranslated},
 	} {
 		if got := c.m.Mode(); got != c.want {
 			t.Errorf("%+v: %v, want %v", c.m, got, c.want)

@@ -176,11 +176,24 @@ func (c *gpuSource) place(sc *scan, dir string) (node.PCIPlace, bool) {
 	return pl, true
 }
 
+// readIOMMU reads the IOMMU units and the group type of every GPU and NIC.
+// What does not exist is an answer (no IOMMU, a device without a group, a
+// kernel before 5.11 without type files); what exists but cannot be read
+// (a container denied /sys/class/iommu) is recorded as unreadable, so that
+// it reads as unknown rather than as no IOMMU.
 func (c *gpuSource) readIOMMU(sc *scan, st *node.GPUState) node.IOMMU {
 	var m node.IOMMU
+	unreadable := func(path string, err error) {
+		sc.readError(node.SourceGPU, path, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		m.Unreadable = append(m.Unreadable, fmt.Sprintf("%s: %v", path, err))
+	}
 	units, err := c.r.fs.ReadDirNames(c.r.sys("class", "iommu"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		sc.readError(node.SourceGPU, c.r.sys("class", "iommu"), err)
+		unreadable(c.r.sys("class", "iommu"), err)
 	}
 	slices.Sort(units)
 	m.Units = units
@@ -192,13 +205,23 @@ func (c *gpuSource) readIOMMU(sc *scan, st *node.GPUState) node.IOMMU {
 		addrs = append(addrs, n.Place.Address())
 	}
 	for _, a := range addrs {
-		grp, err := c.r.fs.Readlink(c.r.sys("bus", "pci", "devices", a, "iommu_group"))
-		if err != nil {
+		link := c.r.sys("bus", "pci", "devices", a, "iommu_group")
+		grp, err := c.r.fs.Readlink(link)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue // no IOMMU, or the device has no group
 		}
-		t, err := readSysfsFile(c.r.fs, c.r.sys("kernel", "iommu_groups", filepath.Base(grp), "type"))
 		if err != nil {
+			unreadable(link, err)
+			continue
+		}
+		typePath := c.r.sys("kernel", "iommu_groups", filepath.Base(grp), "type")
+		t, err := readSysfsFile(c.r.fs, typePath)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue // kernels before 5.11 have no type file
+		}
+		if err != nil {
+			unreadable(typePath, err)
+			continue
 		}
 		if m.GroupTypes == nil {
 			m.GroupTypes = map[string]string{}

@@ -336,7 +336,7 @@ func TestRelateMatchesRealTopologies(t *testing.T) {
 			p := map[string]PCIPlace{
 				"GPU0": s0.place("0000:1a:00.0", top, a), "GPU1": s0.place("0000:1b:00.0", top, a),
 				"mlx5_0": s0.place("0000:19:00.0", top, a),
-				"GPU2": s0.place("0000:1e:00.0", top, b), "GPU3": s0.place("0000:1f:00.0", top, b),
+				"GPU2":   s0.place("0000:1e:00.0", top, b), "GPU3": s0.place("0000:1f:00.0", top, b),
 				"mlx5_1": s0.place("0000:1d:00.0", top, b),
 				"mlx5_2": s0b.place("0000:3b:00.0"), "mlx5_3": s0b.place("0000:3c:00.0"),
 			}

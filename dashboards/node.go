@@ -170,8 +170,9 @@ func NodeDetail() *dashboard.DashboardBuilder {
 
 	// Empty on nodes without NVIDIA GPUs: the gpu collector exports nothing there.
 	b.row("GPU ↔ NIC path")
-	b.add(b.table("GPU ↔ NIC affinity", "Each GPU's closest RDMA NIC and their PCIe relation as nvidia-smi topo -m names it, "+
-		"with its level (1 PIX, 2 PXB: a shared PCIe switch, what GPUDirect RDMA needs; 3 PHB, 4 NODE, 5 SYS: every transfer crosses the CPU).",
+	b.add(b.table("GPU ↔ NIC affinity", "Each GPU's closest RDMA NIC and their PCIe relation as NCCL classifies the path, "+
+		"with its level (1 PIX, 2 PXB: a shared PCIe switch, what GPUDirect RDMA needs; 3 PHB, 5 SYS: every transfer crosses the CPU). "+
+		"nvidia-smi topo -m's NODE is PHB to NCCL.",
 		"short", 10, 8, []string{"instance", "gpu", "device", "relation", "Value"},
 		qt(sel("roce_gpu_nic_topology", dev)+` * on (instance, gpu) group_left () max by (instance, gpu) (`+sel("roce_gpu_nic_closest_pcie_level")+`)`)).
 		OverrideByName("Value", []dashboard.DynamicConfigValue{{Id: "displayName", Value: "level"}}))

@@ -278,9 +278,12 @@ func checkGPULink(e *env, r *results) {
 				"reseat the GPU (or its baseboard / riser cable) and check the slot in the BIOS is not bifurcated; `lspci -vv -s "+g.Place.Address()+" | grep LnkSta` must show Width x"+fmt.Sprint(capW)+"; AER errors on the link (pcie_no_aer_errors, dmesg 'AER') point to a bad connector")
 			continue
 		}
+		capNote := ""
 		if f.UpstreamLimits() && capS > 0 {
-			judgeGPUCap(e, r, st, g, capS, capW)
-			continue
+			var judged bool
+			if capNote, judged = judgeGPUCap(e, r, st, g, capS, capW); judged {
+				continue
+			}
 		}
 		msg := fmt.Sprintf("%s at x%d", gpuName(g), f.CurrentWidth)
 		switch {
@@ -298,7 +301,7 @@ func checkGPULink(e *env, r *results) {
 			}
 			msg += fmt.Sprintf(", %s of %s GT/s now, between the idle and the top speed (a GPU changing speed, or a link held low: a second sample tells)", num(f.CurrentSpeedGTs), num(capS))
 		}
-		r.ok(gpuSubject(g), msg)
+		r.ok(gpuSubject(g), msg+capNote)
 	}
 }
 
@@ -306,8 +309,10 @@ func checkGPULink(e *env, r *results) {
 // link can never be faster than that port, whatever the load. That is the
 // platform (an older server, a switch or riser of an older generation),
 // and it matters where the capped link cannot carry the line rate of the
-// NIC the GPU's network traffic goes through.
-func judgeGPUCap(e *env, r *results, st *node.GPUState, g *node.GPU, capS float64, capW int) {
+// NIC the GPU's network traffic goes through. It records a finding and
+// says so (judged) when the cap is a problem; otherwise it returns the note
+// the GPU's passing finding carries.
+func judgeGPUCap(e *env, r *results, st *node.GPUState, g *node.GPU, capS float64, capW int) (note string, judged bool) {
 	f := g.PCI
 	capBits := node.PCIeBandwidth(capS, capW) * 8
 	what := fmt.Sprintf("%s is capped at %s (%s Gb/s) by %s: the GPU supports %s", gpuName(g), linkText(capS, capW), gbps(capBits), upstreamText(f.Upstream), linkText(f.MaxSpeedGTs, f.MaxWidth))
@@ -316,9 +321,10 @@ func judgeGPUCap(e *env, r *results, st *node.GPUState, g *node.GPU, capS float6
 	switch {
 	case need <= 0:
 		r.warn(gpuSubject(g), what+"; with no RDMA NIC rate to compare, whether it slows the network cannot be told", fix)
+		return "", true
 	case capBits < need:
 		r.fail(gpuSubject(g), fmt.Sprintf("%s; less than the %s Gb/s of its closest NIC %s, so GPUDirect RDMA (and NCCL's staging through host memory) through this GPU cannot reach line rate", what, gbps(need), nic), fix)
-	default:
-		r.ok(gpuSubject(g), fmt.Sprintf("%s; enough for the %s Gb/s of its closest NIC %s", what, gbps(need), nic))
+		return "", true
 	}
+	return fmt.Sprintf("; capped at %s (%s Gb/s) by %s, where the GPU supports %s: enough for the %s Gb/s of its closest NIC %s", linkText(capS, capW), gbps(capBits), upstreamText(f.Upstream), linkText(f.MaxSpeedGTs, f.MaxWidth), gbps(need), nic), false
 }

@@ -295,6 +295,29 @@ func TestGPULinkAgainstBothEnds(t *testing.T) {
 		t.Errorf("Gen5 GPU in a Gen4 slot, 200G NIC: %+v", f)
 	}
 
+	// Capped, and held below even the cap in two samples: the cap is fine
+	// for a 200G NIC, the link below it is not.
+	heldUnderCap := func(st *node.GPUState) {
+		gpuIn(1, 16, 16)(st)
+		st.GPUs[1].PCI.CurrentSpeedGTs = 8
+	}
+	s = gpuFixture(t, "dgx-h100-8gpu-8nic")
+	p := cloneSnapshot(t, s)
+	p.Time = s.Time.Add(-10 * time.Second)
+	for _, snap := range []*node.Snapshot{s, p} {
+		heldUnderCap(snap.GPU)
+		for _, d := range snap.Devices {
+			for _, pt := range d.Ports {
+				pt.RateBitsPerSecond = 200e9
+			}
+		}
+	}
+	s.Previous = p
+	fs = Run(s, nil, "")
+	if f := status(t, fs, "gpu_pcie_link_not_degraded", "gpu1"); f.Status != StatusWarn || !strings.Contains(f.Message, "held at 8 GT/s in two samples in a row, below the 16 GT/s both its ends support") {
+		t.Errorf("held at 8 GT/s below a 16 GT/s cap: %+v", f)
+	}
+
 	// An x16 GPU in an x8 port is capped, not downtrained: no reseat.
 	fs = mutateGPU(t, gpuIn(2, 32, 8))
 	if f := status(t, fs, "gpu_pcie_link_not_degraded", "gpu2"); f.Status != StatusFail || !strings.Contains(f.Message, "capped at 32 GT/s x8") || strings.Contains(f.Fix, "reseat") {

@@ -151,15 +151,13 @@ func upstreamText(u *node.PCIPort) string {
 // capabilityText says how far the function's link can train and which end
 // decides it: the card, its slot (the port above it), or both alike.
 func capabilityText(f *node.PCIFunction) string {
-	s, w := f.LinkCapability()
-	card := linkText(f.MaxSpeedGTs, f.MaxWidth)
 	switch u := f.Upstream; {
 	case u == nil:
-		return "the card's maximum, " + card
+		return "the card's maximum"
 	case f.UpstreamLimits():
-		return fmt.Sprintf("the most its slot allows, %s: the card supports %s, %s", linkText(s, w), card, upstreamText(u))
+		return fmt.Sprintf("the most its slot allows: the card supports %s, %s", linkText(f.MaxSpeedGTs, f.MaxWidth), upstreamText(u))
 	}
-	return fmt.Sprintf("the maximum of both ends, %s (the card and %s)", linkText(s, w), upstreamText(f.Upstream))
+	return "the maximum of both the card and the port above it, " + f.Upstream.Address
 }
 
 // neededSlot is the PCIe generation of x16 slot that carries needBits.

@@ -552,7 +552,7 @@ func TestPCIeLinkAgainstBothEnds(t *testing.T) {
 	noRate := func(p *config.Plan) { p.Expectations.LinkRateGbps = 0 }
 	runCases(t, []checkCase{
 		{name: "Gen5 card in a Gen4 slot", snap: at200G(1), plan: noRate, id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusOK,
-			msg: []string{"16 GT/s x16, the most its slot allows", "the card supports 32 GT/s x16", "0000:27:01.0 (16 GT/s x16)"}},
+			msg: []string{"16 GT/s x16, the most its slot allows: the card supports 32 GT/s x16, the port above it, 0000:27:01.0 (16 GT/s x16)"}},
 		{name: "Gen5 card in a Gen4 slot carries 200G", snap: at200G(1), plan: noRate, id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusOK,
 			msg: []string{"252 Gb/s", "the most its slot allows", "200 Gb/s"}},
 		{name: "Gen5 card in a Gen4 slot, 400G port", snap: gen5CardInGen4Slot(1), id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusOK},
@@ -582,7 +582,7 @@ func TestPCIeLinkAgainstBothEnds(t *testing.T) {
 		}, id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusOK, msg: []string{"the most its slot allows"}},
 		{name: "no port above the card: its own maximum", snap: func(s *node.Snapshot) { s.PCI[pciAddr(1)].Upstream = nil },
 			id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusOK, msg: []string{"the card's maximum"}},
-		{name: "both ends at Gen5", id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusOK, msg: []string{"the maximum of both ends, 32 GT/s x16"}},
+		{name: "both ends at Gen5", id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusOK, msg: []string{"32 GT/s x16, the maximum of both the card and the port above it, 0000:27:01.0"}},
 		{name: "two 200G ports in a Gen4 slot: the platform's design", snap: func(s *node.Snapshot) {
 			gen5CardInGen4Slot(1)(s)
 			port(s, 1).RateBitsPerSecond = 200e9

@@ -199,6 +199,13 @@ func Relate(a, b PCIPlace) PCIeRelation {
 	return RelationPHB
 }
 
+// SameHostBridge reports two functions below one PCI host bridge. NCCL
+// does not tell that apart from two host bridges of one NUMA node (both are
+// PHB), but a GPU and a NIC on one root complex are nearer than two across
+// the CPU's internal fabric: a tie-break among equal relations where the
+// exporter picks one GPU for a NIC (perftest's use_cuda).
+func SameHostBridge(a, b PCIPlace) bool { return a.Host != "" && a.Host == b.Host }
+
 // bcmSwitch is a switch of NCCL's graph while it is flattened.
 type bcmSwitch struct {
 	addr   string

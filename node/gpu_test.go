@@ -52,6 +52,10 @@ func TestRelate(t *testing.T) {
 	if got, want := Bridges(gpuPIX, nic), []string{"0000:18:00.0", "0000:19:00.0", "0000:19:01.0"}; !slices.Equal(got, want) {
 		t.Errorf("Bridges = %v, want %v", got, want)
 	}
+	// Both PHB to NCCL; the host bridge tells them apart where one GPU must be picked.
+	if !SameHostBridge(gpuPIX, phb) || SameHostBridge(gpuPIX, node) || SameHostBridge(PCIPlace{}, PCIPlace{}) {
+		t.Error("SameHostBridge: pci0000:17 twice only")
+	}
 	if !RelationPXB.Direct() || RelationPHB.Direct() {
 		t.Error("Direct: PIX/PXB only")
 	}

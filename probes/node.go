@@ -69,8 +69,8 @@ func portRate(s *node.Snapshot, device string) (float64, bool) {
 
 // nearestGPU is the index (nvidia-smi / CUDA_DEVICE_ORDER=PCI_BUS_ID order)
 // of the GPU nearest the RDMA device in the PCIe tree: the best relation,
-// then the lowest index; false without GPUs or when the device's place is
-// unknown.
+// then one on the NIC's own host bridge (NCCL's PHB does not tell), then the
+// lowest index; false without GPUs or when the device's place is unknown.
 func nearestGPU(s *node.Snapshot, device string) (int, bool) {
 	if s == nil || s.GPU == nil {
 		return 0, false
@@ -84,11 +84,12 @@ func nearestGPU(s *node.Snapshot, device string) (int, bool) {
 	if nic == nil {
 		return 0, false
 	}
-	best, idx := node.RelationUnknown, 0
+	best, idx, sameHost := node.RelationUnknown, 0, false
 	for _, g := range s.GPU.GPUs {
 		r := node.Relate(g.Place, nic.Place)
-		if r != node.RelationUnknown && (best == node.RelationUnknown || r < best) {
-			best, idx = r, g.Index
+		hb := node.SameHostBridge(g.Place, nic.Place)
+		if r != node.RelationUnknown && (best == node.RelationUnknown || r < best || r == best && hb && !sameHost) {
+			best, idx, sameHost = r, g.Index, hb
 		}
 	}
 	return idx, best != node.RelationUnknown

@@ -117,7 +117,7 @@ var registry = []checkDef{
 		Description: "Every GPU's PCIe link trained at the width both its ends support (the GPU and the port above it). Its speed is judged only where sysfs proves something, since an idle NVIDIA GPU lowers its link to 2.5 GT/s and sysfs does not say whether a GPU is busy: a port above the GPU that supports less than the GPU caps its link for good (an older slot, riser, retimer card or switch), which fails when the capped link cannot carry the line rate of the GPU's closest NIC; and a link held between 2.5 GT/s and its top speed in two samples in a row, a link that failed to train higher, warns. A GPU stuck at 2.5 GT/s cannot be told from an idle one."},
 		run: checkGPULink},
 	{Check: Check{ID: "firmware_consistent", Title: "Same firmware on NICs of one model",
-		Description: "RDMA devices of the same model (HCA type and board id) run the same firmware version on this node; the odd one out is named together with the majority version."},
+		Description: "RDMA devices of the same model (HCA type and board id) run the same firmware version on this node; the odd one out is named together with the majority version. A device whose flashed firmware (devlink dev info's stored version) does not run yet warns: it waits for a firmware reset."},
 		run: checkFirmware},
 	{Check: Check{ID: "port_counters_readable", Title: "Port counters readable",
 		Description: "The port's counter directories could be read, so its error counters reach the metrics. A directory the driver does not create is not missing: bnxt_re, irdma and efa have no counters/, mlx4 has hw_counters/ only with firmware per-port diagnostics."},

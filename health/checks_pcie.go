@@ -2,9 +2,7 @@ package health
 
 import (
 	"fmt"
-	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/roce-exporter/roce_exporter/node"
@@ -457,82 +455,4 @@ func checkPCIeAER(e *env, r *results) {
 		}
 		judgeAER(e, r, gpuSubject(g), ends, aerFix(f, "GPU", "GPU (VBIOS)"))
 	}
-}
-
-func firmwareFix(d *node.Device, version string) string {
-	addr := orPlaceholder(d.PCIAddress, "<pci address>")
-	switch d.Driver {
-	case "mlx5_core", "mlx4_core":
-		return fmt.Sprintf("bring %[1]s (%[2]s) to %[3]s like its siblings: `mlxfwmanager --query` lists the versions, `mlxfwmanager -u -d %[2]s` (or `flint -d %[2]s -i <firmware %[3]s image for PSID %[4]s> burn`) flashes it, then `mlxfwreset -d %[2]s reset` or a reboot activates it", d.Name, addr, version, orPlaceholder(d.BoardID, "<PSID>"))
-	case "bnxt_en":
-		return fmt.Sprintf("flash %s (%s) with the same Broadcom firmware package (%s) as its siblings using Broadcom's niccli or bnxtnvm tool, then reboot", d.Name, addr, version)
-	case "ice", "i40e":
-		return fmt.Sprintf("update %s (%s) to NVM %s like its siblings with Intel's nvmupdate64e tool, then reboot", d.Name, addr, version)
-	}
-	return fmt.Sprintf("flash %s (%s) with firmware %s like its siblings using the NIC vendor's tool, then reboot", d.Name, addr, version)
-}
-
-func checkFirmware(e *env, r *results) {
-	if exp, ok := e.expectations(); ok && !exp.FirmwareConsistent {
-		r.skip(SubjectNode, "the plan sets firmware_consistent: false")
-		return
-	}
-	groups := map[string][]*node.Device{}
-	for _, d := range e.snap.Devices {
-		if d.FirmwareVersion == "" {
-			r.skip(d.Name, "firmware version could not be read")
-			continue
-		}
-		key := modelKey(e, d)
-		groups[key] = append(groups[key], d)
-	}
-	for _, key := range slices.Sorted(maps.Keys(groups)) {
-		devs := groups[key]
-		byVersion := map[string][]string{}
-		for _, d := range devs {
-			byVersion[d.FirmwareVersion] = append(byVersion[d.FirmwareVersion], d.Name)
-		}
-		if len(byVersion) == 1 {
-			for _, d := range devs {
-				if len(devs) == 1 {
-					r.ok(d.Name, fmt.Sprintf("firmware %s (only %s device on this node)", d.FirmwareVersion, key))
-				} else {
-					r.ok(d.Name, fmt.Sprintf("firmware %s, same as the other %d %s device(s)", d.FirmwareVersion, len(devs)-1, key))
-				}
-			}
-			continue
-		}
-		versions := slices.Sorted(maps.Keys(byVersion))
-		sort.SliceStable(versions, func(i, j int) bool { return len(byVersion[versions[i]]) > len(byVersion[versions[j]]) })
-		majority := versions[0]
-		tie := len(byVersion[versions[1]]) == len(byVersion[majority])
-		var summary []string
-		for _, v := range versions {
-			summary = append(summary, fmt.Sprintf("%s on %s", v, joinNatural(byVersion[v])))
-		}
-		for _, d := range devs {
-			switch {
-			case tie:
-				// The highest dotted version, compared numerically.
-				newest := slices.MaxFunc(versions, naturalCompare)
-				r.warn(d.Name, fmt.Sprintf("%s devices run different firmware with no majority (%s)", key, strings.Join(summary, "; ")), firmwareFix(d, newest))
-			case d.FirmwareVersion == majority:
-				r.ok(d.Name, fmt.Sprintf("firmware %s, the majority version of %s devices", majority, key))
-			default:
-				r.warn(d.Name, fmt.Sprintf("firmware %s differs from the %d other %s device(s) on %s (%s)", d.FirmwareVersion, len(byVersion[majority]), key, majority, strings.Join(summary, "; ")), firmwareFix(d, majority))
-			}
-		}
-	}
-}
-
-// modelKey groups devices that should share firmware: same chip and same board
-// (PSID), because different boards of one chip legitimately run different images.
-func modelKey(e *env, d *node.Device) string {
-	if d.HCAType != "" || d.BoardID != "" {
-		return strings.Trim(d.HCAType+" "+d.BoardID, " ")
-	}
-	if f := e.snap.PCI[d.PCIAddress]; f != nil && f.DeviceID != "" {
-		return d.Driver + " " + f.VendorID + ":" + f.DeviceID
-	}
-	return orPlaceholder(d.Driver, "unknown")
 }

@@ -181,32 +181,6 @@ func (c *gpuSource) place(sc *scan, dir string) (node.PCIPlace, bool) {
 	return pl, true
 }
 
-// bridgeIDs reads the ids of every bridge above the function in dir, which
-// NCCL tells Broadcom PEX switches by (node.Relate). A bridge whose ids do
-// not read is left out: it is then flattened by nobody, as in NCCL, which
-// reads an unreadable id as 0. GPUs and NICs share their switches, so each
-// bridge is read once per static read.
-func (c *gpuSource) bridgeIDs(dir string) map[string]node.PCIID {
-	out := map[string]node.PCIID{}
-	for up := filepath.Dir(dir); node.BDF.MatchString(filepath.Base(up)); up = filepath.Dir(up) {
-		addr := filepath.Base(up)
-		id, tried := c.ids[addr]
-		if !tried {
-			var v [4]string
-			for i, f := range []string{"vendor", "device", "subsystem_vendor", "subsystem_device"} {
-				v[i], _ = readSysfsFile(c.r.fs, joinPath(up, f))
-			}
-			// An id that does not parse stays the zero id: no vendor is 0.
-			id, _ = node.ParsePCIID(v[0], v[1], v[2], v[3])
-			c.ids[addr] = id
-		}
-		if id != (node.PCIID{}) {
-			out[addr] = id
-		}
-	}
-	return out
-}
-
 func (c *gpuSource) readIOMMU(sc *scan, st *node.GPUState) node.IOMMU {
 	var m node.IOMMU
 	units, err := c.r.fs.ReadDirNames(c.r.sys("class", "iommu"))
@@ -282,4 +256,30 @@ func readConfig(f FS, path string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	return buf[:n], nil
+}
+
+// bridgeIDs reads the ids of every bridge above the function in dir, which
+// NCCL tells Broadcom PEX switches by (node.Relate). A bridge whose ids do
+// not read is left out: it is then flattened by nobody, as in NCCL, which
+// reads an unreadable id as 0. GPUs and NICs share their switches, so each
+// bridge is read once per static read.
+func (c *gpuSource) bridgeIDs(dir string) map[string]node.PCIID {
+	out := map[string]node.PCIID{}
+	for up := filepath.Dir(dir); node.BDF.MatchString(filepath.Base(up)); up = filepath.Dir(up) {
+		addr := filepath.Base(up)
+		id, tried := c.ids[addr]
+		if !tried {
+			var v [4]string
+			for i, f := range []string{"vendor", "device", "subsystem_vendor", "subsystem_device"} {
+				v[i], _ = readSysfsFile(c.r.fs, joinPath(up, f))
+			}
+			// An id that does not parse stays the zero id: no vendor is 0.
+			id, _ = node.ParsePCIID(v[0], v[1], v[2], v[3])
+			c.ids[addr] = id
+		}
+		if id != (node.PCIID{}) {
+			out[addr] = id
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package health
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -119,6 +120,32 @@ func TestFixtureHealthy(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Eight Gen5 ConnectX-7 cards in the Gen4 slots of an Ice Lake or Milan
+// server, each link at 16 GT/s x16 for a 200G port: nothing to fix, so
+// nothing but passes and skips, and the PCIe findings say the slot decides.
+func TestFixtureGen5NICsInGen4Slots(t *testing.T) {
+	exp := fixtureReader(t, "mlx5-gen5-nics-in-gen4-slots")
+	plan := fixturePlan(t)
+	plan.Expectations.LinkRateGbps = 200
+	exp.Snapshot()
+	fs := Run(exp.Snapshot(), plan, "node01")
+	checkInvariants(t, fs)
+	for _, f := range fs {
+		if f.Status != StatusOK && f.Status != StatusSkipped {
+			t.Errorf("%s %s is %s: %s", f.ID, f.Subject, f.Status, f.Message)
+		}
+	}
+	for i := range 8 {
+		dev := fmt.Sprintf("mlx5_%d", i)
+		if f, _ := find(fs, "pcie_link_not_degraded", dev); f.Status != StatusOK || !strings.Contains(f.Message, "16 GT/s x16, the most its slot allows: the card supports 32 GT/s x16, the port above it, ") {
+			t.Errorf("%s: %+v", dev, f)
+		}
+		if f, _ := find(fs, "pcie_bandwidth_sufficient", dev); f.Status != StatusOK || !strings.Contains(f.Message, "252 Gb/s usable (16 GT/s x16, the most its slot allows) for 200 Gb/s") {
+			t.Errorf("%s: %+v", dev, f)
+		}
+	}
 }
 
 func TestFixtureDegraded(t *testing.T) {

@@ -15,10 +15,10 @@ func place(t *testing.T, dir string, numa int) PCIPlace {
 	return p
 }
 
-// TestRelate checks every relation of nvidia-smi topo -m on one tree: a
-// switch with a GPU and a NIC on two downstream ports (PIX), a GPU one
-// switch further down (PXB), another root port of the same host bridge
-// (PHB), another host bridge of the same socket (NODE) and the other
+// TestRelate checks every relation NCCL has on one tree: a switch with a
+// GPU and a NIC on two downstream ports (PIX), a GPU one switch further down
+// (PXB), another root port of the same host bridge (PHB), another host
+// bridge of the same socket (nvidia-smi's NODE, PHB to NCCL) and the other
 // socket (SYS).
 func TestRelate(t *testing.T) {
 	const sw = "/sys/devices/pci0000:17/0000:17:01.0/0000:18:00.0"
@@ -40,9 +40,9 @@ func TestRelate(t *testing.T) {
 		{"two switches", gpuPXB, nic, RelationPXB},
 		{"host bridge", gpuPIX, phb, RelationPHB},
 		{"directly on root ports", direct, phb, RelationPHB},
-		{"same socket", gpuPIX, node, RelationNODE},
+		{"same socket, other host bridge", gpuPIX, node, RelationPHB},
 		{"other socket", gpuPIX, sys, RelationSYS},
-		{"unknown numa is not another socket", noNUMA, sys, RelationNODE},
+		{"unknown numa is not another socket", noNUMA, sys, RelationPHB},
 		{"empty place", PCIPlace{}, nic, RelationUnknown},
 	} {
 		if got := Relate(c.a, c.b); got != c.want {
@@ -51,6 +51,10 @@ func TestRelate(t *testing.T) {
 	}
 	if got, want := Bridges(gpuPIX, nic), []string{"0000:18:00.0", "0000:19:00.0", "0000:19:01.0"}; !slices.Equal(got, want) {
 		t.Errorf("Bridges = %v, want %v", got, want)
+	}
+	// Both PHB to NCCL; the host bridge tells them apart where one GPU must be picked.
+	if !SameHostBridge(gpuPIX, phb) || SameHostBridge(gpuPIX, node) || SameHostBridge(PCIPlace{}, PCIPlace{}) {
+		t.Error("SameHostBridge: pci0000:17 twice only")
 	}
 	if !RelationPXB.Direct() || RelationPHB.Direct() {
 		t.Error("Direct: PIX/PXB only")

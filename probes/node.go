@@ -69,7 +69,8 @@ func portRate(s *node.Snapshot, device string) (float64, bool) {
 }
 
 // nearestGPU is the GPU nearest the RDMA device in the PCIe tree: the best
-// relation, then the lowest index (PCI order); nil without GPUs or when the
+// relation, then one on the NIC's own host bridge (NCCL's PHB does not
+// tell), then the lowest index (PCI order); nil without GPUs or when the
 // device's place is unknown.
 func nearestGPU(s *node.Snapshot, device string) *node.GPU {
 	if s == nil || s.GPU == nil {
@@ -84,11 +85,12 @@ func nearestGPU(s *node.Snapshot, device string) *node.GPU {
 	if nic == nil {
 		return nil
 	}
-	best, nearest := node.RelationUnknown, (*node.GPU)(nil)
+	best, nearest, sameHost := node.RelationUnknown, (*node.GPU)(nil), false
 	for _, g := range s.GPU.GPUs {
 		r := node.Relate(g.Place, nic.Place)
-		if r != node.RelationUnknown && (best == node.RelationUnknown || r < best) {
-			best, nearest = r, g
+		hb := node.SameHostBridge(g.Place, nic.Place)
+		if r != node.RelationUnknown && (best == node.RelationUnknown || r < best || r == best && hb && !sameHost) {
+			best, nearest, sameHost = r, g, hb
 		}
 	}
 	return nearest

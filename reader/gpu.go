@@ -32,6 +32,9 @@ type gpuSource struct {
 	// dirs maps each GPU's address to its resolved directory, found with
 	// the static part.
 	dirs map[string]string
+	// ids caches the bridges' ids during one static read (the zero id for
+	// one that did not read).
+	ids map[string]node.PCIID
 }
 
 func init() {
@@ -92,6 +95,7 @@ func (c *gpuSource) read(sc *scan) (func(*node.Snapshot), error) {
 func (c *gpuSource) readStatic(sc *scan) *node.GPUState {
 	st := &node.GPUState{ACS: map[string]node.ACS{}}
 	c.dirs = map[string]string{}
+	c.ids = map[string]node.PCIID{}
 	for i, fn := range c.gpus {
 		pl, ok := c.place(sc, fn.dir)
 		if !ok {
@@ -173,6 +177,7 @@ func (c *gpuSource) place(sc *scan, dir string) (node.PCIPlace, bool) {
 		sc.readError(node.SourceGPU, real, err)
 		return node.PCIPlace{}, false
 	}
+	pl.IDs = c.bridgeIDs(real)
 	return pl, true
 }
 
@@ -274,4 +279,30 @@ func readConfig(f FS, path string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	return buf[:n], nil
+}
+
+// bridgeIDs reads the ids of every bridge above the function in dir, which
+// NCCL tells Broadcom PEX switches by (node.Relate). A bridge whose ids do
+// not read is left out: it is then flattened by nobody, as in NCCL, which
+// reads an unreadable id as 0. GPUs and NICs share their switches, so each
+// bridge is read once per static read.
+func (c *gpuSource) bridgeIDs(dir string) map[string]node.PCIID {
+	out := map[string]node.PCIID{}
+	for up := filepath.Dir(dir); node.BDF.MatchString(filepath.Base(up)); up = filepath.Dir(up) {
+		addr := filepath.Base(up)
+		id, tried := c.ids[addr]
+		if !tried {
+			var v [4]string
+			for i, f := range []string{"vendor", "device", "subsystem_vendor", "subsystem_device"} {
+				v[i], _ = readSysfsFile(c.r.fs, joinPath(up, f))
+			}
+			// An id that does not parse stays the zero id: no vendor is 0.
+			id, _ = node.ParsePCIID(v[0], v[1], v[2], v[3])
+			c.ids[addr] = id
+		}
+		if id != (node.PCIID{}) {
+			out[addr] = id
+		}
+	}
+	return out
 }

@@ -60,8 +60,9 @@ func TestGPUSourceDGXH100(t *testing.T) {
 			t.Errorf("GPU %d numa %d, want %d", i, g.Place.NUMANode, wantNUMA)
 		}
 	}
-	if r := node.Relate(st.GPUs[0].Place, st.NICs[1].Place); r != node.RelationNODE {
-		t.Errorf("GPU0-mlx5_1: %v, want NODE", r)
+	// nvidia-smi's NODE (another host bridge of the socket) is PHB to NCCL.
+	if r := node.Relate(st.GPUs[0].Place, st.NICs[1].Place); r != node.RelationPHB {
+		t.Errorf("GPU0-mlx5_1: %v, want PHB", r)
 	}
 	if r := node.Relate(st.GPUs[0].Place, st.NICs[4].Place); r != node.RelationSYS {
 		t.Errorf("GPU0-mlx5_4: %v, want SYS", r)
@@ -91,7 +92,7 @@ func TestGPUSourceDGXH100Degraded(t *testing.T) {
 	if st == nil || len(st.GPUs) != 8 {
 		t.Fatalf("GPU state: %+v", st)
 	}
-	if names, rel := closestNames(st, st.GPUs[3]); rel != node.RelationNODE || names != "mlx5_0,mlx5_1,mlx5_2" {
+	if names, rel := closestNames(st, st.GPUs[3]); rel != node.RelationPHB || names != "mlx5_0,mlx5_1,mlx5_2" {
 		t.Errorf("GPU 3 with its NIC on the other socket: closest %s %v", names, rel)
 	}
 	if st.GPUs[5].PCI.CurrentWidth != 8 || st.GPUs[5].PCI.MaxWidth != 16 {

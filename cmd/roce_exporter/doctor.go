@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,7 +38,7 @@ type doctorCommand struct {
 func newDoctorCommand(a *app) *doctorCommand {
 	d := &doctorCommand{a: a}
 	d.cmd = a.kp.Command("doctor", "Check this node against the cluster plan and print what is wrong and how to fix it. Exit 0 when nothing fails, 1 when a check fails, 2 on a usage or plan error.")
-	d.output = d.cmd.Flag("output", "Output format: text or json.").Default("text").Enum("text", "json")
+	d.output = d.cmd.Flag("output", "Output format: text or json.").Short('o').Default("text").Enum("text", "json")
 	d.color = d.cmd.Flag("color", "Colour the text output: auto (only on a terminal), always or never.").Default("auto").Enum("auto", "always", "never")
 	d.interval = d.cmd.Flag("interval", "Time between the two samples that rate checks compare (PFC storm, drops, PHY, PCIe and transport errors, link flaps, ECN inference): what rises in between is happening now. 0 takes one sample, which sees only the totals since boot.").Default("5s").Duration()
 	d.verbose = d.cmd.Flag("verbose", "Print every passing check with its message instead of one line per check.").Short('v').Bool()
@@ -160,9 +159,7 @@ func (d *doctorCommand) run() int {
 		report.Summary[string(f.Status)]++
 	}
 	if *d.output == "json" {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(report)
+		newJSONEncoder(os.Stdout).Encode(report)
 	} else {
 		printDoctor(os.Stdout, report, useColor(*d.color, os.Stdout), *d.interval, *d.verbose)
 	}

@@ -211,6 +211,23 @@ func TestDoctorJSONSchema(t *testing.T) {
 	}
 }
 
+// -o is --output, and the JSON keeps the fix texts' shell as written: a
+// reader pasting `echo 106 > …` from it must not see \u003e.
+func TestDoctorShortOutputFlagAndPlainJSON(t *testing.T) {
+	out, code := runDoctor(t, append(scenarioArgs("mlx5-degraded"), "-o", "json", "--config.file="+healthyPlan, "--node.name=node01")...)
+	if code != 1 || !json.Valid([]byte(out)) {
+		t.Fatalf("exit %d, JSON valid %v:\n%.300s", code, json.Valid([]byte(out)), out)
+	}
+	if strings.Contains(out, `\u003c`) || strings.Contains(out, `\u003e`) || strings.Contains(out, `\u0026`) {
+		t.Error("the JSON escapes <, > or &")
+	}
+	for _, want := range []string{"echo 106 > /sys/", " && "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the JSON lacks %q as written", want)
+		}
+	}
+}
+
 func TestDoctorPlanErrorExitsTwoWithLine(t *testing.T) {
 	dir := t.TempDir()
 	plan := testenv.WriteFile(t, dir, "bad.yaml", "networks:\n  management: 10.0.0.0/24\n  compute: 10.0.0.0/25\nnodes: []\nbogus: 1\n")

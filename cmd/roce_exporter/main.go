@@ -3,7 +3,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 
@@ -60,6 +62,16 @@ func (a *app) options(flags *collector.Flags, plan *config.Plan) (collector.Opti
 	o.NodeName = config.SelfName(*a.nodeName)
 	o.Plan = plan
 	return o, ro, nil
+}
+
+// newJSONEncoder is how every command prints JSON: indented, and with <, >
+// and & as themselves (fix texts quote shell redirections and <interface>
+// placeholders; nobody embeds this JSON in HTML).
+func newJSONEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc
 }
 
 func main() {

@@ -83,7 +83,12 @@ func (p *probeCommand) runNow() int {
 		fmt.Fprintln(os.Stderr, "roce_exporter: probe run needs the cluster plan (--config.file)")
 		return 2
 	}
-	rd, err := reader.New(p.paths.ReaderOptions(node.SourceRDMA), p.a.logger)
+	ropts, err := p.paths.ReaderOptions(node.SourceRDMA)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)
+		return 2
+	}
+	rd, err := reader.New(ropts, p.a.logger)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)
 		return 2

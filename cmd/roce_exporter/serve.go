@@ -84,7 +84,7 @@ func (s *serveCommand) run() int {
 	}
 	opts, ropts, err := s.a.options(s.collectors, plan)
 	if err != nil {
-		logger.Error("bad collector flags", "err", err)
+		logger.Error("bad flags", "err", err)
 		return 2
 	}
 	if err := s.checkTimeouts(); err != nil {

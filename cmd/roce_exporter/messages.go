@@ -33,6 +33,12 @@ const (
 	msgNothingToCheckNote = "No check could judge anything on this node, so it is not reported healthy; the doctor exits 3."
 	msgSampling           = "roce_exporter doctor: sampling, second reading in %[1]s (--interval; Ctrl-C stops)"
 
+	msgSurveyFound           = "%[1]d RDMA ports (%[2]d up) on %[3]d NICs, %[4]d netdevs"
+	msgSurveyFoundUnreadable = "%[1]s; %[2]d RDMA device(s) could not be read"
+	msgSurveyNoRDMA          = "no RDMA device under %[1]s, and no RDMA-capable NIC on the PCI bus"
+	msgSurveyNICsNoRDMA      = "no RDMA device under %[1]s; %[2]d RDMA-capable NIC(s) without an RDMA driver: %[3]s"
+	msgSurveyUnreadable      = "%[1]s could not be read"
+
 	msgCabledTo          = "cabled to %[1]s %[2]s"
 	msgCabledToDescr     = "cabled to %[1]s %[2]s (%[3]q)"
 	msgCabledLastSeen    = "%[1]s, last seen before the link went down"

@@ -111,9 +111,12 @@ func printDoctor(w io.Writer, r doctorReport, opts textOptions) {
 	if r.Samples == 2 {
 		samples = tr(msgTwoSamples, opts.Interval)
 	}
-	if r.Sample != "" {
-		l.para(tr(msgDoctorTitleSample, r.Sample, r.Node, plan, samples), "  ")
-	} else {
+	switch {
+	case r.Sample != "" && r.Plan != "":
+		l.para(tr(msgDoctorTitleSampleAs, r.Sample, r.Node, plan, samples), "  ")
+	case r.Sample != "":
+		l.para(tr(msgDoctorTitleSample, r.Sample, plan, samples), "  ")
+	default:
 		l.para(tr(msgDoctorTitle, r.Node, plan, samples), "  ")
 	}
 	l.line("")

@@ -153,7 +153,10 @@ func renderPage(cfg pageConfig, st collector.Status, enabled []string, store *pr
 	d.Title = tr(msgPageNodeTitle, cfg.NodeName)
 	if cfg.Sample != "" {
 		d.Title = tr(msgPageSampleTitle, cfg.Sample)
-		d.SampleNotice = tr(msgPageSampleNotice, cfg.SysPath, cfg.NodeName)
+		d.SampleNotice = tr(msgPageSampleNotice, cfg.SysPath)
+		if cfg.PlanFile != "" {
+			d.SampleNotice = tr(msgPageSampleNoticeAs, cfg.SysPath, cfg.NodeName)
+		}
 	}
 	summary := health.Summarize(st.Findings)
 	switch {

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
 	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
@@ -90,4 +92,45 @@ func TestScenarioByNameIsTheSameAsItsPaths(t *testing.T) {
 func body(report string) string {
 	_, after, _ := strings.Cut(report, "\n\n")
 	return after
+}
+
+// The README's table of sample nodes (internal/sysfixture's Abouts) says
+// what the doctor makes of each: it does, run by name as the README says.
+func TestScenariosShowWhatTheySay(t *testing.T) {
+	for _, name := range sysfixture.ScenarioNames() {
+		about, ok := sysfixture.Abouts[name]
+		if !ok {
+			t.Errorf("%s: no About", name)
+			continue
+		}
+		args := []string{"doctor", "-o", "json", "--interval=0", "--scenario=" + name}
+		if about.Plan != "" {
+			args = append(args, "--config.file="+about.Plan, "--node.name=node01")
+		}
+		cmd := exec.Command(binary, args...)
+		cmd.Dir = "../.."
+		out, _ := cmd.Output()
+		var doc struct {
+			State  string `json:"state"`
+			Checks []struct{ ID, Status string }
+		}
+		if err := json.Unmarshal(out, &doc); err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if doc.State != about.State {
+			t.Errorf("%s: the doctor says %s, the README %s", name, doc.State, about.State)
+		}
+		bad := map[string]bool{}
+		for _, c := range doc.Checks {
+			if c.Status == "fail" || c.Status == "warn" {
+				bad[c.ID] = true
+			}
+		}
+		for _, id := range about.Findings {
+			if !bad[id] {
+				t.Errorf("%s: the README names %s, which neither fails nor warns", name, id)
+			}
+		}
+	}
 }

@@ -98,6 +98,7 @@ func run(args []string) int {
 	serve := newServeCommand(a)
 	probe := newProbeCommand(a)
 	doctor := newDoctorCommand(a)
+	plan := newPlanCommand(a)
 
 	cmd, err := a.kp.Parse(args)
 	if err != nil {
@@ -109,6 +110,9 @@ func run(args []string) int {
 	case doctor.cmd.FullCommand():
 		a.quietLogs()
 		return doctor.run()
+	case plan.initCmd.FullCommand():
+		a.quietLogs()
+		return plan.run()
 	case probe.runCmd.FullCommand():
 		return probe.runNow()
 	case probe.parseCmd.FullCommand():

@@ -45,7 +45,7 @@ func TestPathThatDoesNotExistIsAUsageError(t *testing.T) {
 		{"unknown scenario", []string{"--scenario=mlx5-healthy"}, "--scenario=mlx5-healthy: no such scenario in collector/testdata; the scenarios are: "},
 		{"scenario and a path", []string{"--scenario=mlx5-degraded", "--path.sysfs=/sys"}, "--scenario=mlx5-degraded sets --path.sysfs itself: give one or the other"},
 	} {
-		for _, command := range [][]string{{"doctor", "--interval=0"}, {"serve", "--web.listen-address=" + testenv.FreeAddr(t)}} {
+		for _, command := range [][]string{{"doctor", "--interval=0"}, {"plan", "init"}, {"serve", "--web.listen-address=" + testenv.FreeAddr(t)}} {
 			cmd := exec.Command(binary, append(command, tc.args...)...)
 			cmd.Dir = "../.."
 			if tc.name != "unknown scenario" && tc.name != "scenario and a path" {

@@ -73,7 +73,7 @@ type PathFlags struct {
 // --collector.timeout.
 func RegisterPathFlags(g flagGroup) *PathFlags {
 	f := &PathFlags{set: map[string]*bool{"path.sysfs": new(bool), "path.dev": new(bool), "path.proc": new(bool)}}
-	f.sysPath = g.Flag("path.sysfs", "sysfs mountpoint (point it at a fixture tree to replay a captured node). A path that does not exist is a usage error.").Default("/sys").IsSetByUser(f.set["path.sysfs"]).String()
+	f.sysPath = g.Flag("path.sysfs", "sysfs mountpoint (point it at a fixture tree to replay a captured node).").Default("/sys").IsSetByUser(f.set["path.sysfs"]).String()
 	f.devPath = g.Flag("path.dev", "devfs mountpoint, used to find /dev/infiniband.").Default("/dev").IsSetByUser(f.set["path.dev"]).String()
 	f.procPath = g.Flag("path.proc", "procfs mountpoint (IOMMU and NVIDIA driver facts); empty: /proc when --path.sysfs is live.").Default("").IsSetByUser(f.set["path.proc"]).String()
 	f.timeout = g.Flag("collector.timeout", "Per-scrape time limit for each collector; a collector that exceeds it reports roce_scrape_collector_success 0 and its stuck read is not retried until it returns.").Default("5s").Duration()
@@ -139,8 +139,8 @@ func registerFlags(app flagGroup, sourcesOnly bool) *Flags {
 	f.refresh = app.Flag("collector.rdma.gid-refresh", "How long slow-changing data (GID tables, RoCE mode, MTU, device metadata, optics EEPROM, LLDP) is cached (0 = every scrape).").Default("60s").Duration()
 	f.netdevInclude = app.Flag("collector.netdev.include", "Regexp of extra network interfaces to report besides those backing RDMA ports.").PlaceHolder("REGEX").String()
 	f.ethtoolReplay = app.Flag("collector.ethtool.replay-dir", "Read captures (`ethtool -S/-i/-a/-m/--show-fec`, DCB, devlink, lldpcli) from DIR instead of the kernel; the sample nodes' replay/ shows the file names.").PlaceHolder("DIR").IsSetByUser(&f.replaySet).String()
-	f.scenario = app.Flag("scenario", "Read a bundled sample node instead of this machine: its sysfs, dev, captures and proc under --scenario.dir/NAME, as --path.sysfs, --path.dev, --collector.ethtool.replay-dir and --path.proc would (so give none of those with it). The README's \"Sample nodes\" lists them.").PlaceHolder("NAME").String()
-	f.scenarioDir = app.Flag("scenario.dir", "Where the sample nodes of --scenario are: collector/testdata of the roce_exporter checkout.").Default(DefaultScenarioDir).PlaceHolder("DIR").String()
+	f.scenario = app.Flag("scenario", "Read the bundled sample node NAME (README, \"Sample nodes\") instead of this machine: it sets --path.sysfs, --path.dev, --path.proc and --collector.ethtool.replay-dir.").PlaceHolder("NAME").String()
+	f.scenarioDir = app.Flag("scenario.dir", "Where --scenario's sample nodes are.").Default(DefaultScenarioDir).PlaceHolder("DIR").String()
 	f.ethtoolRawInclude = app.Flag("collector.ethtool.raw-include", "Regexp of raw ethtool stat names to export as roce_ethtool_<name> (off by default: NICs have thousands).").PlaceHolder("REGEX").String()
 	if !sourcesOnly {
 		f.allPriorities = app.Flag("collector.priority.all", "Export the per-priority families (roce_priority_*, roce_pfc_*, roce_pfc_enabled, roce_ecn_enabled) for all 8 priorities. By default only the priorities that matter are exported: the plan's RoCE priority, those with PFC on, and those whose counters ever rose above zero; ECN settings equal on all 8 priorities collapse to priority=\"all\".").Default("false").Bool()

@@ -38,7 +38,7 @@ type doctorCommand struct {
 
 func newDoctorCommand(a *app) *doctorCommand {
 	d := &doctorCommand{a: a}
-	d.cmd = a.kp.Command("doctor", "Check this node against the cluster plan and print what is wrong and how to fix it. Exit 0 when nothing fails, 1 when a check fails, 2 on a usage or plan error (a --path.* that does not exist, a plan that does not load), 3 when there was nothing to check: every check was skipped, as on a node without RDMA devices (not an RDMA node, or RDMA not readable where it looked). 3 is not 1, since nothing was found wrong, and not 0, since nothing was found right: a provisioning script that expects RDMA stops on it, one that runs on CPU nodes too can accept it.")
+	d.cmd = a.kp.Command("doctor", "Check this node against the cluster plan and print what is wrong and how to fix it. Exit 0: nothing fails; 1: a check fails; 2: a usage or plan error (a --path.* that does not exist); 3: nothing to check (every check skipped, as on a node without RDMA), neither a pass nor a failure. Logs go to stderr, at warn unless --log.level says otherwise.")
 	d.output = d.cmd.Flag("output", "Output format: text or json.").Short('o').Default("text").Enum("text", "json")
 	d.color = d.cmd.Flag("color", "Colour the text output: auto (only on a terminal), always or never.").Default("auto").Enum("auto", "always", "never")
 	d.interval = d.cmd.Flag("interval", "Time between the two samples that rate checks compare (PFC storm, drops, PHY, PCIe and transport errors, link flaps, ECN inference): what rises in between is happening now. 0 takes one sample, which sees only the totals since boot.").Default("5s").Duration()

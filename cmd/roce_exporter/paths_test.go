@@ -11,19 +11,6 @@ import (
 	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
-// runCommand runs the binary with args and returns its combined output and
-// exit code.
-func runCommand(t *testing.T, args ...string) (string, int) {
-	t.Helper()
-	out, err := exec.Command(binary, args...).CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return string(out), ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return string(out), 0
-}
-
 // Issue 27: a misspelled --path.sysfs was accepted and the node read as
 // healthy. A path that does not exist is a usage error of every command
 // that reads the node: exit 2, naming the flag and the path.

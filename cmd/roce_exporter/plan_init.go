@@ -100,7 +100,11 @@ func (p *planCommand) run() int {
 		fmt.Fprintf(os.Stderr, "roce_exporter plan init: %s is left as it was\n", *p.addTo)
 		return code
 	}
-	if err := writeFileAtomic(*p.addTo, merged); err != nil {
+	st, err := os.Stat(*p.addTo)
+	if err == nil {
+		err = safefile.WriteAtomic(*p.addTo, merged, st.Mode().Perm())
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter plan init: %v\n", err)
 		return exitFailed
 	}
@@ -121,34 +125,4 @@ func (p *planCommand) check(file, why string, text []byte) int {
 		fmt.Fprintf(os.Stderr, "roce_exporter plan init: warning: %v\n", w)
 	}
 	return exitOK
-}
-
-// writeFileAtomic replaces path with data: a reader sees the old plan or
-// the new one, never half of it. The file keeps its permissions.
-func writeFileAtomic(path string, data []byte) error {
-	st, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(st.Mode().Perm()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -139,7 +139,17 @@ func printDoctor(w io.Writer, r doctorReport, opts textOptions) {
 			continue
 		}
 		if st == health.StatusSkipped && !opts.Verbose {
-			printSkipsFolded(r.Checks, l.row)
+			row := l.row
+			if r.State == string(health.StateNothingToCheck) {
+				// The reason is the headline already.
+				row = func(st health.Status, id, subject, msg string) {
+					if rest, ok := strings.CutPrefix(msg, r.StateReason); ok {
+						msg = tr(msgReasonAbove) + rest
+					}
+					l.row(st, id, subject, msg)
+				}
+			}
+			printSkipsFolded(r.Checks, row)
 			continue
 		}
 		for _, f := range r.Checks {

@@ -32,6 +32,7 @@ const (
 	msgNothingToCheck      = "NOTHING TO CHECK: %[1]s"
 	msgNotRDMANode         = "NOT AN RDMA NODE: %[1]s"
 	msgNothingToCheckNote  = "No check could judge anything on this node, so it is not reported healthy; the doctor exits 3."
+	msgReasonAbove         = "the reason above"
 	msgSampling            = "roce_exporter doctor: sampling, second reading in %[1]s (--interval; Ctrl-C stops)"
 
 	msgSurveyFound           = "%[1]d RDMA ports (%[2]d up) on %[3]d NICs, %[4]d netdevs"

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/roce-exporter/roce_exporter/health"
 	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
@@ -144,5 +145,20 @@ func TestWrapKeepsCommandsAndCountsWideRunes(t *testing.T) {
 	long := strings.Repeat("x", 95)
 	if got := strings.Join(wrap(long, "", "", 40), ""); got != long {
 		t.Errorf("long word: %q", got)
+	}
+}
+
+// Issue 27: the text said "skip" where the JSON and the page say "skipped".
+// The text's English status words are the JSON's, FAIL and WARN only
+// shouted.
+func TestDoctorTextStatusWordsAreTheJSONs(t *testing.T) {
+	for _, st := range health.StatusesWorstFirst() {
+		if label := statusStyle[st].label; !strings.EqualFold(label, string(st)) {
+			t.Errorf("status %q is %q in the text", st, label)
+		}
+	}
+	out, _ := doctorIn(t, []string{"COLUMNS=100"}, append(scenarioArgs("mlx5-degraded"), "--interval=0")...)
+	if !strings.Contains(out, "\nskipped  ") || strings.Contains(out, "\nskip  ") {
+		t.Errorf("no skipped row:\n%s", out)
 	}
 }

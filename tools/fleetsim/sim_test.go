@@ -12,7 +12,7 @@ import (
 func TestShippedRulesNameTheFault(t *testing.T) {
 	rs := loadShippedRules(t)
 	cfg := DefaultConfig(128)
-	cfg.Deadline = 6 * time.Hour
+	cfg.Deadline = 4 * time.Hour
 	sim := NewSim(cfg, rs)
 	classes := []string{"noise only", "noise only (rack-optimised)", "bad node", "degraded NIC (60 % of line rate)"}
 	var run []*Class
@@ -27,7 +27,7 @@ func TestShippedRulesNameTheFault(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range run {
-		for seed := uint64(1); seed <= 3; seed++ {
+		for seed := uint64(1); seed <= 2; seed++ {
 			t.Run(c.Name, func(t *testing.T) {
 				t.Parallel()
 				o, err := sim.Run(c, seed)

@@ -10,13 +10,16 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/tools/fleetsim"
 )
 
@@ -35,7 +38,15 @@ func main() {
 	deadline := flag.Duration("deadline", defaults.Deadline, "how long after the onset a fault may take to be named")
 	parallel := flag.Int("parallel", runtime.GOMAXPROCS(0), "trials run at once")
 	exact := flag.Bool("exact", false, "run every rule evaluation, even those that cannot change anything (slower, same table)")
+	tradeSizes := flag.String("tradeoff-nodes", "8,128,1024", "fleet sizes of the max_fabric_share trade-off table")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
 
 	// The trials keep a few hundred MB of series each and allocate fast:
 	// collect less often.
@@ -43,7 +54,7 @@ func main() {
 	rs, err := fleetsim.LoadRules(*rulesDir, *evalInterval)
 	check(err)
 	fmt.Fprintf(os.Stderr, "fleetsim: %s: evaluating %s every %v (judged: %s); %d groups cannot change a judged alert and are not evaluated\n",
-		*rulesDir, strings.Join(rs.Groups, ", "), *evalInterval, strings.Join(rs.Judged, ", "), len(rs.Skipped))
+		*rulesDir, strings.Join(groupNames(rs.Groups), ", "), *evalInterval, strings.Join(rs.Judged, ", "), len(rs.Skipped))
 
 	ns, ts := ints(*sizes), ints(*trials)
 	if len(ts) != len(ns) {
@@ -91,7 +102,24 @@ func main() {
 	for _, r := range rows {
 		fmt.Println(r.Line())
 	}
+	fmt.Println()
+	tradeOff(ints(*tradeSizes), *interval)
 	fmt.Fprintf(os.Stderr, "fleetsim: done in %v\n", time.Since(start).Round(time.Second))
+}
+
+// tradeOff prints what max_fabric_share trades: the README's second table.
+func tradeOff(sizes []int, interval time.Duration) {
+	fmt.Println("| nodes | max_fabric_share | every NIC tested every | rounds per interval | pairs per round | peak share under test | full pair sweep (background) |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	for _, n := range sizes {
+		sweep := time.Duration(n-1+n%2) * interval
+		for _, sh := range []float64{1, 0.25, 0.1} {
+			r := config.PairRounds(n, sh)
+			perRound := (n/2 + r - 1) / r
+			fmt.Printf("| %d | %v | %v | %d of %v | %d | %.1f%% | %v (%.1f days) |\n", n, sh, interval, r, interval/time.Duration(r),
+				perRound, 100*float64(2*perRound)/float64(n), sweep, sweep.Hours()/24)
+		}
+	}
 }
 
 // runTrials runs seeds 1..len(out) of class, parallel at once.
@@ -122,6 +150,16 @@ func runTrials(sim *fleetsim.Sim, c *fleetsim.Class, out []fleetsim.Outcome, par
 	}
 	wg.Wait()
 	return evals, replayed
+}
+
+// groupNames shows rule group keys (file;name) as file: name.
+func groupNames(keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		file, name, _ := strings.Cut(k, ";")
+		out = append(out, filepath.Base(file)+": "+name)
+	}
+	return out
 }
 
 func ints(s string) []int {

@@ -156,9 +156,30 @@ func (s *Sim) Prepare(classes []*Class) error {
 
 // Run runs one seeded trial of a class.
 func (s *Sim) Run(class *Class, seed uint64) (Outcome, error) {
-	fl, err := s.fleet(class.Layout)
+	tr, t0, err := s.newTrial(class, seed)
 	if err != nil {
 		return Outcome{}, err
+	}
+	prom, err := newServer(s.rules, tr.promStart, tr.cfg.Scrape, tr.cfg.TSDB, tr.cfg.Exact)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer prom.close()
+	if err := tr.loop(prom, t0); err != nil {
+		return Outcome{}, fmt.Errorf("%s seed %d: %w", class.Name, seed, err)
+	}
+	o := tr.outcome()
+	o.Evaluations, o.Replayed = prom.Evaluations, prom.Skipped
+	o.Queries, o.Reused = prom.Queries, prom.Reused
+	return o, nil
+}
+
+// newTrial picks a trial's faults and onset and starts its machines; t0 is
+// when their schedule starts.
+func (s *Sim) newTrial(class *Class, seed uint64) (*trial, time.Time, error) {
+	fl, err := s.fleet(class.Layout)
+	if err != nil {
+		return nil, time.Time{}, err
 	}
 	cfg := s.cfg
 	rng := rand.New(rand.NewPCG(seed, mix(class.Name)))
@@ -177,26 +198,14 @@ func (s *Sim) Run(class *Class, seed uint64) (Outcome, error) {
 	tr.onset = tr.promStart.Add(cfg.Warmup + time.Duration(rng.Int64N(int64(cfg.Interval))))
 	tr.end = tr.onset.Add(cfg.Deadline)
 	tr.now = t0
-
 	for i := range cfg.Nodes {
 		m := &machine{index: i, up: true, linkDowned: make([]uint64, cfg.Rails), col: &pipeline.Collection{}}
 		if err := tr.newExporter(m, fl.names[i]); err != nil {
-			return Outcome{}, err
+			return nil, time.Time{}, err
 		}
 		tr.machines = append(tr.machines, m)
 	}
-	prom, err := newServer(s.rules, tr.promStart, cfg.Scrape, cfg.TSDB, cfg.Exact)
-	if err != nil {
-		return Outcome{}, err
-	}
-	defer prom.close()
-	if err := tr.loop(prom, t0); err != nil {
-		return Outcome{}, fmt.Errorf("%s seed %d: %w", class.Name, seed, err)
-	}
-	o := tr.outcome()
-	o.Evaluations, o.Replayed = prom.Evaluations, prom.Skipped
-	o.Queries, o.Reused = prom.Queries, prom.Reused
-	return o, nil
+	return tr, t0, nil
 }
 
 // loop runs the schedule, the scrapes and the rule evaluations in time

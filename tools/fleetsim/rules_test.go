@@ -58,7 +58,7 @@ func TestLoadRulesFollowsTheDependencies(t *testing.T) {
 	if !judged.clock || things.clock {
 		t.Errorf("clock: judged %v (reads time()), things %v (increase only)", judged.clock, things.clock)
 	}
-	if things.window["thing_total"] != (3 * time.Hour).Milliseconds() || things.window["raw_thing"] != 0 {
+	if things.window["thing_total"] != (3*time.Hour).Milliseconds() || things.window["raw_thing"] != 0 {
 		t.Errorf("windows %v", things.window)
 	}
 

@@ -65,7 +65,8 @@
 //	probes.state_dir                     /var/lib/roce_exporter
 //	probes.max_port_utilization          0.1
 //	probes.nic_test_interval             1h (every node tested on every rail once per
-//	                                     interval; the pair probes' default interval)
+//	                                     interval; the pair probes' default interval; a
+//	                                     round that holds no retest and witness test warns)
 //	probes.max_fabric_share              1 (share of nodes under pair test at once; below 1
 //	                                     the interval is split into rounds, see fleet.go)
 //	probes.fresh_rounds                  3 (results older than this many intervals plus the

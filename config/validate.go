@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -234,6 +235,9 @@ func (l *loader) validateProbes(p *Plan) {
 	bw, lat := probes.IBWriteBW, probes.IBWriteLat
 	l.validateFleetRounds(p, "probes.ib_write_bw", bw.Schedule, runs(bw.Schedule))
 	l.validateFleetRounds(p, "probes.ib_write_lat", lat.Schedule, runs(lat.Schedule))
+	if runs(bw.Schedule) || runs(lat.Schedule) {
+		l.warnUntestableRails(p)
+	}
 	if runs(bw.Schedule) && runs(lat.Schedule) && bw.PortRange.overlaps(lat.PortRange) {
 		l.errorf("probes.ib_write_lat.port_range", "%s overlaps ib_write_bw's %s: both responders listen at the same time and each needs its own ports", lat.PortRange, bw.PortRange)
 	}
@@ -350,9 +354,60 @@ func (l *loader) validateFleetRounds(p *Plan, path string, s Schedule, runs bool
 		return
 	}
 	rounds := PairRounds(len(p.Nodes), p.Probes.MaxFabricShare)
-	if slot := s.Interval / time.Duration(rounds); slot <= s.Timeout {
-		l.errorf(l.firstWritten("probes.max_fabric_share", path+".interval", "probes.nic_test_interval"),
+	slot := s.Interval / time.Duration(rounds)
+	where := l.firstWritten("probes.max_fabric_share", path+".interval", "probes.nic_test_interval")
+	switch {
+	case slot <= s.Timeout:
+		l.errorf(where,
 			"max_fabric_share %v splits %s's interval %v into %d rounds of %v for %d nodes, not longer than its timeout %v: raise max_fabric_share or the interval (probes.nic_test_interval), or lower the timeout",
 			p.Probes.MaxFabricShare, path, s.Interval, rounds, slot, len(p.Nodes), s.Timeout)
+	case len(p.Nodes) > 2 && slot < 2*RetestedRunLength(s.Timeout):
+		// A run fits, but not its retest and a witness test after the round's own:
+		// failures are then recorded unconfirmed or not triangulated, and suspects are
+		// named an interval or more later.
+		l.warnf(where,
+			"max_fabric_share %v splits %s's interval %v into %d rounds of %v for %d nodes: a round needs %v to retest a failure and test it against a witness (each twice the timeout %v plus %v), so a fault found in it is named an interval or more late; raise the interval (probes.nic_test_interval) or max_fabric_share, or lower the timeout",
+			p.Probes.MaxFabricShare, path, s.Interval, rounds, slot, len(p.Nodes), 2*RetestedRunLength(s.Timeout), s.Timeout, RetestDelay+runMargin)
 	}
+}
+
+// warnUntestableRails names the rails that no other node can pair with: the pair
+// probes would leave them untested without a word.
+func (l *loader) warnUntestableRails(p *Plan) {
+	widest, second := -1, -1
+	for _, n := range p.Nodes {
+		switch w := len(n.Interfaces); {
+		case w > widest:
+			widest, second = w, widest
+		case w > second:
+			second = w
+		}
+	}
+	for i, n := range p.Nodes {
+		other := widest
+		if len(n.Interfaces) == widest {
+			other = second // its own count is not a partner; a tie keeps widest
+			for _, m := range p.Nodes {
+				if m != n && len(m.Interfaces) == widest {
+					other = widest
+					break
+				}
+			}
+		}
+		rails := untestable(n, other)
+		if len(rails) == 0 {
+			continue
+		}
+		l.warnf(fmt.Sprintf("nodes[%d].interfaces[%d]", i, rails[0]),
+			"node %s has %d compute interfaces but no other node has more than %d: the pair probes pair rail i with rail i, so its rail(s) %s (%s) cannot be tested by any peer (roce_probe_untestable_rails)",
+			n.Name, len(n.Interfaces), other, railList(rails), n.Interfaces[rails[0]].Netdev)
+	}
+}
+
+func railList(rails []int) string {
+	parts := make([]string, len(rails))
+	for i, r := range rails {
+		parts[i] = strconv.Itoa(r)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -1252,3 +1252,35 @@ func TestRoCELAGRate(t *testing.T) {
 			msg: []string{"no up slave of bond0 (ens1f0np0, ens1f1np1)"}},
 	})
 }
+
+// A rail past every other node's last one is named with a warning; with the
+// pair probes off, or a plan of one node, there is nothing to judge.
+func TestRailsTestableByPeers(t *testing.T) {
+	narrow := strings.Replace(testPlanYAML, "      - {netdev: ens3f0np0, rdma_device: mlx5_2, ip: 192.168.102.12/24}\n", "", 1)
+	for _, tc := range []struct {
+		name, yaml string
+		want       Status
+		subject    string
+		text       string
+	}{
+		{"node02 lacks rail 2", narrow, StatusWarn, "ens3f0np0", "rail 2, ens3f0np0 (mlx5_2), has no partner: every other node in the plan has at most 2"},
+		{"every rail paired", testPlanYAML, StatusOK, SubjectNode, "each of the 3 rails has a partner"},
+		{"probes off", strings.Replace(narrow, "  enabled: true", "  enabled: false", 1), StatusSkipped, SubjectNode, "pair probes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plan, err := config.Parse("unit.yaml", []byte(tc.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []Finding
+			for _, f := range Run(buildSnap(), plan, "node01") {
+				if f.ID == "rails_testable_by_peers" {
+					got = append(got, f)
+				}
+			}
+			if len(got) != 1 || got[0].Status != tc.want || got[0].Subject != tc.subject || !strings.Contains(got[0].Message, tc.text) {
+				t.Errorf("findings %+v", got)
+			}
+		})
+	}
+}

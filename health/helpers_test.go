@@ -165,6 +165,8 @@ nodes:
       - {netdev: ens1f0np0, rdma_device: mlx5_0, ip: 192.168.100.12/24}
       - {netdev: ens2f0np0, rdma_device: mlx5_1, ip: 192.168.101.12/24}
       - {netdev: ens3f0np0, rdma_device: mlx5_2, ip: 192.168.102.12/24}
+probes:
+  enabled: true
 `
 
 func testPlan(t *testing.T) *config.Plan {

@@ -25,11 +25,13 @@ type perftestRunner struct {
 	tclass     int
 	haveTClass bool
 	rocePrio   int
+	// retryPause is the pause before a refused connection is tried again.
+	retryPause time.Duration
 }
 
 // newPerftestRunner makes a runner for kind with the plan's traffic class.
 func newPerftestRunner(kind string, cfg config.Perftest, plan *config.Plan) *perftestRunner {
-	r := &perftestRunner{probeKind: kind, cfg: cfg, fraction: plan.Expectations.MinBandwidthFraction, rocePrio: -1}
+	r := &perftestRunner{probeKind: kind, cfg: cfg, fraction: plan.Expectations.MinBandwidthFraction, rocePrio: -1, retryPause: 2 * time.Second}
 	r.tclass, r.haveTClass = plan.Expectations.RoCETrafficClass()
 	if p := plan.Expectations.PFCPriority; p != nil {
 		r.rocePrio = *p
@@ -127,10 +129,7 @@ func (r *perftestRunner) probe(ctx context.Context, t target, before *node.Snaps
 		if perftestOutcome(out) != ReasonConnectRefused {
 			break
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(2 * time.Second):
-		}
+		sleepCtx(ctx, r.retryPause)
 	}
 	res.ExitCode, res.StderrTail = out.ExitCode, out.Stderr
 	v := r.evaluate(res, out, before)

@@ -57,6 +57,10 @@ type pageConfig struct {
 	PlanFile    string
 	MetricsPath string
 	Started     time.Time
+	// Switches is the node's switch view for the probe judgement (its rails'
+	// LLDP switches, the fleet's switch suspects when a Prometheus is given);
+	// nil: none.
+	Switches func() probes.SwitchView
 }
 
 // pageFinding is one row of the doctor's table; OK and skipped findings
@@ -77,9 +81,11 @@ type pageCollector struct {
 
 type pageJudgement struct {
 	Probe, Device, FailedWith string
-	Rail, PeersFailed         int
-	PeersPassed               int
-	Class                     string
+	// Switch is the rail's LLDP switch, "" when unknown.
+	Switch            string
+	Rail, PeersFailed int
+	PeersPassed       int
+	Class             string
 }
 
 type pageProbe struct {
@@ -101,8 +107,10 @@ type pageData struct {
 	Probes                  []pageProbe
 	// Judgement is the local view of the pair probes per rail (fresh
 	// results only) and LocalVerdicts what it points at per probe kind.
-	Judgement            []pageJudgement
-	LocalVerdicts        []string
+	Judgement     []pageJudgement
+	LocalVerdicts []string
+	// SwitchVerdicts say whether the failing rails are a switch's victims.
+	SwitchVerdicts       []string
 	ProbeFailures        int
 	Version, Revision    string
 	Branch, BuildUser    string
@@ -126,7 +134,11 @@ func renderPage(cfg pageConfig, st collector.Status, enabled []string, store *pr
 	}
 	d.findings(st.Findings)
 	d.collectors(st, enabled)
-	d.probes(store)
+	var switches probes.SwitchView
+	if cfg.Switches != nil {
+		switches = cfg.Switches()
+	}
+	d.probes(store, switches)
 	switch {
 	case !st.HealthEnabled:
 		d.Verdict, d.VerdictClass = "health collector disabled: no verdict", "skip"
@@ -194,7 +206,7 @@ func (d *pageData) collectors(st collector.Status, enabled []string) {
 	}
 }
 
-func (d *pageData) probes(store *probes.Store) {
+func (d *pageData) probes(store *probes.Store, switches probes.SwitchView) {
 	if store == nil {
 		return
 	}
@@ -207,12 +219,19 @@ func (d *pageData) probes(store *probes.Store) {
 		if j.PeersFailed > 0 {
 			class = "fail"
 		}
-		d.Judgement = append(d.Judgement, pageJudgement{Probe: j.Probe, Device: j.Device, Rail: j.Rail,
-			PeersFailed: j.PeersFailed, PeersPassed: j.PeersPassed, FailedWith: strings.Join(j.FailedPeers, ", "), Class: class})
+		row := pageJudgement{Probe: j.Probe, Device: j.Device, Rail: j.Rail,
+			PeersFailed: j.PeersFailed, PeersPassed: j.PeersPassed, FailedWith: strings.Join(j.FailedPeers, ", "), Class: class}
+		if sw, ok := switches.Rails[j.Device]; ok {
+			row.Switch = sw.String()
+		}
+		d.Judgement = append(d.Judgement, row)
 	}
 	for _, k := range []string{probes.KindIBWriteBW, probes.KindIBWriteLat} {
 		if kinds[k] {
 			d.LocalVerdicts = append(d.LocalVerdicts, k+": "+probes.LocalVerdict(judged, k))
+			for _, v := range probes.SwitchVerdicts(judged, k, switches) {
+				d.SwitchVerdicts = append(d.SwitchVerdicts, k+": "+v)
+			}
 		}
 	}
 	recent := store.Recent(30)

@@ -3,7 +3,6 @@ package fleetsim
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,13 +49,14 @@ func (f *fleet) instance(n int) string { return f.names[n] + ":" + exporterPort 
 
 // planYAML writes the cluster plan of a simulated fleet: every node with
 // one compute interface per rail, pair probes every interval.
-func planYAML(nodes, rails int, interval time.Duration, share float64) string {
+func planYAML(nodes, rails int, interval, duration, timeout time.Duration, share float64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cluster: fleetsim\nnetworks:\n  management: 10.0.0.0/16\n  compute:\n")
 	for r := range rails {
 		fmt.Fprintf(&b, "    - 10.%d.0.0/16\n", 100+r)
 	}
 	fmt.Fprintf(&b, "probes:\n  enabled: true\n  nic_test_interval: %s\n  max_fabric_share: %g\n", interval, share)
+	fmt.Fprintf(&b, "  ib_write_bw: {duration: %s, timeout: %s}\n", duration, timeout)
 	b.WriteString("nodes:\n")
 	for i := range nodes {
 		fmt.Fprintf(&b, "  - name: %s\n    management_ip: 10.0.%d.%d\n    interfaces:\n", nodeName(i), i/250, i%250+1)
@@ -72,7 +72,7 @@ func nodeName(i int) string { return fmt.Sprintf("gpu%04d", i+1) }
 // newFleet builds the plan with the real plan loader and the schedule with
 // the real fleet schedule.
 func newFleet(cfg Config, layout Layout) (*fleet, error) {
-	plan, err := config.Parse("fleetsim.yaml", []byte(planYAML(cfg.Nodes, cfg.Rails, cfg.Interval, cfg.Share)))
+	plan, err := config.Parse("fleetsim.yaml", []byte(planYAML(cfg.Nodes, cfg.Rails, cfg.Interval, cfg.Duration, cfg.Timeout, cfg.Share)))
 	if err != nil {
 		return nil, err
 	}
@@ -106,15 +106,15 @@ type machine struct {
 // newExporter (re)starts a machine's exporter under name as, with an empty
 // store.
 func (tr *trial) newExporter(m *machine, as string) error {
-	if m.store != nil {
-		tr.exporters[m.as] = slices.DeleteFunc(tr.exporters[m.as], func(i int) bool { return i == m.index })
-	}
-	tr.exporters[as] = append(tr.exporters[as], m.index)
 	m.as = as
 	m.store = probes.NewStore()
 	m.store.SetClock(tr.clock)
 	m.store.SetSelf(as)
 	m.store.SetFreshness(probes.KindIBWriteBW, tr.fleet.bound)
+	// The exporter judges its identity from the node's addresses: the plan's
+	// compute IPs of its name are on it only when the name is its own.
+	m.store.SetIdentityMismatch(!m.verified())
+	m.store.SetUntestableRails(probes.KindIBWriteBW, tr.fleet.plan.UntestableRails(as))
 	r, err := collector.NewRenderer(exportedCollectors, m.store)
 	if err != nil {
 		return err
@@ -123,6 +123,13 @@ func (tr *trial) newExporter(m *machine, as string) error {
 	m.scrape.dirty = true
 	return nil
 }
+
+// verified reports whether the machine's exporter runs under the machine's
+// own plan name; otherwise it neither tests nor serves (probes/identity.go).
+func (m *machine) verified() bool { return m.as == nodeName(m.index) }
+
+// serves reports whether the machine's responders accept a test.
+func (m *machine) serves() bool { return m.up && m.verified() }
 
 // snapshot is what the reader would read of the machine: its ports (with
 // the link-down counter) and their LLDP neighbours.

@@ -22,6 +22,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/pipeline"
 	"github.com/roce-exporter/roce_exporter/probes"
 )
@@ -42,6 +43,11 @@ type Config struct {
 	// Deadline is how long after the onset a trial runs: a fault not named
 	// by then is missed.
 	Deadline time.Duration
+	// Duration and Timeout are ib_write_bw's duration (-D) and timeout.
+	Duration, Timeout time.Duration
+	// WitnessSwitches: the nodes know the fleet's switches
+	// (--probes.prometheus-url) when they choose witnesses.
+	WitnessSwitches bool
 	// Job is the scrape job's name.
 	Job string
 	// TSDB stores the series in Prometheus' own TSDB instead of memStore
@@ -54,8 +60,9 @@ type Config struct {
 
 // DefaultConfig is the fleet of the README's table at a size.
 func DefaultConfig(nodes int) Config {
-	return Config{Nodes: nodes, Rails: 8, Spines: 8, Interval: time.Hour, Share: 0.25, Noise: 0.02,
-		Scrape: 30 * time.Second, Warmup: 30 * time.Minute, Deadline: 2 * time.Hour, Job: "roce-exporter"}
+	return Config{Nodes: nodes, Rails: 8, Spines: 8, Interval: 8 * time.Minute, Duration: 5 * time.Second, Timeout: 15 * time.Second,
+		Share: 0.25, Noise: 0.02, WitnessSwitches: true,
+		Scrape: 30 * time.Second, Warmup: 30 * time.Minute, Deadline: time.Hour, Job: "roce-exporter"}
 }
 
 // Outcome is one trial.
@@ -90,7 +97,7 @@ type Outcome struct {
 // retest (probes/scheduler.go).
 const (
 	setupTime   = 2 * time.Second
-	retestDelay = 5 * time.Second
+	retestDelay = config.RetestDelay
 )
 
 type trial struct {
@@ -115,9 +122,7 @@ type trial struct {
 	wrong                  map[string]bool
 	attemptLen, runTimeout time.Duration
 	timeline               uint64
-	// exporters lists, per plan name, the machines whose exporter runs
-	// under it.
-	exporters map[string][]int
+	triangulations         int
 }
 
 // Sim holds what the trials of one size and layout share.
@@ -183,7 +188,7 @@ func (s *Sim) newTrial(class *Class, seed uint64) (*trial, time.Time, error) {
 	}
 	cfg := s.cfg
 	rng := rand.New(rand.NewPCG(seed, mix(class.Name)))
-	tr := &trial{cfg: cfg, rules: s.rules, fleet: fl, class: class, seed: seed, wrong: map[string]bool{}, exporters: map[string][]int{}}
+	tr := &trial{cfg: cfg, rules: s.rules, fleet: fl, class: class, seed: seed, wrong: map[string]bool{}}
 	tr.clock = func() time.Time { return tr.now }
 	tr.faults = class.pick(fl.topo, rng)
 	tr.named = make([]time.Time, len(tr.faults))
@@ -231,7 +236,11 @@ func (tr *trial) loop(prom *server, t0 time.Time) error {
 		tr.applyOnset()
 		switch {
 		case len(tr.events) > 0 && tr.events[0].at.Equal(t):
-			tr.complete(heap.Pop(&tr.events).(*event))
+			if e := heap.Pop(&tr.events).(*event); e.tri != nil {
+				tr.triangulate(e.tri)
+			} else {
+				tr.complete(e)
+			}
 		case roundAt.Equal(t):
 			tr.startRound(epoch, round, t)
 			if round++; round == sched.Rounds() {
@@ -310,78 +319,15 @@ func (tr *trial) updatePorts(m *machine) {
 	}
 }
 
-// startRound runs the tests of one round: every pair's client tests every
-// rail, retests a failure once, and both ends record what they saw.
-func (tr *trial) startRound(epoch int64, round int, at time.Time) {
-	sched := tr.fleet.sched
-	deadline := sched.RoundEnd(epoch, round)
-	for _, p := range sched.Pairs(epoch, round) {
-		var clients []int
-		for _, c := range tr.exporters[p.Client] {
-			if tr.machines[c].up {
-				clients = append(clients, c)
-			}
-		}
-		server := tr.fleet.byName[p.Server]
-		for i, c := range clients {
-			// Two exporters under one name both run its turn; the peer's
-			// responders serve one of them.
-			lost := len(clients) > 1 && uint64(i) != mix(tr.seed, "race", epoch, round, p.Client)%uint64(len(clients))
-			tr.test(c, server, p.Server, epoch, round, at, deadline, lost)
-		}
-	}
-}
-
-// test is one client's run of every rail against server (named peer in
-// the client's plan).
-func (tr *trial) test(client, server int, peer string, epoch int64, round int, at, deadline time.Time, lost bool) {
-	cm, sm := tr.machines[client], tr.machines[server]
-	end := at
-	for rail := range tr.cfg.Rails {
-		tr.tests++
-		start := at
-		var a attempt
-		for try := 0; ; try++ {
-			tr.nonce++
-			if lost {
-				a = attempt{reason: probes.ReasonConnectRefused}
-			} else {
-				a = tr.run(client, server, rail, start, tr.nonce)
-			}
-			if try == 0 && a.ok && tr.noise(epoch, round, client, rail) {
-				a = attempt{connected: true, reason: probes.ReasonTimeout}
-			}
-			done := start.Add(tr.attemptLen)
-			if a.connected && sm.up {
-				tr.record(sm, done, tr.fleet.names[client], rail, start, a, "server")
-			}
-			if a.ok || try == 1 || !done.Add(retestDelay+tr.runTimeout).Before(deadline) {
-				tr.record(cm, done, peer, rail, start, a, "")
-				end = max64(end, done)
-				break
-			}
-			start = done.Add(retestDelay)
-		}
-	}
-	tr.busy = append(tr.busy, busySpan{at, end, client}, busySpan{at, end, server})
-}
-
-func max64(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
 // noise reports whether a first attempt fails on its own (a responder
 // restarting, a burst of traffic): it passes its retest.
-func (tr *trial) noise(epoch int64, round, client, rail int) bool {
-	x := mix(tr.seed, "noise", epoch, round, client, rail)
+func (tr *trial) noise(epoch int64, round, client, rail int, nonce uint64) bool {
+	x := mix(tr.seed, "noise", epoch, round, client, rail, nonce)
 	return float64(x>>11)/(1<<53) < tr.cfg.Noise
 }
 
 // record queues a result for machine m's store when the run ends.
-func (tr *trial) record(m *machine, at time.Time, peer string, rail int, start time.Time, a attempt, role string) {
+func (tr *trial) record(m *machine, at time.Time, peer string, rail int, start time.Time, a attempt, role string) *probes.Result {
 	res := &probes.Result{Probe: probes.KindIBWriteBW, Peer: peer, Device: device(rail), PeerDevice: device(rail), Rail: rail, Role: role,
 		Start: start, Duration: tr.attemptLen - setupTime, Success: a.ok, Reason: a.reason}
 	if a.bandwidth > 0 {
@@ -389,12 +335,17 @@ func (tr *trial) record(m *machine, at time.Time, peer string, rail int, start t
 			ExpectedBytesPerSecond: tr.fleet.plan.Expectations.MinBandwidthFraction * lineRate, BaselineBytesPerSecond: healthyShare * lineRate}
 	}
 	heap.Push(&tr.events, &event{at: at, m: m, store: m.store, res: res})
+	return res
 }
 
 // complete hands a finished run to its node's store (unless the exporter
 // was restarted meanwhile: its results went with it).
 func (tr *trial) complete(e *event) {
 	if e.m.store != e.store || !e.m.up {
+		return
+	}
+	if e.res.Skipped {
+		e.store.Add(e.res) // counted, not a result
 		return
 	}
 	e.store.Add(e.res)
@@ -519,12 +470,14 @@ func (tr *trial) peakShare() float64 {
 	return float64(peak) / float64(tr.cfg.Nodes)
 }
 
-// event is a run's result reaching a store.
+// event is a run's result reaching a store, or (tri set) the start of a
+// round's triangulation window.
 type event struct {
 	at    time.Time
 	m     *machine
 	store *probes.Store
 	res   *probes.Result
+	tri   *roundState
 }
 
 type eventHeap []*event
@@ -538,4 +491,11 @@ func (h *eventHeap) Pop() any {
 	e := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return e
+}
+
+func max64(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

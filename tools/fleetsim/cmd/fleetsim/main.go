@@ -32,6 +32,9 @@ func main() {
 	evalInterval := flag.Duration("eval-interval", 15*time.Second, "evaluation_interval (deploy/prometheus/prometheus.yml)")
 	scrape := flag.Duration("scrape-interval", defaults.Scrape, "scrape_interval")
 	interval := flag.Duration("interval", defaults.Interval, "probes.nic_test_interval")
+	duration := flag.Duration("duration", defaults.Duration, "probes.ib_write_bw.duration")
+	timeout := flag.Duration("timeout", defaults.Timeout, "probes.ib_write_bw.timeout")
+	witnessSwitches := flag.Bool("witness-switches", defaults.WitnessSwitches, "the nodes know the fleet's switches (--probes.prometheus-url) when they choose witnesses")
 	share := flag.Float64("share", defaults.Share, "probes.max_fabric_share")
 	noise := flag.Float64("noise", defaults.Noise, "share of first attempts that fail and pass their retest")
 	warmup := flag.Duration("warmup", defaults.Warmup, "how long Prometheus runs before the onset")
@@ -78,6 +81,7 @@ func main() {
 	for si, n := range ns {
 		cfg := fleetsim.DefaultConfig(n)
 		cfg.Scrape, cfg.Interval, cfg.Share, cfg.Noise, cfg.Warmup, cfg.Deadline, cfg.Exact = *scrape, *interval, *share, *noise, *warmup, *deadline, *exact
+		cfg.Duration, cfg.Timeout, cfg.WitnessSwitches = *duration, *timeout, *witnessSwitches
 		sim := fleetsim.NewSim(cfg, rs)
 		check(sim.Prepare(run))
 		for _, c := range run {
@@ -96,8 +100,8 @@ func main() {
 				row.Missed(), wrongTrials, evals, replayed, time.Since(start).Round(time.Second))
 		}
 	}
-	fmt.Printf("Rules: %s (judged: %s), evaluated every %v; scraped every %v; nic_test_interval %v, max_fabric_share %v, %g%% noise; faults named within %v of onset or missed.\n\n",
-		*rulesDir, strings.Join(rs.Judged, ", "), *evalInterval, *scrape, *interval, *share, 100**noise, *deadline)
+	fmt.Printf("Rules: %s (judged: %s), evaluated every %v; scraped every %v. Plan: nic_test_interval %v, max_fabric_share %v, ib_write_bw duration %v, timeout %v; witnesses chosen with the switches known: %v. %g%% noise; faults named within %v of onset or missed.\n\n",
+		*rulesDir, strings.Join(rs.Judged, ", "), *evalInterval, *scrape, *interval, *share, *duration, *timeout, *witnessSwitches, 100**noise, *deadline)
 	fmt.Println(fleetsim.Header)
 	for _, r := range rows {
 		fmt.Println(r.Line())

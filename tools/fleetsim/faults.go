@@ -16,12 +16,13 @@ const (
 	AlertPath       = "RoCEProbeSuspectPath"
 	AlertSwitch     = "RoCEProbeSuspectSwitch"
 	AlertConflict   = "RoCEProbeNodeNameConflict"
+	AlertIdentity   = "RoCEProbeIdentityMismatch"
 	AlertUntestable = "RoCEProbeRailUntestable"
 )
 
 // judgedAlerts matches the alerts above, and any other suspect alert the
 // rules may grow.
-const judgedAlerts = `RoCEProbe(Suspect.*|NodeNameConflict|RailUntestable)`
+const judgedAlerts = `RoCEProbe(Suspect.*|NodeNameConflict|IdentityMismatch|RailUntestable)`
 
 // faultKind is what breaks.
 type faultKind int
@@ -101,7 +102,7 @@ var Classes = []*Class{
 	}},
 	{Name: "two bad NICs under one switch", Layout: RailOptimised, Expect: "two " + AlertNIC + " (not the switch)", pick: pickNICs(2, true)},
 	{Name: "bad NIC under a two-NIC switch", Layout: TwoNICSwitches, Expect: AlertNIC + "{instance, device}", pick: pickNICs(1, false)},
-	{Name: "node-name collision", Layout: RailOptimised, Expect: AlertConflict + "{node}", pick: func(t *Topology, rng *rand.Rand) []Fault {
+	{Name: "node-name collision", Layout: RailOptimised, Expect: AlertConflict + "{node} or " + AlertIdentity + "{instance}", pick: func(t *Topology, rng *rand.Rand) []Fault {
 		f := Fault{Kind: faultCollision, Node: rng.IntN(t.Nodes), Impostor: rng.IntN(t.Nodes)}
 		for f.Impostor == f.Node {
 			f.Impostor = rng.IntN(t.Nodes)
@@ -188,7 +189,9 @@ func (f Fault) names(a Alert, fl *fleet) bool {
 	case faultNode, faultNodeDown:
 		return a.Name == AlertNode && a.Labels["node"] == fl.names[f.Node]
 	case faultCollision:
-		return a.Name == AlertConflict && a.Labels["node"] == fl.names[f.Node]
+		// The name two exporters claim, or the exporter under a name not its own.
+		return a.Name == AlertConflict && a.Labels["node"] == fl.names[f.Node] ||
+			a.Name == AlertIdentity && a.Labels["instance"] == fl.instance(f.Impostor)
 	case faultUplinks:
 		sw := fl.topo.Switches()[f.Switch]
 		if a.Name == AlertSwitch && a.Labels["chassis_id"] == sw.ID {

@@ -29,10 +29,10 @@ type memStore struct {
 	mu     sync.RWMutex
 	series []*memSeries // ref-1
 	byHash map[uint64][]*memSeries
-	byName map[string][]*memSeries // sorted by labels
-	// nameGen counts the series made under each name: a cached match of a
-	// name's series is good until it moves.
-	nameGen  map[string]int
+	// born lists each name's series in the order they were made (or came
+	// back after prune); a selection keeps its sorted match and how much of
+	// born it has looked at.
+	born     map[string][]*memSeries
 	selected map[string]*selection
 	// lastChange is, per metric name, the newest sample (ms) that was not
 	// the same value one step after the previous sample of its series: a
@@ -48,8 +48,8 @@ type memStore struct {
 }
 
 type selection struct {
-	gen  int
-	list []*memSeries
+	seen int
+	list []*memSeries // sorted by labels
 }
 
 type memSeries struct {
@@ -57,6 +57,9 @@ type memSeries struct {
 	name string
 	ref  storage.SeriesRef
 	runs []sampleRun
+	// pruned: left out of born (and every selection) until it gets a
+	// sample again.
+	pruned bool
 }
 
 // sampleRun is n samples of one value, step apart from t0.
@@ -69,7 +72,7 @@ type sampleRun struct {
 func (r *sampleRun) last() int64 { return r.t0 + (r.n-1)*r.step }
 
 func newMemStore() *memStore {
-	return &memStore{byHash: map[uint64][]*memSeries{}, byName: map[string][]*memSeries{}, nameGen: map[string]int{},
+	return &memStore{byHash: map[uint64][]*memSeries{}, born: map[string][]*memSeries{},
 		selected: map[string]*selection{}, lastChange: map[string]int64{}, lastMove: map[string]int64{},
 		staleAt: map[string][]int64{}, trackStale: map[string]bool{}}
 }
@@ -113,10 +116,7 @@ func (m *memStore) getOrCreate(lset labels.Labels) *memSeries {
 	s := &memSeries{lset: lset.Copy(), name: name, ref: storage.SeriesRef(len(m.series) + 1)}
 	m.series = append(m.series, s)
 	m.byHash[h] = append(m.byHash[h], s)
-	m.nameGen[name]++
-	list := m.byName[name]
-	i := sort.Search(len(list), func(i int) bool { return labels.Compare(list[i].lset, s.lset) > 0 })
-	m.byName[name] = slices.Insert(list, i, s)
+	m.born[name] = append(m.born[name], s)
 	return s
 }
 
@@ -167,6 +167,10 @@ func (a *memAppender) Commit() error {
 	for _, p := range a.pending {
 		if lt, _, ok := p.s.lastT(); ok && p.t <= lt {
 			continue // a second sample for one timestamp in one transaction
+		}
+		if p.s.pruned {
+			p.s.pruned = false
+			a.m.born[p.s.name] = append(a.m.born[p.s.name], p.s)
 		}
 		first := len(p.s.runs) == 0 || value.IsStaleNaN(p.s.runs[len(p.s.runs)-1].v)
 		if p.s.add(p.t, p.v) {
@@ -220,7 +224,7 @@ func (q *memQuerier) Select(_ context.Context, _ bool, hints *storage.SelectHint
 }
 
 // matching lists the series the matchers select, sorted by labels; the
-// match of a named selector is kept until a series of that name is made.
+// match of a named selector is kept, and extended by the series made since.
 func (m *memStore) matching(matchers []*labels.Matcher) []*memSeries {
 	name, named := "", false
 	for _, mt := range matchers {
@@ -230,21 +234,62 @@ func (m *memStore) matching(matchers []*labels.Matcher) []*memSeries {
 		}
 	}
 	if !named {
-		out := m.filter(m.series, matchers)
-		slices.SortFunc(out, func(a, b *memSeries) int { return labels.Compare(a.lset, b.lset) })
-		return out
+		var all []*memSeries
+		for _, b := range m.born {
+			all = append(all, m.filter(b, matchers)...)
+		}
+		slices.SortFunc(all, func(a, b *memSeries) int { return labels.Compare(a.lset, b.lset) })
+		return all
 	}
 	var key strings.Builder
 	for _, mt := range matchers {
 		key.WriteString(mt.String())
 		key.WriteByte(0)
 	}
-	if sel, ok := m.selected[key.String()]; ok && sel.gen == m.nameGen[name] {
-		return sel.list
+	sel := m.selected[key.String()]
+	if sel == nil {
+		sel = &selection{}
+		m.selected[key.String()] = sel
 	}
-	sel := &selection{gen: m.nameGen[name], list: m.filter(m.byName[name], matchers)}
-	m.selected[key.String()] = sel
+	born := m.born[name]
+	if added := m.filter(born[sel.seen:], matchers); len(added) > 0 {
+		cmp := func(a, b *memSeries) int { return labels.Compare(a.lset, b.lset) }
+		slices.SortFunc(added, cmp)
+		merged := make([]*memSeries, 0, len(sel.list)+len(added))
+		i, j := 0, 0
+		for i < len(sel.list) && j < len(added) {
+			if cmp(sel.list[i], added[j]) <= 0 {
+				merged, i = append(merged, sel.list[i]), i+1
+			} else {
+				merged, j = append(merged, added[j]), j+1
+			}
+		}
+		sel.list = append(append(merged, sel.list[i:]...), added[j:]...)
+	}
+	sel.seen = len(born)
 	return sel.list
+}
+
+// prune leaves out of every selection the series whose last sample is older
+// than cutoff(name): no query from now on can read them (a query reads no
+// further back than its range and the lookback), so they only cost time.
+// One that gets a sample again comes back.
+func (m *memStore) prune(cutoff func(name string) int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for name, born := range m.born {
+		c := cutoff(name)
+		m.born[name] = slices.DeleteFunc(born, func(s *memSeries) bool {
+			lt, _, ok := s.lastT()
+			s.pruned = ok && lt < c
+			return s.pruned
+		})
+	}
+	clear(m.selected)
+	for name, at := range m.staleAt {
+		c := cutoff(name)
+		m.staleAt[name] = slices.DeleteFunc(at, func(e int64) bool { return e < c })
+	}
 }
 
 func (m *memStore) filter(candidates []*memSeries, matchers []*labels.Matcher) []*memSeries {

@@ -242,6 +242,10 @@ type server struct {
 	// step is the longest of the scrape and evaluation intervals (ms): a
 	// series read in a range has two samples that far after it appeared.
 	step int64
+	// window is how far back a range of each metric name reaches (ms);
+	// pruned is when memStore was last pruned.
+	window map[string]int64
+	pruned int64
 	// Evaluations and Skipped count the group evaluations run and replayed.
 	Evaluations, Skipped int
 	// Queries and Reused count the rules' queries run and answered again
@@ -288,7 +292,7 @@ type seriesStore interface {
 // own TSDB (withTSDB: slower, and every evaluation runs; memstore_test.go
 // compares the two).
 func newServer(rs *RuleSet, start time.Time, scrape time.Duration, withTSDB, exact bool) (*server, error) {
-	s := &server{ctx: context.Background(), step: max(scrape, rs.Interval).Milliseconds(), exact: exact || withTSDB}
+	s := &server{ctx: context.Background(), step: max(scrape, rs.Interval).Milliseconds(), exact: exact || withTSDB, window: map[string]int64{}}
 	if withTSDB {
 		dir, err := os.MkdirTemp("", "fleetsim-tsdb-")
 		if err != nil {
@@ -334,6 +338,7 @@ func newServer(rs *RuleSet, start time.Time, scrape time.Duration, withTSDB, exa
 				if w > 0 {
 					s.mem.trackStale[name] = true
 				}
+				s.window[name] = max(s.window[name], w)
 			}
 		}
 		gs.next = gs.g.EvalTimestamp(start.UnixNano())
@@ -461,6 +466,11 @@ func (s *server) changedSince(name string, window, last, now int64) bool {
 func (s *server) eval(i int) (firing []Alert, judged bool, err error) {
 	gs := s.groups[i]
 	g, ts := gs.g, gs.next
+	if now := ts.UnixMilli(); s.mem != nil && now-s.pruned > (10*time.Minute).Milliseconds() {
+		// Past the name's range and the lookback (5 minutes), with a margin.
+		s.mem.prune(func(name string) int64 { return now - s.window[name] - (10 * time.Minute).Milliseconds() })
+		s.pruned = now
+	}
 	if s.unchanged(gs) {
 		gs.next = ts.Add(g.Interval())
 		s.Skipped++

@@ -12,9 +12,9 @@ import (
 func TestShippedRulesNameTheFault(t *testing.T) {
 	rs := loadShippedRules(t)
 	cfg := DefaultConfig(128)
-	cfg.Deadline = 4 * time.Hour
+	cfg.Warmup, cfg.Deadline = 15*time.Minute, 30*time.Minute
 	sim := NewSim(cfg, rs)
-	classes := []string{"noise only", "noise only (rack-optimised)", "bad node", "degraded NIC (60 % of line rate)"}
+	classes := []string{"noise only", "bad NIC", "bad node", "node down"}
 	var run []*Class
 	for _, name := range classes {
 		c, ok := ClassNamed(name)

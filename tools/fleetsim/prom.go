@@ -24,25 +24,29 @@ import (
 )
 
 // RuleSet is alerts/ as Prometheus loads it, and the part of it that can
-// change a judged alert: the groups holding a judged alert or a recording
-// rule one of them reads (transitively), and the metric names those groups
-// select. The other groups cannot change the table, so they are not
-// evaluated, and series no evaluated rule selects are not stored.
+// change a judged alert: the judged alerts and the recording rules they read
+// (transitively), each in its group, in its order, at its group's interval
+// and offset, and the metric names those rules select. The other rules
+// cannot change the table, so they are not evaluated, and series no
+// evaluated rule selects are not stored.
 type RuleSet struct {
 	Files []string
 	// Interval is the global evaluation_interval (deploy/prometheus).
 	Interval time.Duration
-	// Groups are the evaluated groups (file: name), Skipped the others.
+	// Groups are the evaluated groups (file;name), Skipped the others.
 	Groups, Skipped []string
-	// Reads are the metric names the evaluated groups select; nil when a
+	// Rules and Left count the rules evaluated and those left out.
+	Rules, Left int
+	// Reads are the metric names the evaluated rules select; nil when a
 	// selector has no fixed name (then every series is stored).
 	Reads map[string]bool
 	// Judged are the judged alerts the rules define.
 	Judged []string
 	// LongestFor is the longest for: of a judged alert.
 	LongestFor time.Duration
-	evaluated  map[string]bool
-	reads      map[string]groupReads
+	// needed are, per evaluated group, the indices of its evaluated rules.
+	needed map[string][]int
+	reads  map[string]groupReads
 }
 
 // groupReads is what a group's evaluation depends on besides its own state.
@@ -71,14 +75,6 @@ var clockFree = map[string]bool{
 var clockCalls = map[string]bool{
 	"time": true, "timestamp": true, "minute": true, "hour": true, "day_of_month": true, "day_of_week": true,
 	"day_of_year": true, "days_in_month": true, "month": true, "year": true,
-}
-
-func analyse(g *rules.Group) groupReads {
-	r := groupReads{window: map[string]int64{}}
-	for _, rule := range g.Rules() {
-		r.add(rule.Query())
-	}
-	return r
 }
 
 // add notes what expr reads.
@@ -119,37 +115,24 @@ func (r *groupReads) add(expr parser.Expr) {
 
 var judgedRE = regexp.MustCompile(`^(` + judgedAlerts + `)$`)
 
-// LoadRules loads every rule file in dir and finds the groups the judged
+// LoadRules loads every rule file in dir and finds the rules the judged
 // alerts depend on.
 func LoadRules(dir string, interval time.Duration) (*RuleSet, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yml"))
 	if err != nil || len(files) == 0 {
 		return nil, fmt.Errorf("no rule files in %s", dir)
 	}
-	rs := &RuleSet{Files: files, Interval: interval, evaluated: map[string]bool{}, reads: map[string]groupReads{}}
+	rs := &RuleSet{Files: files, Interval: interval, needed: map[string][]int{}, reads: map[string]groupReads{}}
 	groups, err := loadGroups(rs, nil)
 	if err != nil {
 		return nil, err
 	}
-	writes := func(g *rules.Group) map[string]bool {
-		out := map[string]bool{}
-		for _, r := range g.Rules() {
-			switch r := r.(type) {
-			case *rules.RecordingRule:
-				out[r.Name()] = true
-			case *rules.AlertingRule:
-				out["ALERTS"], out["ALERTS_FOR_STATE"] = true, true
-			}
-		}
-		return out
-	}
 	keys := slices.Sorted(maps.Keys(groups))
-	rs.Reads = map[string]bool{}
-	readAll := false
+	needed := map[rules.Rule]bool{}
 	for _, k := range keys {
 		for _, r := range groups[k].AlertingRules() {
 			if judgedRE.MatchString(r.Name()) {
-				rs.evaluated[k] = true
+				needed[r] = true
 				rs.Judged = append(rs.Judged, r.Name())
 				rs.LongestFor = max(rs.LongestFor, r.HoldDuration())
 			}
@@ -158,27 +141,29 @@ func LoadRules(dir string, interval time.Duration) (*RuleSet, error) {
 	if len(rs.Judged) == 0 {
 		return nil, fmt.Errorf("%s defines none of the judged alerts (%s)", dir, judgedAlerts)
 	}
+	// Close over what the needed rules read: the recording rules of those
+	// names, every alerting rule when ALERTS is read.
+	readAll := false
+	rs.Reads = map[string]bool{}
 	for changed := true; changed; {
 		changed = false
-		for _, k := range keys {
-			if !rs.evaluated[k] {
-				continue
-			}
-			r := analyse(groups[k])
-			rs.reads[k] = r
-			readAll = readAll || r.unnamed
-			for n := range r.window {
+		for r := range needed {
+			var rr groupReads
+			rr.window = map[string]int64{}
+			rr.add(r.Query())
+			readAll = readAll || rr.unnamed
+			for n := range rr.window {
 				rs.Reads[n] = true
 			}
 		}
 		for _, k := range keys {
-			if rs.evaluated[k] {
-				continue
-			}
-			for w := range writes(groups[k]) {
-				if rs.Reads[w] || readAll {
-					rs.evaluated[k], changed = true, true
-					break
+			for _, r := range groups[k].Rules() {
+				if needed[r] {
+					continue
+				}
+				_, alerting := r.(*rules.AlertingRule)
+				if readAll || rs.Reads[r.Name()] || alerting && (rs.Reads["ALERTS"] || rs.Reads["ALERTS_FOR_STATE"]) {
+					needed[r], changed = true, true
 				}
 			}
 		}
@@ -187,8 +172,19 @@ func LoadRules(dir string, interval time.Duration) (*RuleSet, error) {
 		rs.Reads = nil
 	}
 	for _, k := range keys {
-		if rs.evaluated[k] {
+		reads := groupReads{window: map[string]int64{}}
+		for i, r := range groups[k].Rules() {
+			if needed[r] {
+				rs.needed[k] = append(rs.needed[k], i)
+				reads.add(r.Query())
+				rs.Rules++
+			} else {
+				rs.Left++
+			}
+		}
+		if len(rs.needed[k]) > 0 {
 			rs.Groups = append(rs.Groups, k)
+			rs.reads[k] = reads
 		} else {
 			rs.Skipped = append(rs.Skipped, k)
 		}
@@ -319,15 +315,22 @@ func newServer(rs *RuleSet, start time.Time, scrape time.Duration, withTSDB, exa
 	})
 	s.engineQuery = rules.EngineQueryFunc(s.engine, s.db)
 	s.answers = map[string]*answer{}
-	groups, err := loadGroups(rs, &rules.ManagerOptions{
-		AppendableV2: capturing{s}, Queryable: s.db, QueryFunc: s.query, Context: s.ctx,
-	})
+	opts := &rules.ManagerOptions{AppendableV2: capturing{s}, Queryable: s.db, QueryFunc: s.query, Context: s.ctx}
+	groups, err := loadGroups(rs, opts)
 	if err != nil {
 		s.close()
 		return nil, err
 	}
 	for _, k := range rs.Groups {
-		gs := &groupState{g: groups[k], reads: rs.reads[k]}
+		// The group with its evaluated rules only: the same name, file (so
+		// the same offset), interval and order.
+		g, all := groups[k], groups[k].Rules()
+		var kept []rules.Rule
+		for _, i := range rs.needed[k] {
+			kept = append(kept, all[i])
+		}
+		g = rules.NewGroup(rules.GroupOptions{Name: g.Name(), File: g.File(), Interval: g.Interval(), Limit: g.Limit(), Rules: kept, Opts: opts})
+		gs := &groupState{g: g, reads: rs.reads[k]}
 		for _, r := range gs.g.AlertingRules() {
 			// A running Prometheus: it writes ALERTS_FOR_STATE as it goes.
 			r.SetRestored(true)

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// LoadRules evaluates the groups a judged alert depends on, through
+// LoadRules evaluates the rules a judged alert depends on, through
 // recording rules in other groups, and no other; it stores only what they
 // read, and knows which rules read the clock.
 func TestLoadRulesFollowsTheDependencies(t *testing.T) {
@@ -33,6 +33,8 @@ func TestLoadRulesFollowsTheDependencies(t *testing.T) {
     rules:
       - record: thing:count
         expr: count(increase(thing_total[3h]) > 0) + count(raw_thing)
+      - record: thing:unread
+        expr: sum(unread_thing)
   - name: unused
     rules:
       - record: other:sum
@@ -46,7 +48,10 @@ func TestLoadRulesFollowsTheDependencies(t *testing.T) {
 	if !slices.Equal(rs.Groups, want) {
 		t.Errorf("evaluated %v, want %v (skipped %v)", rs.Groups, want, rs.Skipped)
 	}
-	for name, stored := range map[string]bool{"thing_total": true, "raw_thing": true, "thing:count": true, "up": true, "other_metric": false} {
+	if rs.Rules != 2 || rs.Left != 3 {
+		t.Errorf("%d rules evaluated, %d left out; want 2 and 3", rs.Rules, rs.Left)
+	}
+	for name, stored := range map[string]bool{"thing_total": true, "raw_thing": true, "thing:count": true, "up": true, "other_metric": false, "unread_thing": false} {
 		if rs.Stores(name) != stored {
 			t.Errorf("stores %s: %v, want %v", name, rs.Stores(name), stored)
 		}

@@ -56,8 +56,8 @@ func main() {
 	debug.SetGCPercent(300)
 	rs, err := fleetsim.LoadRules(*rulesDir, *evalInterval)
 	check(err)
-	fmt.Fprintf(os.Stderr, "fleetsim: %s: evaluating %s every %v (judged: %s); %d groups cannot change a judged alert and are not evaluated\n",
-		*rulesDir, strings.Join(groupNames(rs.Groups), ", "), *evalInterval, strings.Join(rs.Judged, ", "), len(rs.Skipped))
+	fmt.Fprintf(os.Stderr, "fleetsim: %s: evaluating %d rules of %s every %v (judged: %s); %d rules cannot change a judged alert and are not evaluated\n",
+		*rulesDir, rs.Rules, strings.Join(groupNames(rs.Groups), ", "), *evalInterval, strings.Join(rs.Judged, ", "), rs.Left)
 
 	ns, ts := ints(*sizes), ints(*trials)
 	if len(ts) != len(ns) {

@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // PairRounds is how many rounds one epoch (one pairing of every node, probes.
 // nic_test_interval long) is split into so that at most share of the nodes are under
@@ -23,12 +26,31 @@ func PairRounds(nodes int, share float64) int {
 }
 
 // FreshFor is how long a result of a probe on schedule s counts: rounds intervals plus
-// the run's own timeout (a result is stamped when its run starts).
+// the run's own timeout (a result is stamped when its run starts). A plan keeps it within
+// MaxFreshFor; past what a Duration holds it is the longest Duration, never a wrapped one.
 func FreshFor(s Schedule, rounds int) time.Duration {
 	if s.Interval <= 0 || rounds <= 0 {
 		return 0
 	}
+	if freshForOverflows(s, rounds, math.MaxInt64) {
+		return math.MaxInt64
+	}
 	return time.Duration(rounds)*s.Interval + s.Timeout
+}
+
+// MaxFreshFor bounds how long a probe result may count (probes.fresh_rounds intervals
+// plus the timeout): a result more than a year old says nothing about a link, and the
+// bound leaves the store's arithmetic on it (it forgets results four bounds old) far
+// inside a time.Duration.
+const MaxFreshFor = 366 * 24 * time.Hour
+
+// freshForOverflows reports whether rounds × interval + timeout exceeds limit, computed
+// without overflowing.
+func freshForOverflows(s Schedule, rounds int, limit time.Duration) bool {
+	if s.Timeout > limit {
+		return true
+	}
+	return s.Interval > (limit-s.Timeout)/time.Duration(rounds)
 }
 
 // UntestableRails are the rails of node name that no other node of the plan can

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -44,6 +45,10 @@ func TestFreshFor(t *testing.T) {
 	}
 	if got := FreshFor(Schedule{}, 3); got != 0 {
 		t.Errorf("FreshFor without an interval = %v, want 0", got)
+	}
+	// Beyond what a Duration holds: the longest one, not a wrapped product.
+	if got := FreshFor(Schedule{Interval: 2_000_000 * time.Hour, Timeout: time.Minute}, 100); got != math.MaxInt64 {
+		t.Errorf("FreshFor of 100 × 2,000,000h = %v, want the longest Duration", got)
 	}
 }
 

@@ -3,7 +3,9 @@ package config
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -227,6 +229,16 @@ func (l *loader) validateProbes(p *Plan) {
 	l.validateSchedule("probes.nccl", probes.NCCL.Schedule)
 	l.validateSchedule("probes.ping", probes.Ping.Schedule)
 
+	for _, s := range []struct {
+		path     string
+		schedule Schedule
+	}{{"probes.ib_write_bw", probes.IBWriteBW.Schedule}, {"probes.ib_write_lat", probes.IBWriteLat.Schedule},
+		{"probes.nccl", probes.NCCL.Schedule}, {"probes.ping", probes.Ping.Schedule}} {
+		if runs(s.schedule) {
+			l.validateFreshness(s.path, s.schedule, probes.FreshRounds)
+		}
+	}
+
 	l.validatePerftest(p, "probes.ib_write_bw", probes.IBWriteBW, runs(probes.IBWriteBW.Schedule))
 	l.validatePerftest(p, "probes.ib_write_lat", probes.IBWriteLat, runs(probes.IBWriteLat.Schedule))
 	if lat := probes.IBWriteLat; lat.QueuePairs > 1 {
@@ -271,9 +283,18 @@ func (l *loader) validateProbes(p *Plan) {
 	}
 	// Only a written threshold is an error: with the default and a short sweep the runner
 	// judges the largest size and says so in each result.
-	if large := "probes.nccl.large_message_bytes"; l.isWritten(large) && nccl.MaxBytes > 0 && nccl.LargeMessageBytes > nccl.MaxBytes {
+	maxBytes, maxBytesSaid := nccl.MaxBytes, fmt.Sprint(nccl.MaxBytes)
+	if maxBytes == 0 {
+		maxBytes, maxBytesSaid = DefaultNCCLMaxBytes, fmt.Sprintf("%v (the most the default, sized from the GPUs' memory, gives)", DefaultNCCLMaxBytes)
+	}
+	if large := "probes.nccl.large_message_bytes"; l.isWritten(large) && nccl.LargeMessageBytes > maxBytes {
 		l.errorf(large, "%v is above max_bytes %s: no message of the sweep reaches it, so every run would be judged on its largest size; lower it or raise max_bytes",
-			nccl.LargeMessageBytes, l.describeValue("probes.nccl.max_bytes", nccl.MaxBytes))
+			nccl.LargeMessageBytes, maxBytesSaid)
+	}
+	for _, name := range slices.Sorted(maps.Keys(nccl.NodeEnv)) {
+		if _, ok := p.Node(name); !ok {
+			l.errorf("probes.nccl.node_env."+name, "%s is not a node of this plan; node_env is keyed by the nodes' names: %s", name, strings.Join(p.NodeNames(), ", "))
+		}
 	}
 }
 
@@ -316,6 +337,23 @@ func (l *loader) validateSchedule(path string, s Schedule) {
 		l.errorf(l.firstWritten(limitPath, interval), "%s %s must be shorter than interval %s: %s",
 			limit.key, l.describeValue(limitPath, limit.value), l.describeValue(interval, s.Interval), limit.why)
 	}
+}
+
+// validateFreshness keeps how long a result counts (fresh_rounds intervals plus the
+// timeout) within MaxFreshFor. Past it the product wrapped around: 6500h × 100 made the
+// store forget every result as it was added.
+func (l *loader) validateFreshness(path string, s Schedule, rounds int) {
+	if s.Interval <= 0 || rounds <= 0 || !freshForOverflows(s, rounds, MaxFreshFor) {
+		return
+	}
+	interval := path + ".interval"
+	if path == "probes.ib_write_bw" || path == "probes.ib_write_lat" {
+		interval = l.firstWritten(interval, "probes.nic_test_interval")
+	}
+	days := float64(rounds) * s.Interval.Hours() / 24
+	l.errorf(l.firstWritten("probes.fresh_rounds", interval),
+		"probes.fresh_rounds %s × %s's interval %s is about %.0f days: a result would count for more than %.0f days, longer than it says anything about a link; lower fresh_rounds or the interval",
+		l.describeValue("probes.fresh_rounds", rounds), path, l.describeValue(interval, s.Interval), days, MaxFreshFor.Hours()/24)
 }
 
 func (l *loader) validatePerftest(p *Plan, path string, t Perftest, runs bool) {

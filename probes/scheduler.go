@@ -78,9 +78,15 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	base, err := LoadBaselines(opts.StateDir, opts.Logger)
-	if err != nil {
-		return nil, err
+	base, stateErr := LoadBaselines(opts.StateDir, opts.Logger)
+	if stateErr != nil {
+		// Refusing to start would take /metrics down with the probes on
+		// every node of a plan whose nodes have no writable state volume
+		// (a DaemonSet with a read-only root). The probes run; only the
+		// baselines are lost at each restart, and that is said loudly.
+		opts.Logger.Error("the probe state directory cannot be written: probes run, but their baselines are kept in memory only and lost at every restart; mount a writable volume there or set probes.state_dir (--probes.state-dir)",
+			"dir", opts.StateDir, "err", stateErr)
+		base, _ = LoadBaselines("", opts.Logger)
 	}
 	p := opts.Plan.Probes
 	s := &Scheduler{
@@ -98,6 +104,7 @@ func New(opts Options) (*Scheduler, error) {
 	}
 	s.store.SetClock(opts.Now)
 	s.store.SetSelf(self.Name)
+	s.store.setState(opts.StateDir, stateErr, base)
 	s.pings = newPingState(opts.Plan.NodeNames())
 	for _, kind := range []string{KindIBWriteBW, KindIBWriteLat} {
 		if !pairKindRuns(p, kind) {

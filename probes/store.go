@@ -22,6 +22,7 @@ type Store struct {
 	// untestable are this node's rails no peer can test, per pair probe kind.
 	untestable map[string][]int
 	identity   identity
+	state      stateDir
 }
 
 // NewStore returns an empty store.

@@ -4,7 +4,29 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/roce-exporter/roce_exporter/config"
 )
+
+// A freshness bound near the longest Duration (a plan from before the plan
+// bounded it, or a simulation) must not make the store forget every result
+// as it is added: four times the bound wrapped negative.
+func TestFreshnessLongBoundKeepsResults(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	s := NewStore()
+	s.SetClock(func() time.Time { return now })
+	s.SetFreshness(KindIBWriteBW, config.FreshFor(config.Schedule{Interval: 6500 * time.Hour, Timeout: 90 * time.Second}, 100))
+	s.Add(&Result{Probe: KindIBWriteBW, Peer: "b", Device: "mlx5_0", Start: now, Success: true})
+	if got := len(s.Latest()); got != 1 {
+		t.Fatalf("%d results kept, want the one just added", got)
+	}
+	s.SetFreshness(KindIBWriteBW, config.FreshFor(config.Schedule{Interval: 2_000_000 * time.Hour}, 100))
+	now = now.Add(2 * time.Minute)
+	s.Add(&Result{Probe: KindIBWriteBW, Peer: "c", Device: "mlx5_0", Start: now, Success: true})
+	if got := len(s.Latest()); got != 2 {
+		t.Fatalf("%d results kept, want 2", got)
+	}
+}
 
 func TestFreshnessDropsOldResults(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/health"
+	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/probes"
 )
 
@@ -105,6 +106,9 @@ type pageData struct {
 	Collectors              []pageCollector
 	ProbesEnabled           bool
 	Probes                  []pageProbe
+	// StateDir and StateDirErr: the probe state directory when its
+	// baselines cannot be persisted, and why.
+	StateDir, StateDirErr string
 	// Judgement is the local view of the pair probes per rail (fresh
 	// results only) and LocalVerdicts what it points at per probe kind.
 	Judgement     []pageJudgement
@@ -161,10 +165,10 @@ func (d *pageData) findings(fs []health.Finding) {
 		switch f.Status {
 		case health.StatusFail:
 			d.Fail++
-			d.Problems = append(d.Problems, pageFinding{Status: "FAIL", Class: "fail", Check: f.ID, Subject: f.Subject, Message: f.Message, Fix: f.Fix})
+			d.Problems = append(d.Problems, pageFinding{Status: "FAIL", Class: "fail", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: f.Message, Fix: f.Fix})
 		case health.StatusWarn:
 			d.Warn++
-			d.Problems = append(d.Problems, pageFinding{Status: "WARN", Class: "warn", Check: f.ID, Subject: f.Subject, Message: f.Message, Fix: f.Fix})
+			d.Problems = append(d.Problems, pageFinding{Status: "WARN", Class: "warn", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: f.Message, Fix: f.Fix})
 		case health.StatusOK:
 			d.OK++
 		case health.StatusSkipped:
@@ -211,6 +215,9 @@ func (d *pageData) probes(store *probes.Store, switches probes.SwitchView) {
 		return
 	}
 	d.ProbesEnabled = true
+	if dir, err := store.StateDir(); err != nil {
+		d.StateDir, d.StateDirErr = dir, err.Error()
+	}
 	judged := store.Judge()
 	kinds := map[string]bool{}
 	for _, j := range judged {

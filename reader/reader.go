@@ -478,6 +478,10 @@ func (r *Reader) copyWithoutCaptures() bool { return r.opts.ReplayDir == "" && !
 // statfs reports for a sysfs mount.
 const sysfsMagic = 0x62656572
 
+// IsLiveSysfs reports whether path is this kernel's sysfs: /sys, or sysfs
+// mounted elsewhere (the DaemonSet's /host/sys); not a copied tree.
+func IsLiveSysfs(path string) bool { return isLiveSysfs(path) }
+
 func isLiveSysfs(path string) bool {
 	if filepath.Clean(path) == "/sys" {
 		return true

@@ -278,7 +278,9 @@ func TestHelpShowsEachCommandsOwnFlagsFirst(t *testing.T) {
 		absent   []string
 		maxLines int
 	}{
-		{[]string{"doctor"}, "--output=", []string{"--web.", "--collector.health", "--collector.probe", "--probes.state-dir"}, 100},
+		// 110: --scenario and --scenario.dir came with issue 27.
+		{[]string{"doctor"}, "--output=", []string{"--web.", "--collector.health", "--collector.probe", "--probes.state-dir"}, 110},
+		{[]string{"plan", "init"}, "--add-to=", []string{"--web.", "--collector.health", "--probes.state-dir"}, 110},
 		{[]string{"probe", "parse"}, "--large-message-bytes", []string{"--web.", "--path.sysfs", "--collector."}, 40},
 		{[]string{"probe", "run"}, "--peer", []string{"--web.", "--collector.rdma"}, 60},
 		{[]string{"serve"}, "web.", nil, 0},

@@ -53,7 +53,10 @@ func ticks(s string) template.HTML {
 
 // pageConfig is what the page shows beside the exporter's own status.
 type pageConfig struct {
-	NodeName    string
+	NodeName string
+	// Sample names the sample node read instead of this machine (a
+	// scenario, a copied sysfs tree); "" on a live node.
+	Sample      string
 	SysPath     string
 	PlanFile    string
 	MetricsPath string
@@ -97,9 +100,13 @@ type pageProbe struct {
 
 type pageData struct {
 	pageConfig
-	Now                     string
-	Collected               string
-	Verdict, VerdictClass   string
+	Now                   string
+	Collected             string
+	Title                 string
+	SampleNotice          string
+	Verdict, VerdictClass string
+	// VerdictDetail says, under the verdict, why nothing could be checked.
+	VerdictDetail           string
 	Fail, Warn, OK, Skipped int
 	Problems, Passed, Skips []pageFinding
 	HealthEnabled           bool
@@ -143,15 +150,28 @@ func renderPage(cfg pageConfig, st collector.Status, enabled []string, store *pr
 		switches = cfg.Switches()
 	}
 	d.probes(store, switches)
+	d.Title = tr(msgPageNodeTitle, cfg.NodeName)
+	if cfg.Sample != "" {
+		d.Title = tr(msgPageSampleTitle, cfg.Sample)
+		d.SampleNotice = tr(msgPageSampleNotice, cfg.SysPath)
+		if cfg.PlanFile != "" {
+			d.SampleNotice = tr(msgPageSampleNoticeAs, cfg.SysPath, cfg.NodeName)
+		}
+	}
+	summary := health.Summarize(st.Findings)
 	switch {
 	case !st.HealthEnabled:
-		d.Verdict, d.VerdictClass = "health collector disabled: no verdict", "skip"
-	case d.Fail > 0:
-		d.Verdict, d.VerdictClass = fmt.Sprintf("FAILING: %d failed, %d warnings", d.Fail, d.Warn), "fail"
-	case d.Warn > 0:
-		d.Verdict, d.VerdictClass = fmt.Sprintf("WARNING: %d warnings", d.Warn), "warn"
+		d.Verdict, d.VerdictClass = tr(msgPageNoHealth), "skip"
+	case summary.State == health.StateFailing:
+		d.Verdict, d.VerdictClass = tr(msgPageFailing, d.Fail, d.Warn), "fail"
+	case summary.State == health.StateWarning:
+		d.Verdict, d.VerdictClass = tr(msgPageWarning, d.Warn), "warn"
+	case summary.State == health.StateHealthy:
+		d.Verdict, d.VerdictClass = tr(msgPageHealthy, d.OK), "ok"
 	default:
-		d.Verdict, d.VerdictClass = "HEALTHY: every check passed or was skipped", "ok"
+		// Not green: nothing was found right either.
+		d.Verdict, d.VerdictClass = nothingToCheck(summary.Reason, summary.NotRDMANode()), "empty"
+		d.VerdictDetail = tr(msgPageNothingDetail)
 	}
 	var b bytes.Buffer
 	if err := pageTemplate.Execute(&b, d); err != nil {
@@ -165,10 +185,10 @@ func (d *pageData) findings(fs []health.Finding) {
 		switch f.Status {
 		case health.StatusFail:
 			d.Fail++
-			d.Problems = append(d.Problems, pageFinding{Status: "FAIL", Class: "fail", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: f.Message, Fix: f.Fix})
+			d.Problems = append(d.Problems, pageFinding{Status: trText(msgStatusFail), Class: "fail", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: f.Message, Fix: f.Fix})
 		case health.StatusWarn:
 			d.Warn++
-			d.Problems = append(d.Problems, pageFinding{Status: "WARN", Class: "warn", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: f.Message, Fix: f.Fix})
+			d.Problems = append(d.Problems, pageFinding{Status: trText(msgStatusWarn), Class: "warn", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: f.Message, Fix: f.Fix})
 		case health.StatusOK:
 			d.OK++
 		case health.StatusSkipped:
@@ -177,10 +197,10 @@ func (d *pageData) findings(fs []health.Finding) {
 	}
 	// The same folding as the doctor's text output.
 	printOKFolded(fs, func(_ health.Status, id, subject, msg string) {
-		d.Passed = append(d.Passed, pageFinding{Status: "ok", Class: "ok", Check: id, Subject: subject, Message: msg})
+		d.Passed = append(d.Passed, pageFinding{Status: trText(msgStatusOK), Class: "ok", Check: id, Subject: subject, Message: msg})
 	})
 	printSkipsFolded(fs, func(_ health.Status, id, subject, msg string) {
-		d.Skips = append(d.Skips, pageFinding{Status: "skipped", Class: "skip", Check: id, Subject: subject, Message: msg})
+		d.Skips = append(d.Skips, pageFinding{Status: trText(msgStatusSkipped), Class: "skip", Check: id, Subject: subject, Message: msg})
 	})
 }
 

@@ -83,7 +83,12 @@ func (p *probeCommand) runNow() int {
 		fmt.Fprintln(os.Stderr, "roce_exporter: probe run needs the cluster plan (--config.file)")
 		return 2
 	}
-	rd, err := reader.New(p.paths.ReaderOptions(node.SourceRDMA), p.a.logger)
+	ropts, err := p.paths.ReaderOptions(node.SourceRDMA)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)
+		return 2
+	}
+	rd, err := reader.New(ropts, p.a.logger)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)
 		return 2
@@ -109,8 +114,7 @@ func (p *probeCommand) runNow() int {
 		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)
 		return 2
 	}
-	enc := json.NewEncoder(os.Stdout)
-	enc.SetIndent("", "  ")
+	enc := newJSONEncoder(os.Stdout)
 	failed := false
 	for _, r := range results {
 		enc.Encode(r)
@@ -202,16 +206,25 @@ func (p *probeCommand) parse() int {
 		return 2
 	}
 	out, parseErr := parseProbeOutput(*p.parseKind, data, uint64(largeMessage))
-	if out.Reason == probes.ReasonParseError {
+	switch out.Reason {
+	case probes.ReasonNotToolOutput:
+		fmt.Fprintf(os.Stderr, "roce_exporter: %s is not %s output: nothing in it is the program's own\n", name, toolOf(*p.parseKind))
+	case probes.ReasonParseError:
 		fmt.Fprintf(os.Stderr, "roce_exporter: could not parse %s as %s output: %v\n", name, *p.parseKind, parseErr)
 	}
-	enc := json.NewEncoder(os.Stdout)
-	enc.SetIndent("", "  ")
-	enc.Encode(out)
+	newJSONEncoder(os.Stdout).Encode(out)
 	if out.Reason != "" {
 		return 1
 	}
 	return 0
+}
+
+// toolOf names the program whose output a probe kind parses.
+func toolOf(kind string) string {
+	if kind == probes.KindNCCL {
+		return "nccl-tests"
+	}
+	return kind
 }
 
 // parseProbeOutput accepts text or JSON, telling them apart by content. It

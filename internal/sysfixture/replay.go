@@ -85,6 +85,10 @@ func DefaultNIC(rail int) NIC {
 	}
 }
 
+// ManagementAddress is the sample nodes' management address (on eno1, in
+// their ip-addr.txt capture).
+const ManagementAddress = "10.0.0.11/24"
+
 // WriteReplay writes the ethtool and DCB captures of every Ethernet device
 // of n into dir, and the MLNX_OFED ECN files into the node's sysfs under
 // root (when the NIC has them).
@@ -94,6 +98,10 @@ func WriteReplay(root, dir string, n Node, nics map[string]NIC) error {
 	}
 	var addrs strings.Builder
 	addrs.WriteString("lo               UNKNOWN        127.0.0.1/8 ::1/128\n")
+	// The onboard port the node is reached on: health/testdata's plan has
+	// node01 at 10.0.0.11 in the management network 10.0.0.0/24, and plan
+	// init drafts the management network from it.
+	addrs.WriteString("eno1             UP             " + ManagementAddress + " fe80::3eec:efff:fe1a:2b00/64\n")
 	for i, d := range n.Devices {
 		if d.Netdev == "" || d.LinkLayer != "Ethernet" {
 			continue

@@ -34,6 +34,7 @@ var Scenarios = map[string]func() Scenario{
 	"ib-hdr":                      func() Scenario { return Scenario{Node: IBHDR()} },
 	"bnxt-no-counters":            func() Scenario { return Scenario{Node: BnxtNoCounters()} },
 	"no-rdma-driver":              func() Scenario { return Scenario{Node: NoRDMADriver(), NoRDMAClass: true} },
+	"cpu-node-no-rdma":            func() Scenario { return Scenario{Node: CPUNode(), NoRDMAClass: true} },
 	"mlx4-ib-counters-ext":        func() Scenario { return Scenario{Node: MLX4CountersExt()} },
 	"iwarp-no-pma":                func() Scenario { return Scenario{Node: IWARPNoPMA()} },
 	"mlx5-sriov-vf":               SRIOVVFScenario,

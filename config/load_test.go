@@ -190,6 +190,17 @@ func TestDefaults(t *testing.T) {
 			Schedule: Schedule{Enabled: true, Interval: time.Minute, Timeout: 10 * time.Second, Jitter: 6 * time.Second},
 			Count:    5,
 		},
+		Incast: Incast{
+			Perftest: Perftest{
+				Schedule:    Schedule{Enabled: false, Interval: 24 * time.Hour, Timeout: time.Minute, Jitter: 144 * time.Minute},
+				Command:     "/usr/bin/ib_write_bw",
+				Duration:    10 * time.Second,
+				MessageSize: 1048576,
+				QueuePairs:  4,
+				PortRange:   PortRange{18547, 18578},
+			},
+			Senders: 2,
+		},
 		NICTestInterval: time.Hour,
 		MaxFabricShare:  1,
 		FreshRounds:     3,

@@ -228,12 +228,13 @@ func (l *loader) validateProbes(p *Plan) {
 	l.validateSchedule("probes.ib_write_lat", probes.IBWriteLat.Schedule)
 	l.validateSchedule("probes.nccl", probes.NCCL.Schedule)
 	l.validateSchedule("probes.ping", probes.Ping.Schedule)
+	l.validateSchedule("probes.incast", probes.Incast.Schedule)
 
 	for _, s := range []struct {
 		path     string
 		schedule Schedule
 	}{{"probes.ib_write_bw", probes.IBWriteBW.Schedule}, {"probes.ib_write_lat", probes.IBWriteLat.Schedule},
-		{"probes.nccl", probes.NCCL.Schedule}, {"probes.ping", probes.Ping.Schedule}} {
+		{"probes.nccl", probes.NCCL.Schedule}, {"probes.ping", probes.Ping.Schedule}, {"probes.incast", probes.Incast.Schedule}} {
 		if runs(s.schedule) {
 			l.validateFreshness(s.path, s.schedule, probes.FreshRounds)
 		}
@@ -253,6 +254,8 @@ func (l *loader) validateProbes(p *Plan) {
 	if runs(bw.Schedule) && runs(lat.Schedule) && bw.PortRange.overlaps(lat.PortRange) {
 		l.errorf("probes.ib_write_lat.port_range", "%s overlaps ib_write_bw's %s: both responders listen at the same time and each needs its own ports", lat.PortRange, bw.PortRange)
 	}
+
+	l.validateIncast(p, runs(probes.Incast.Schedule))
 
 	nccl := probes.NCCL
 	if nccl.Leader != "" {
@@ -294,6 +297,49 @@ func (l *loader) validateProbes(p *Plan) {
 	for _, name := range slices.Sorted(maps.Keys(nccl.NodeEnv)) {
 		if _, ok := p.Node(name); !ok {
 			l.errorf("probes.nccl.node_env."+name, "%s is not a node of this plan; node_env is keyed by the nodes' names: %s", name, strings.Join(p.NodeNames(), ", "))
+		}
+	}
+}
+
+// validateIncast checks what an incast needs to run and to prove anything: a lossless
+// RoCE priority to prove, enough nodes for a receiver and its senders, ports for every
+// sender on every rail of the receiver, and rounds longer than a run.
+func (l *loader) validateIncast(p *Plan, runs bool) {
+	in := p.Probes.Incast
+	path := "probes.incast"
+	l.validatePerftest(p, path, in.Perftest, false)
+	if !runs {
+		return
+	}
+	if p.Expectations.LinkLayer != LinkLayerEthernet {
+		l.errorf(path+".enabled", "the incast probe proves the PFC and ECN of an Ethernet switch; the plan's link layer is %s", p.Expectations.LinkLayer)
+	}
+	if p.Expectations.PFCPriority == nil {
+		l.errorf(path+".enabled", "the incast probe proves that the switch pauses or marks RoCE on the lossless priority, and the plan names none (expectations.pfc_priority): set it, or turn the incast probe off for a fabric that is lossy by design")
+	}
+	if len(p.Nodes) < in.Senders+1 {
+		l.errorf(l.firstWritten(path+".senders", path+".enabled"), "an incast of %s senders needs %d nodes (a receiver and its senders), the plan has %d",
+			l.describeValue(path+".senders", in.Senders), in.Senders+1, len(p.Nodes))
+	}
+	portRange := path + ".port_range"
+	if widest := p.widestNode(); widest != nil && in.PortRange.Len() < len(widest.Interfaces)*in.Senders {
+		l.errorf(portRange, "%s has %d ports but the receiver runs one server per sender on each rail: node %s has %d compute interfaces × %d senders = %d ports",
+			l.describeValue(portRange, in.PortRange), in.PortRange.Len(), widest.Name, len(widest.Interfaces), in.Senders, len(widest.Interfaces)*in.Senders)
+	}
+	for _, other := range []struct {
+		path string
+		t    Perftest
+	}{{"probes.ib_write_bw", p.Probes.IBWriteBW}, {"probes.ib_write_lat", p.Probes.IBWriteLat}} {
+		if p.Probes.Enabled && other.t.Enabled && in.PortRange.overlaps(other.t.PortRange) {
+			l.errorf(portRange, "%s overlaps %s's %s: their responders listen while an incast runs, so each needs its own ports", in.PortRange, other.path, other.t.PortRange)
+		}
+	}
+	if in.Interval > 0 {
+		rounds := IncastRounds(len(p.Nodes), in.Senders, p.Probes.MaxFabricShare)
+		if slot := in.Interval / time.Duration(rounds); slot <= in.Timeout {
+			l.errorf(l.firstWritten("probes.max_fabric_share", path+".interval"),
+				"max_fabric_share %v splits the incast interval %v into %d rounds of %v for %d nodes in groups of %d, not longer than its timeout %v: raise max_fabric_share or the interval, or lower the timeout",
+				p.Probes.MaxFabricShare, in.Interval, rounds, slot, len(p.Nodes), in.Senders+1, in.Timeout)
 		}
 	}
 }

@@ -392,6 +392,9 @@ func (s *Scheduler) runIncastGroup(ctx context.Context, g schedule.IncastGroup) 
 			out = append(out, res)
 		}
 	}
+	if len(out) > 0 {
+		s.saveIncast()
+	}
 	return out
 }
 

@@ -60,6 +60,8 @@ type doctorReport struct {
 	Checks       []health.Finding `json:"checks"`
 	// Cabling is each Ethernet port's LLDP neighbour, when lldpd answered.
 	Cabling []cablingLine `json:"cabling,omitempty"`
+	// Incast is the last incast of each device (the switch's PFC and ECN).
+	Incast *incastReport `json:"incast,omitempty"`
 }
 
 func (d *doctorCommand) run() int {
@@ -155,6 +157,7 @@ func (d *doctorCommand) run() int {
 		for _, w := range plan.Warnings {
 			report.PlanWarnings = append(report.PlanWarnings, w.Error())
 		}
+		report.Incast = doctorIncast(plan, opts.NodeName)
 	}
 	for _, f := range findings {
 		report.Summary[string(f.Status)]++
@@ -275,6 +278,7 @@ func printDoctor(w io.Writer, r doctorReport, color bool, interval time.Duration
 		fmt.Fprintln(w)
 		printCabling(w, r.Cabling)
 	}
+	printIncast(w, r.Incast, time.Now())
 	fmt.Fprintf(w, "\n%d failed, %d warnings, %d ok, %d skipped",
 		r.Summary["fail"], r.Summary["warn"], r.Summary["ok"], r.Summary["skipped"])
 	if n := len(r.PlanWarnings); n > 0 {

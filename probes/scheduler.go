@@ -56,7 +56,7 @@ type Scheduler struct {
 	incastReceiver, incastSender *incastRunner
 	// incastHeadStart is incastHeadStart (tests shorten it).
 	incastHeadStart time.Duration
-	logger *slog.Logger
+	logger          *slog.Logger
 	// retestPause is schedule.RetestDelay, busyPause schedule.BusyPause
 	// (tests shorten them).
 	retestPause time.Duration

@@ -22,22 +22,19 @@ type NIC struct {
 	GlobalPauseTX bool
 	// Pause counters on the PFC priorities (the mlx5 driver shows them only
 	// while PFC is enabled there).
-	RXPause, TXPause             uint64
-	RXPauseDurationUS            uint64
-	TXPauseDurationUS            uint64
-	RXPauseTransitions           uint64
-	StormWarnings, StormErrors   uint64
-	RXDiscardsPHY                uint64
-	RXPrioDiscards               uint64
-	CorrectedBits                uint64
-	UncorrectedSymbolErrors      uint64
-	LinkDownEvents               uint64
-	RXPrioBytes, TXPrioBytes     uint64
-	RXPrioPackets, TXPrioPackets uint64
-	ECNEnabled                   *[8]bool // MLNX_OFED ecn/ files; nil = upstream driver
-	// DCQCN overrides the firmware defaults (node.DCQCNDefaults) of the
-	// parameters MLNX_OFED shows in ecn/roce_rp and ecn/roce_np.
-	DCQCN                             map[string]uint64
+	RXPause, TXPause                  uint64
+	RXPauseDurationUS                 uint64
+	TXPauseDurationUS                 uint64
+	RXPauseTransitions                uint64
+	StormWarnings, StormErrors        uint64
+	RXDiscardsPHY                     uint64
+	RXPrioDiscards                    uint64
+	CorrectedBits                     uint64
+	UncorrectedSymbolErrors           uint64
+	LinkDownEvents                    uint64
+	RXPrioBytes, TXPrioBytes          uint64
+	RXPrioPackets, TXPrioPackets      uint64
+	ECNEnabled                        *[8]bool // MLNX_OFED ecn/ files; nil = upstream driver
 	KernelVersion, FirmwarePSIDSuffix string
 	Channels                          int
 	// DSCPPrio overrides entries of mlx5's default DSCP map (DSCP d on
@@ -70,6 +67,9 @@ type NIC struct {
 	// PendingFirmware is the firmware flashed but not yet running (devlink
 	// dev info's stored version); "" when it is the running one.
 	PendingFirmware string
+	// DCQCN overrides the firmware defaults (node.DCQCNDefaults) of the
+	// parameters MLNX_OFED shows in ecn/roce_rp and ecn/roce_np.
+	DCQCN map[string]uint64
 }
 
 // DefaultNIC is a ConnectX-7 set up as NVIDIA recommends for RoCE: PFC on

@@ -104,6 +104,7 @@ func TestExampleNamesEveryKey(t *testing.T) {
 		"command", "duration", "message_size", "queue_pairs", "gid_index", "port_range",
 		"extra_args", "leader", "mpirun", "gpus_per_node", "min_bytes", "max_bytes",
 		"extra_mpirun_args", "env", "node_env", "nvidia_smi", "min_bus_bandwidth_gbytes", "large_message_bytes", "count",
+		"incast", "senders",
 	} {
 		if !strings.Contains(example, key+":") {
 			t.Errorf("the example never shows %q", key)

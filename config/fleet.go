@@ -39,6 +39,13 @@ func IncastRounds(nodes, senders int, share float64) int {
 	return (groups + perRound - 1) / perRound
 }
 
+// IncastFreshRounds is how many incast intervals an incast result counts for: fresh_rounds
+// times the group size. A node takes part in an incast only in the intervals it does not
+// sit out (n mod (senders+1) of n nodes sit each one out, in a new order every time) and
+// receives in about one of senders+1, so fresh_rounds intervals alone would let a small
+// plan's node go stale by the luck of the draw.
+func (p Probes) IncastFreshRounds() int { return p.FreshRounds * (p.Incast.Senders + 1) }
+
 // FreshFor is how long a result of a probe on schedule s counts: rounds intervals plus
 // the run's own timeout (a result is stamped when its run starts). A plan keeps it within
 // MaxFreshFor; past what a Duration holds it is the longest Duration, never a wrapped one.

@@ -83,6 +83,12 @@ probes:
     jitter: 0s
     duration: 5s
 `, want: []wantError{{31, "probes.max_fabric_share", "splits the incast interval 1m0s into 2 rounds of 30s for 6 nodes in groups of 3"}}},
+		{name: "results counting for years", yaml: threeNodes + `probes:
+  enabled: true
+  incast:
+    enabled: true
+    interval: 1000h
+`, want: []wantError{{27, "probes.incast.interval", "fresh_rounds × (senders + 1) = 9 of its intervals of 1000h0m0s, about 375 days"}}},
 		{name: "timeout shorter than the test", yaml: threeNodes + `probes:
   incast:
     duration: 30s

@@ -234,10 +234,15 @@ func (l *loader) validateProbes(p *Plan) {
 		path     string
 		schedule Schedule
 	}{{"probes.ib_write_bw", probes.IBWriteBW.Schedule}, {"probes.ib_write_lat", probes.IBWriteLat.Schedule},
-		{"probes.nccl", probes.NCCL.Schedule}, {"probes.ping", probes.Ping.Schedule}, {"probes.incast", probes.Incast.Schedule}} {
+		{"probes.nccl", probes.NCCL.Schedule}, {"probes.ping", probes.Ping.Schedule}} {
 		if runs(s.schedule) {
 			l.validateFreshness(s.path, s.schedule, probes.FreshRounds)
 		}
+	}
+	if in := probes.Incast; runs(in.Schedule) && in.Interval > 0 && freshForOverflows(in.Schedule, probes.IncastFreshRounds(), MaxFreshFor) {
+		l.errorf(l.firstWritten("probes.incast.interval", "probes.fresh_rounds"),
+			"an incast result counts for fresh_rounds × (senders + 1) = %d of its intervals of %s, about %.0f days, more than %.0f: lower the incast interval or fresh_rounds",
+			probes.IncastFreshRounds(), in.Interval, float64(probes.IncastFreshRounds())*in.Interval.Hours()/24, MaxFreshFor.Hours()/24)
 	}
 
 	l.validatePerftest(p, "probes.ib_write_bw", probes.IBWriteBW, runs(probes.IBWriteBW.Schedule))

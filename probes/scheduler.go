@@ -128,10 +128,13 @@ func New(opts Options) (*Scheduler, error) {
 				"probe", kind, "rails", fmt.Sprint(rails))
 		}
 	}
-	for kind, sch := range map[string]config.Schedule{KindIBWriteBW: p.IBWriteBW.Schedule, KindIBWriteLat: p.IBWriteLat.Schedule, KindNCCL: p.NCCL.Schedule, KindNCCLGroup: p.NCCL.Schedule, KindPing: p.Ping.Schedule, KindIncast: p.Incast.Schedule} {
+	for kind, sch := range map[string]config.Schedule{KindIBWriteBW: p.IBWriteBW.Schedule, KindIBWriteLat: p.IBWriteLat.Schedule, KindNCCL: p.NCCL.Schedule, KindNCCLGroup: p.NCCL.Schedule, KindPing: p.Ping.Schedule} {
 		if sch.Enabled {
 			s.store.SetFreshness(kind, config.FreshFor(sch, p.FreshRounds))
 		}
+	}
+	if p.Incast.Enabled {
+		s.store.SetFreshness(KindIncast, config.FreshFor(p.Incast.Schedule, p.IncastFreshRounds()))
 	}
 	return s, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/node"
+	"github.com/roce-exporter/roce_exporter/probes/schedule"
 )
 
 // incastPlan is a three-node, two-rail plan with the incast on and the
@@ -426,4 +427,35 @@ func TestStoreKeepsOneIncastPerDevice(t *testing.T) {
 	if !slices.Equal(peers, []string{"mlx5_0<node05", "mlx5_1<node05"}) {
 		t.Errorf("latest incast results %v", peers)
 	}
+}
+
+// The scheduled incast runs on its own: with an interval of seconds, the
+// loop reaches this node's group and records its side (here set aside: no
+// other node runs, so no sender connects or no receiver serves).
+func TestIncastLoopRunsTheSchedule(t *testing.T) {
+	standinEnv(t, "connect_refused")
+	t.Setenv("STANDIN_SERVER", "idle")
+	plan := incastPlan(t, "")
+	plan.Probes.IBWriteBW.Enabled, plan.Probes.Ping.Enabled = false, false
+	plan.Probes.Incast.Interval, plan.Probes.Incast.Timeout, plan.Probes.Incast.Jitter = 4*time.Second, 3*time.Second, 0
+	s := newTestSchedulerAs(t, plan, newFabricNode(t.TempDir(), "node01", fabricSide{}), "node01")
+	s.incast = schedule.NewIncastSchedule(plan.NodeNames(), plan.Probes.Incast.Schedule, 2, 1)
+	s.incastSender.startWindow, s.incastSender.retryPause = 500*time.Millisecond, 100*time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	for ctx.Err() == nil {
+		if runs := s.Store().Runs(); slices.ContainsFunc(runs, func(r RunCount) bool { return r.Probe == KindIncast && r.Count > 0 }) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	recent := s.Store().Recent(10)
+	if len(recent) == 0 || recent[0].Probe != KindIncast || !recent[0].Skipped || recent[0].Incast == nil {
+		t.Fatalf("no scheduled incast ran within 15 s: %+v", recent)
+	}
+	t.Logf("%s as %s: %s", recent[0].Device, recent[0].Incast.Role, recent[0].SkipReason)
 }

@@ -61,16 +61,7 @@ func NewIncastSchedule(nodes []string, sch config.Schedule, senders int, share f
 func (s *IncastSchedule) Rounds() int { return s.rounds }
 
 // Epoch is the epoch that contains t.
-func (s *IncastSchedule) Epoch(t time.Time) int64 {
-	if s.sch.Interval <= 0 {
-		return 0
-	}
-	n := t.UnixNano() / int64(s.sch.Interval)
-	if t.UnixNano()%int64(s.sch.Interval) < 0 {
-		n--
-	}
-	return n
-}
+func (s *IncastSchedule) Epoch(t time.Time) int64 { return epochOf(t, s.sch.Interval) }
 
 // Groups are the incasts of epoch, in round order; none with fewer nodes
 // than a receiver and its senders, or without an interval.

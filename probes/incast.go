@@ -398,18 +398,18 @@ func (s *Scheduler) runIncastGroup(ctx context.Context, g schedule.IncastGroup) 
 	return out
 }
 
-// inIncast names an incast one of nodes takes part in that a run of
-// timeout starting now would overlap; "" when none.
-func (s *Scheduler) inIncast(timeout time.Duration, nodes ...string) string {
+// inIncast names an incast round that a run of timeout starting now would
+// overlap; "" when none.
+func (s *Scheduler) inIncast(timeout time.Duration) string {
 	if s.incast == nil {
 		return ""
 	}
 	now := s.opts.Now()
-	g, ok := s.incast.During(now, now.Add(timeout), nodes...)
+	g, ok := s.incast.During(now, now.Add(timeout))
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("the incast probe runs on %s (receiver %s) from %s", strings.Join(g.Members(), ", "), g.Receiver, g.Start.UTC().Format(time.TimeOnly))
+	return fmt.Sprintf("an incast round runs from %s (receiver %s among others): pair probes stand aside within max_fabric_share", g.Start.UTC().Format(time.TimeOnly), g.Receiver)
 }
 
 // IncastSenders are the senders `probe run incast` uses for receiver when

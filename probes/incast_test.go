@@ -385,8 +385,8 @@ func TestRunIncastRefusesBadGroups(t *testing.T) {
 	}
 }
 
-// A pair probe stands aside while either end takes part in an incast, and
-// runs when neither does.
+// A pair probe stands aside while an incast round runs, whether or not its
+// ends take part (the round takes the fabric share), and runs outside it.
 func TestPairProbeStandsAsideDuringIncast(t *testing.T) {
 	plan := incastPlan(t, "")
 	s := newTestSchedulerAs(t, plan, fakeNode{rate: 400e9, gid: 3}, "node01")

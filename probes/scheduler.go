@@ -357,10 +357,11 @@ func (s *Scheduler) guarded(ctx context.Context, kind string, t target, run func
 	if kind != KindNCCL && kind != KindNCCLGroup && s.inNCCLWindow(s.opts.Now()) {
 		return skip("the cluster-wide NCCL probe is running")
 	}
-	if isPairProbe(kind) && t.Peer != "" {
-		// Both ends know the incast schedule: the client stands aside, and the
-		// pair's test neither disturbs nor is disturbed by it.
-		if why := s.inIncast(s.pairTimeout(kind), s.self.Name, t.Peer); why != "" {
+	if isPairProbe(kind) {
+		// An incast round loads up to max_fabric_share of the nodes by itself:
+		// every pair test that would overlap it stands aside (every node knows
+		// the incast schedule), so the fabric never carries both.
+		if why := s.inIncast(s.pairTimeout(kind)); why != "" {
 			return skip(why)
 		}
 	}

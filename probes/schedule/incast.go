@@ -113,10 +113,10 @@ func (s *IncastSchedule) NextGroup(node string, t time.Time) (IncastGroup, bool)
 	return IncastGroup{}, false
 }
 
-// During is an incast one of nodes takes part in whose run (its start to
-// start plus the timeout) overlaps from..to; false when none does. A pair
-// probe between two nodes stands aside then: its test would share a port
-// with the incast and both would measure the other.
+// During is an incast whose run (its start to start plus the timeout)
+// overlaps from..to and that one of nodes takes part in, or any such incast
+// when no node is named; false when none does. The pair probes stand aside
+// then: the incast's rounds take the fabric share themselves.
 func (s *IncastSchedule) During(from, to time.Time, nodes ...string) (IncastGroup, bool) {
 	if s.sch.Interval <= 0 {
 		return IncastGroup{}, false
@@ -127,6 +127,9 @@ func (s *IncastSchedule) During(from, to time.Time, nodes ...string) (IncastGrou
 		for _, g := range s.Groups(e) {
 			if !g.Start.Before(to) || !g.Start.Add(s.sch.Timeout).After(from) {
 				continue
+			}
+			if len(nodes) == 0 {
+				return g, true
 			}
 			for _, n := range nodes {
 				if n == g.Receiver || g.Slot(n) >= 0 {

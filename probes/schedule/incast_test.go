@@ -109,6 +109,9 @@ func TestIncastNextAndDuring(t *testing.T) {
 	if other, ok := s.During(g.Start, g.Start.Add(time.Second), outsider); ok && other.Start.Equal(g.Start) && other.Receiver == g.Receiver {
 		t.Errorf("%s is not in %+v but is told of it", outsider, g)
 	}
+	if _, ok := s.During(g.Start, g.Start.Add(time.Second)); !ok {
+		t.Errorf("no incast running at %v for anyone", g.Start)
+	}
 	if _, ok := NewIncastSchedule(nodes, config.Schedule{}, 2, 1).NextGroup("gpu0001", now); ok {
 		t.Error("no interval, yet a next incast")
 	}

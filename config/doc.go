@@ -101,7 +101,9 @@
 //	                                     message_size 1048576, queue_pairs 4,
 //	                                     port_range 18547-18578 (senders × rails on the
 //	                                     receiver), gid_index auto; needs
-//	                                     expectations.pfc_priority and senders+1 nodes
+//	                                     expectations.pfc_priority and senders+1 nodes;
+//	                                     a round holds at least one group, so a
+//	                                     max_fabric_share below senders+1 nodes warns
 //
 // message_size is 1 MiB rather than perftest's 65536 because 64 KiB messages on few
 // queue pairs cannot fill a 400G port, so a healthy link would look slow.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -121,5 +122,40 @@ func TestIncastRounds(t *testing.T) {
 	}
 	if in := plan.Probes.Incast; in.Enabled != true || in.Interval != 24*time.Hour || in.Senders != 2 || in.Timeout != time.Minute {
 		t.Errorf("incast defaults: %+v", in)
+	}
+}
+
+// A share smaller than one incast group warns that each incast loads more than
+// the share; a share that holds a group, and the whole fleet, do not.
+func TestIncastGroupLargerThanShareWarns(t *testing.T) {
+	warning := func(nodes int, probes string) string {
+		t.Helper()
+		plan, err := Parse("cluster.yaml", []byte(fleetPlan(nodes, nil, "expectations:\n  pfc_priority: 3\n"+probes)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range plan.Warnings {
+			if strings.Contains(w.Error(), "less than one incast") {
+				return w.Error()
+			}
+		}
+		return ""
+	}
+	// 8 nodes at a quarter: 2 nodes, but a group is 3.
+	w := warning(8, "probes:\n  enabled: true\n  max_fabric_share: 0.25\n  incast: {enabled: true}\n")
+	if !strings.Contains(w, "probes.max_fabric_share") || !strings.Contains(w, "0.25 of 8 nodes is 2.0 nodes") || !strings.Contains(w, "loads 3 nodes (38%)") {
+		t.Errorf("warning %q", w)
+	}
+	for _, ok := range []struct {
+		nodes  int
+		probes string
+	}{
+		{12, "probes:\n  enabled: true\n  max_fabric_share: 0.25\n  incast: {enabled: true}\n"},
+		{8, "probes:\n  enabled: true\n  incast: {enabled: true}\n"},
+		{8, "probes:\n  enabled: true\n  max_fabric_share: 0.25\n"},
+	} {
+		if w := warning(ok.nodes, ok.probes); w != "" {
+			t.Errorf("%d nodes, %q: %s", ok.nodes, ok.probes, w)
+		}
 	}
 }

@@ -347,6 +347,13 @@ func (l *loader) validateIncast(p *Plan, runs bool) {
 				p.Probes.MaxFabricShare, in.Interval, rounds, slot, len(p.Nodes), in.Senders+1, in.Timeout)
 		}
 	}
+	// A round holds at least one group (IncastRounds): where the share is less
+	// than one group of the plan's nodes, every incast loads more than the share.
+	if size, share := in.Senders+1, p.Probes.MaxFabricShare; len(p.Nodes) >= size && share < 1 && float64(size) > share*float64(len(p.Nodes)) {
+		l.warnf(l.firstWritten("probes.max_fabric_share", path+".senders", path+".enabled"),
+			"max_fabric_share %v of %d nodes is %.1f nodes, less than one incast of a receiver and %d senders: each incast round loads %d nodes (%.0f%%) regardless; lower probes.incast.senders or raise max_fabric_share",
+			share, len(p.Nodes), share*float64(len(p.Nodes)), in.Senders, size, 100*float64(size)/float64(len(p.Nodes)))
+	}
 }
 
 // firstWritten picks the path the operator wrote, so that an error about a pair of values

@@ -104,6 +104,7 @@ func TestExampleNamesEveryKey(t *testing.T) {
 		"command", "duration", "message_size", "queue_pairs", "gid_index", "port_range",
 		"extra_args", "leader", "mpirun", "gpus_per_node", "min_bytes", "max_bytes",
 		"extra_mpirun_args", "env", "node_env", "nvidia_smi", "min_bus_bandwidth_gbytes", "large_message_bytes", "count",
+		"incast", "senders",
 	} {
 		if !strings.Contains(example, key+":") {
 			t.Errorf("the example never shows %q", key)
@@ -189,6 +190,17 @@ func TestDefaults(t *testing.T) {
 		Ping: Ping{
 			Schedule: Schedule{Enabled: true, Interval: time.Minute, Timeout: 10 * time.Second, Jitter: 6 * time.Second},
 			Count:    5,
+		},
+		Incast: Incast{
+			Perftest: Perftest{
+				Schedule:    Schedule{Enabled: false, Interval: 24 * time.Hour, Timeout: time.Minute, Jitter: 144 * time.Minute},
+				Command:     "/usr/bin/ib_write_bw",
+				Duration:    10 * time.Second,
+				MessageSize: 1048576,
+				QueuePairs:  4,
+				PortRange:   PortRange{18547, 18578},
+			},
+			Senders: 2,
 		},
 		NICTestInterval: time.Hour,
 		MaxFabricShare:  1,

@@ -175,6 +175,8 @@ type Probes struct {
 	IBWriteLat         Perftest
 	NCCL               NCCL
 	Ping               Ping
+	// Incast is the N:1 probe that proves the switch's PFC and ECN from the hosts.
+	Incast Incast
 
 	// NICTestInterval is how often every NIC must be tested by a pair probe: the length
 	// of one pairing of the whole plan (an epoch). It is the default interval of
@@ -277,6 +279,17 @@ type NCCL struct {
 	// schedule names, so a slow group points at its few nodes. Leader, when set, adds the
 	// whole-cluster run. 0 runs no groups.
 	GroupSize int
+}
+
+// Incast configures the incast probe: Senders nodes write at full rate into one
+// receiver's NIC on the RoCE traffic class, one perftest server per sender on the
+// receiver, so that the switch port towards the receiver is oversubscribed Senders:1 and
+// must pause (PFC) or mark (ECN) instead of dropping. Its Perftest part is the perftest
+// run of every sender and server; PortRange holds Senders ports per rail on the receiver.
+type Incast struct {
+	Perftest
+	// Senders is how many nodes write into the receiver at once (at least 2).
+	Senders int
 }
 
 // Ping pings every peer's compute IPs.

@@ -128,7 +128,7 @@ func buildSnap() *node.Snapshot {
 		pfc[3] = true
 		s.DCB[nd] = &node.DCBState{Interface: nd, PFCKnown: true, PFCCap: 8, PFCEnabled: pfc, Trust: "dscp",
 			ECN:  map[string]*node.ECNSetting{"np": allPrio(true), "rp": allPrio(true)},
-			DSCP: mlx5DefaultDSCPMap(), CNPDSCP: intp(48), CNPPrio: intp(6)}
+			DSCP: mlx5DefaultDSCPMap(), CNPDSCP: intp(48), CNPPrio: intp(6), DCQCN: defaultDCQCN()}
 		port.TrafficClass, port.TrafficClassFile = intp(106), true
 	}
 	return s

@@ -37,6 +37,9 @@ type DCBState struct {
 	// marking of the CNPs this NIC sends; nil where the files do not exist.
 	CNPDSCP *int
 	CNPPrio *int
+	// DCQCN are the port's congestion control parameters (dcqcn.go); nil
+	// where neither MLNX_OFED's ecn/ files nor upstream's debugfs show them.
+	DCQCN *DCQCNParams
 	// Buffer is the split of the port's receive buffer (mlx5's dcbnl
 	// buffer object, or mlnx_qos's "Receive buffer size" line); nil where
 	// the driver has none or the capture does not show it.

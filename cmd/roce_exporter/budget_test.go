@@ -28,7 +28,8 @@ import (
 // port above the NIC: its speed and width capability, which the
 // RoCEPCIeLinkDegraded alert needs, and its 3 AER totals), which took the
 // degraded GPU node past 145 (147.2 with the devlink firmware and receive
-// queue drop series of issue 25); 150 leaves a little room; a change
+// queue drop series of issue 25, 148.2 with issue 26's one DCQCN parameter
+// set a port, roce_dcqcn_params_info); 150 leaves a little room; a change
 // that needs more has to say so here. A GPU node's GPUs are node-level:
 // ~70 series for 8 GPUs, hence 180 for the node.
 const (

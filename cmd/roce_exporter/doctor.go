@@ -68,6 +68,8 @@ type doctorReport struct {
 	NotRDMANode bool   `json:"-"`
 	// Sample names the sample node read instead of this machine.
 	Sample string `json:"sample,omitempty"`
+	// Incast is the last incast of each device (the switch's PFC and ECN).
+	Incast *incastReport `json:"incast,omitempty"`
 }
 
 // Exit codes of the doctor.
@@ -176,6 +178,7 @@ func (d *doctorCommand) run() int {
 		for _, w := range plan.Warnings {
 			report.PlanWarnings = append(report.PlanWarnings, w.Error())
 		}
+		report.Incast = doctorIncast(plan, opts.NodeName)
 	}
 	for _, f := range findings {
 		report.Summary[string(f.Status)]++

@@ -172,6 +172,7 @@ func printDoctor(w io.Writer, r doctorReport, opts textOptions) {
 		l.line("")
 		printCabling(l, r.Cabling)
 	}
+	printIncast(l, r.Incast, time.Now())
 	l.line("")
 	if n := len(r.PlanWarnings); n > 0 {
 		l.para(tr(msgSummaryPlan, r.Summary["fail"], r.Summary["warn"], r.Summary["ok"], r.Summary["skipped"], n), "  ")

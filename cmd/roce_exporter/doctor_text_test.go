@@ -46,7 +46,7 @@ func TestDoctorWrapsToTheTerminal(t *testing.T) {
 	out, _ := doctorIn(t, []string{"COLUMNS=100"}, args...)
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	indent := strings.Repeat(" ", len("skipped  "))
-	inFinding, fixes := false, 0
+	inFinding, inIncast, fixes := false, false, 0
 	for i, line := range lines {
 		if w := displayWidth(line); w > 100 {
 			t.Errorf("line %d is %d columns: %q", i+1, w, line)
@@ -56,6 +56,10 @@ func TestDoctorWrapsToTheTerminal(t *testing.T) {
 			inFinding = true
 		case line == "" || strings.HasPrefix(line, "cabling ") || strings.HasPrefix(line, "  mlx5_"):
 			inFinding = false
+		case strings.HasPrefix(line, "The switch under incast"):
+			inFinding, inIncast = false, true
+		case inIncast && strings.HasPrefix(line, "  "):
+			// the incast section's own lines
 		case inFinding && strings.HasPrefix(line, indent+"fix: "):
 			fixes++
 		case inFinding && strings.HasPrefix(line, indent+"     "), inFinding && strings.HasPrefix(line, indent+"at:  "):

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html"
 	"html/template"
+	"maps"
 	"net/http"
 	"runtime"
 	"slices"
@@ -98,6 +99,13 @@ type pageProbe struct {
 	Class                                                            string
 }
 
+// pageIncast is one device's last incast: what the switch did, as far as
+// this side of it could tell.
+type pageIncast struct {
+	Start, Device, Role, Peer, Result, Said, Counters, Unseen string
+	Class                                                     string
+}
+
 type pageData struct {
 	pageConfig
 	Now                   string
@@ -121,7 +129,10 @@ type pageData struct {
 	Judgement     []pageJudgement
 	LocalVerdicts []string
 	// SwitchVerdicts say whether the failing rails are a switch's victims.
-	SwitchVerdicts       []string
+	SwitchVerdicts []string
+	// Incasts are the last incast of each device: the switch's PFC and ECN
+	// as this node proved them.
+	Incasts              []pageIncast
 	ProbeFailures        int
 	Version, Revision    string
 	Branch, BuildUser    string
@@ -261,6 +272,7 @@ func (d *pageData) probes(store *probes.Store, switches probes.SwitchView) {
 			}
 		}
 	}
+	d.incasts(store.Latest())
 	recent := store.Recent(30)
 	// Newest first by start time: results arrive as runs end, and a long
 	// NCCL run ends after shorter ones that started later.
@@ -278,7 +290,38 @@ func (d *pageData) probes(store *probes.Store, switches probes.SwitchView) {
 		if r.Bandwidth != nil && r.Bandwidth.BytesPerSecond > 0 {
 			p.Bandwidth = fmt.Sprintf("%.1f Gb/s", r.Bandwidth.BytesPerSecond*8/1e9)
 		}
+		if r.Incast != nil && r.Incast.BytesPerSecond > 0 {
+			p.Bandwidth = fmt.Sprintf("%.1f Gb/s", r.Incast.BytesPerSecond*8/1e9)
+		}
 		d.Probes = append(d.Probes, p)
+	}
+}
+
+// incasts lists the last incast of each device among the fresh results.
+func (d *pageData) incasts(latest []*probes.Result) {
+	for _, r := range latest {
+		in := r.Incast
+		if r.Probe != probes.KindIncast || in == nil {
+			continue
+		}
+		row := pageIncast{Start: r.Start.UTC().Format(time.RFC3339), Device: r.Device, Role: in.Role, Peer: r.Peer,
+			Result: "ok: no loss, the switch paused or marked", Class: "ok",
+			Said: strings.Join(r.Warnings, "; "), Unseen: strings.Join(in.Unseen, "; ")}
+		if !r.Success {
+			row.Result, row.Class = "FAILED: "+r.Reason, "fail"
+			row.Said = strings.TrimPrefix(row.Said+"; "+r.Hint, "; ")
+		}
+		var moved []string
+		for _, k := range slices.Sorted(maps.Keys(in.Counters)) {
+			if v := in.Counters[k]; v > 0 {
+				moved = append(moved, fmt.Sprintf("%s +%d", k, v))
+			}
+		}
+		row.Counters = strings.Join(moved, ", ")
+		if row.Counters == "" {
+			row.Counters = "nothing moved"
+		}
+		d.Incasts = append(d.Incasts, row)
 	}
 }
 

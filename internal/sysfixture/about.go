@@ -78,6 +78,9 @@ var Abouts = map[string]About{
 	"efa": {
 		Models: "AWS EFA: link layer `Unknown`, no `counters/`, byte counters in `hw_counters/`, no netdev",
 		State:  "healthy"},
+	"mlx5-dcqcn-drift": {
+		Models: "the healthy node after a firmware upgrade reached rails 4-7: their MLNX_OFED `ecn/roce_rp` and `roce_np` files show `rpg_ai_rate` 10, `rate_reduce_monitor_period` 2 and `min_time_between_cnps` 0 instead of the defaults (`RoCEDCQCNParamsDrift` names them across the fleet)",
+		Plan:   PlanNode01, State: "warning", Findings: []string{"dcqcn_parameters_default"}},
 	"mlx5-roce-lag": {
 		Models: "RoCE LAG: `mlx5_bond_0` over `bond0` (802.3ad of both ports), `bonding_masters` in `/sys/class/net`",
 		State:  "healthy"},

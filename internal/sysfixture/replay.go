@@ -67,6 +67,9 @@ type NIC struct {
 	// PendingFirmware is the firmware flashed but not yet running (devlink
 	// dev info's stored version); "" when it is the running one.
 	PendingFirmware string
+	// DCQCN overrides the firmware defaults (node.DCQCNDefaults) of the
+	// parameters MLNX_OFED shows in ecn/roce_rp and ecn/roce_np.
+	DCQCN map[string]uint64
 }
 
 // DefaultNIC is a ConnectX-7 set up as NVIDIA recommends for RoCE: PFC on
@@ -138,7 +141,7 @@ func WriteReplay(root, dir string, n Node, nics map[string]NIC) error {
 		}
 		fmt.Fprintf(&addrs, " %s/64\n", linkLocalAddr(d.MAC))
 		if nic.ECNEnabled != nil && !nic.VF && root != "" {
-			if err := writeECN(root, d, *nic.ECNEnabled); err != nil {
+			if err := writeECN(root, d, *nic.ECNEnabled, nic.DCQCN); err != nil {
 				return err
 			}
 		}
@@ -168,8 +171,10 @@ func linkLocalAddr(mac string) string {
 	return netip.MustParseAddr(linkLocalGID([6]byte(hw))).String()
 }
 
-// writeECN creates the MLNX_OFED per-priority DCQCN enable files.
-func writeECN(root string, d Device, enabled [8]bool) error {
+// writeECN creates the MLNX_OFED per-priority DCQCN enable files and the
+// DCQCN parameters (en_sysfs.c: roce_rp's sixteen, roce_np's three), the
+// defaults unless dcqcn says otherwise.
+func writeECN(root string, d Device, enabled [8]bool, dcqcn map[string]uint64) error {
 	ndDir := pciDir(d.PCIAddress, d.RootPort) + "/net/" + d.Netdev
 	w := &writer{root: root}
 	for _, role := range []string{"roce_np", "roce_rp"} {
@@ -181,9 +186,17 @@ func writeECN(root string, d Device, enabled [8]bool) error {
 			w.file(fmt.Sprintf("%s/ecn/%s/enable/%d", ndDir, role, p), v)
 		}
 	}
-	w.file(ndDir+"/ecn/roce_np/cnp_dscp", strconv.Itoa(node.DefaultCNPDSCP))
-	w.file(ndDir+"/ecn/roce_np/cnp_802p_prio", "6")
-	w.file(ndDir+"/ecn/roce_np/min_time_between_cnps", "4")
+	for i, name := range node.DCQCNParamNames {
+		role := "roce_rp"
+		if i >= node.DCQCNReactionPointParams {
+			role = "roce_np"
+		}
+		v, ok := dcqcn[name]
+		if !ok {
+			v = node.DCQCNDefaults[name]
+		}
+		w.file(fmt.Sprintf("%s/ecn/%s/%s", ndDir, role, name), strconv.FormatUint(v, 10))
+	}
 	return w.err
 }
 

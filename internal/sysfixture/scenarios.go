@@ -41,9 +41,25 @@ var Scenarios = map[string]func() Scenario{
 	"efa":                         func() Scenario { return Scenario{Node: EFA()} },
 	"mlx5-roce-lag":               func() Scenario { return Scenario{Node: RoCELAG()} },
 	"mlx5-dscp-to-wrong-priority": DSCPToWrongPriority,
+	"mlx5-dcqcn-drift":            DCQCNDrift,
 	"mlx5-rdma-on-priority-0":     RDMAOnPriority0,
 	"dgx-h100-8gpu-8nic":          func() Scenario { return Scenario{Node: DGXH100(), Replay: map[string]NIC{}} },
 	"dgx-h100-degraded":           func() Scenario { return Scenario{Node: DGXH100Degraded(), Replay: map[string]NIC{}} },
+}
+
+// DCQCNDrift is the healthy node after a firmware upgrade reached half its
+// NICs: rails 4-7 run DCQCN with other parameters than rails 0-3 (and the
+// other nodes of the fleet): a faster additive increase, a shorter rate
+// reduction period and one CNP per marked packet. Every check but the DCQCN
+// one passes; the fleet's RoCEDCQCNParamsDrift compares the sets.
+func DCQCNDrift() Scenario {
+	nics := map[string]NIC{}
+	for i := 4; i < 8; i++ {
+		nic := DefaultNIC(i)
+		nic.DCQCN = map[string]uint64{"rpg_ai_rate": 10, "rate_reduce_monitor_period": 2, "min_time_between_cnps": 0}
+		nics[fmt.Sprintf("mlx5_%d", i)] = nic
+	}
+	return Scenario{Node: HealthyCX7(8), Replay: nics}
 }
 
 // DSCPToWrongPriority is a node where someone ran `mlnx_qos --dscp2prio

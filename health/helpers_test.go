@@ -131,6 +131,7 @@ func buildSnap() *node.Snapshot {
 			DSCP: mlx5DefaultDSCPMap(), CNPDSCP: intp(48), CNPPrio: intp(6)}
 		port.TrafficClass, port.TrafficClassFile = intp(106), true
 	}
+	roceBuffers(s)
 	return s
 }
 

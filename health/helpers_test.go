@@ -132,7 +132,22 @@ func buildSnap() *node.Snapshot {
 		port.TrafficClass, port.TrafficClassFile = intp(106), true
 	}
 	roceBuffers(s)
+	switchPorts(s)
 	return s
+}
+
+// switchPorts cables every rail to a leaf port that announces MFS 9216,
+// VLAN 100 untagged and 400GBASE-DR4 over LLDP, as h1 of
+// internal/lldpcli/testdata/json0-details-dot1-dot3.json.
+func switchPorts(s *node.Snapshot) {
+	s.Sources[node.SourceLLDP] = node.SourceOK
+	s.LLDP = map[string]*node.LLDPNeighbor{}
+	for i := 0; i < testRails; i++ {
+		nd := netdevName(i)
+		s.LLDP[nd] = &node.LLDPNeighbor{Interface: nd, ChassisName: "leaf-1", ChassisID: "b8:ce:f6:11:00:00", ChassisIDType: "mac",
+			PortID: fmt.Sprintf("Ethernet%d", 8*i), PortIDType: "local", MaxFrameSize: 9216, PVID: 100, VLANs: []int{100},
+			MACPHY: &node.LLDPMACPHY{AutonegSupported: true, AutonegEnabled: true, MAU: "400GbaseDR4 - 400GBASE-R PCS/PMA over 4-lane single-mode fiber PMD"}}
+	}
 }
 
 // withPrevious gives cur a previous sample taken dt earlier that is the healthy
@@ -155,6 +170,7 @@ expectations:
   pfc_priority: 3
   trust: dscp
   ecn: true
+  vlan: 100
   link_rate_gbps: 400
 nodes:
   - name: node01

@@ -59,23 +59,24 @@ type flagGroup interface {
 // PathFlags say where the node's files are and how long a read may take:
 // all a command needs that reads the node without exporting it.
 type PathFlags struct {
-	sysPath, devPath, procPath *string
-	timeout                    *time.Duration
+	sysPath, devPath, procPath, rootFS *string
+	timeout                            *time.Duration
 }
 
-// RegisterPathFlags adds --path.sysfs, --path.dev and --collector.timeout.
+// RegisterPathFlags adds --path.sysfs, --path.dev, --path.proc, --path.rootfs and --collector.timeout.
 func RegisterPathFlags(g flagGroup) *PathFlags {
 	f := &PathFlags{}
 	f.sysPath = g.Flag("path.sysfs", "sysfs mountpoint (point it at a fixture tree to replay a captured node).").Default("/sys").String()
 	f.devPath = g.Flag("path.dev", "devfs mountpoint, used to find /dev/infiniband.").Default("/dev").String()
 	f.procPath = g.Flag("path.proc", "procfs mountpoint (IOMMU and NVIDIA driver facts); empty: /proc when --path.sysfs is live.").Default("").String()
+	f.rootFS = g.Flag("path.rootfs", "The node's root filesystem (its /etc: systemd's and PAM's memlock limits); empty: / when --path.sysfs is live. In a container, mount the host's /etc/systemd and /etc/security under a directory and give it here.").Default("").String()
 	f.timeout = g.Flag("collector.timeout", "Per-scrape time limit for each collector; a collector that exceeds it reports roce_scrape_collector_success 0 and its stuck read is not retried until it returns.").Default("5s").Duration()
 	return f
 }
 
 // ReaderOptions are the reader's options for the given sources.
 func (f *PathFlags) ReaderOptions(sources ...string) reader.Options {
-	return reader.Options{SysPath: *f.sysPath, DevPath: *f.devPath, ProcPath: *f.procPath, Timeout: *f.timeout, Sources: sources}
+	return reader.Options{SysPath: *f.sysPath, DevPath: *f.devPath, ProcPath: *f.procPath, RootFS: *f.rootFS, Timeout: *f.timeout, Sources: sources}
 }
 
 // Flags are the command-line settings of the reader and the collectors.

@@ -98,7 +98,7 @@ var registry = []checkDef{
 	{Check: Check{ID: "ecn_enabled", Title: "ECN / DCQCN enabled on the RoCE priority",
 		Description: "DCQCN congestion control reacts to ECN on the RoCE priority: from the MLNX_OFED enable files when present, else inferred from rp_cnp_ignored between two samples."},
 		run: checkECN},
-	{Check: Check{ID: "pfc_buffer_holds_no_lossy_priority", Title: "No lossy priority in a PFC receive buffer",
+	{Check: Check{ID: "pfc_buffer_no_lossy_priority", Title: "No lossy priority in a PFC receive buffer",
 		Description: "Every NIC receive buffer that holds a PFC priority holds only PFC priorities (prio2buffer). mlx5 makes a whole buffer lossless as soon as one of its priorities has PFC, so a lossy priority sharing RoCE's buffer is paused with it and uses up the headroom RoCE's pauses need. Read from DCB netlink's buffer object, `dcb buffer show` or mlnx_qos's \"buffer\" row."},
 		run: checkBufferIsolation},
 	{Check: Check{ID: "pfc_headroom_sufficient", Title: "PFC buffers hold the headroom for the cable and speed",

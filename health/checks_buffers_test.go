@@ -30,7 +30,7 @@ func withBuffers(edit func(d *node.DCBState, i *node.Interface)) func(s *node.Sn
 }
 
 func TestBufferIsolationCheck(t *testing.T) {
-	const id = "pfc_buffer_holds_no_lossy_priority"
+	const id = "pfc_buffer_no_lossy_priority"
 	runCases(t, []checkCase{
 		{name: "RoCE alone in its buffer", snap: withBuffers(nil), id: id, subject: netdevName(1), want: StatusOK,
 			msg: []string{"only PFC priorities in the lossless buffer 1 (priority 3)"}},

@@ -69,7 +69,7 @@ func RegisterPathFlags(g flagGroup) *PathFlags {
 	f.sysPath = g.Flag("path.sysfs", "sysfs mountpoint (point it at a fixture tree to replay a captured node).").Default("/sys").String()
 	f.devPath = g.Flag("path.dev", "devfs mountpoint, used to find /dev/infiniband.").Default("/dev").String()
 	f.procPath = g.Flag("path.proc", "procfs mountpoint (IOMMU and NVIDIA driver facts); empty: /proc when --path.sysfs is live.").Default("").String()
-	f.rootFS = g.Flag("path.rootfs", "The node's root filesystem (its /etc: systemd's and PAM's memlock limits); empty: / when --path.sysfs is live. In a container, mount the host's /etc/systemd and /etc/security under a directory and give it here.").Default("").String()
+	f.rootFS = g.Flag("path.rootfs", "Root filesystem whose /etc has the memlock limits; empty: / if --path.sysfs is live.").Default("").String()
 	f.timeout = g.Flag("collector.timeout", "Per-scrape time limit for each collector; a collector that exceeds it reports roce_scrape_collector_success 0 and its stuck read is not retried until it returns.").Default("5s").Duration()
 	return f
 }

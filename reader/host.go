@@ -43,7 +43,7 @@ type hostSource struct {
 }
 
 func init() {
-	registerSource(node.SourceHost, "Host configuration of the compute interfaces and jobs: ARP and rp_filter sysctls, policy routing, neighbours, memlock limits.", newHostSource)
+	registerSource(node.SourceHost, "ARP sysctls, policy routing, neighbours, memlock limits.", newHostSource)
 }
 
 func newHostSource(r *Reader) source {

@@ -101,16 +101,23 @@ func (e *env) hostRails(r *results, each func(s sharedRail, h *node.HostState)) 
 	}
 	h := e.snap.Host
 	if h == nil {
-		if why := e.sourceReason(node.SourceHost, "host configuration"); why != "" {
-			r.skip(SubjectNode, why)
-		} else {
-			r.skip(SubjectNode, "the host configuration (sysctls, routing) of this node was not read")
-		}
+		r.skip(SubjectNode, e.hostReason("the sysctls and routing"))
 		return
 	}
 	for _, s := range shared {
 		each(s, h)
 	}
+}
+
+// hostReason says why the host source's part is missing.
+func (e *env) hostReason(what string) string {
+	if e.snap.Sources[node.SourceHost] == node.SourceAbsent {
+		return what + " of this node were not read: a copied node without its procfs (--path.proc), `ip -j` captures (--collector.ethtool.replay-dir) or root filesystem (--path.rootfs)"
+	}
+	if why := e.sourceReason(node.SourceHost, what); why != "" {
+		return why
+	}
+	return what + " of this node were not read"
 }
 
 const sysctlFile = "/etc/sysctl.d/90-roce-multi-nic.conf"
@@ -274,12 +281,11 @@ type peerRail struct {
 func checkNeighborEntries(e *env, r *results) {
 	h := e.snap.Host
 	switch {
-	case h == nil || h.Neighbors == nil:
-		why := e.sourceReason(node.SourceHost, "neighbour entries")
-		if why == "" {
-			why = "the neighbour (ARP) table of this node was not read (rtnetlink, or ip-neigh.json in the replay directory)"
-		}
-		r.skip(SubjectNode, why)
+	case h == nil:
+		r.skip(SubjectNode, e.hostReason("the neighbour entries"))
+		return
+	case h.Neighbors == nil:
+		r.skip(SubjectNode, "the neighbour (ARP) table of this node was not read (rtnetlink, or ip-neigh.json in the replay directory)")
 		return
 	}
 	var peers []peerRail

@@ -39,11 +39,7 @@ func loginMemlock(ls []node.MemlockSetting) (soft, hard node.MemlockValue, star 
 func checkMemlock(e *env, r *results) {
 	h := e.snap.Host
 	if h == nil || h.Memlock == nil {
-		why := e.sourceReason(node.SourceHost, "memlock limits")
-		if why == "" {
-			why = "the memlock limits of this node were not read (no root filesystem: --path.rootfs; no procfs: --path.proc)"
-		}
-		r.skip(SubjectNode, why)
+		r.skip(SubjectNode, e.hostReason("the memlock limits"))
 		return
 	}
 	m := h.Memlock

@@ -131,8 +131,8 @@ func scenarioArgs(scenario string) []string {
 	if st, err := os.Stat(filepath.Join(dir, "proc")); err == nil && st.IsDir() {
 		args = append(args, "--path.proc="+filepath.Join(dir, "proc"))
 	}
-	if st, err := os.Stat(filepath.Join(dir, "root")); err == nil && st.IsDir() {
-		args = append(args, "--path.rootfs="+filepath.Join(dir, "root"))
+	if st, err := os.Stat(filepath.Join(dir, "rootfs")); err == nil && st.IsDir() {
+		args = append(args, "--path.rootfs="+filepath.Join(dir, "rootfs"))
 	}
 	return args
 }

@@ -62,20 +62,21 @@ type flagGroup interface {
 // PathFlags say where the node's files are and how long a read may take:
 // all a command needs that reads the node without exporting it.
 type PathFlags struct {
-	sysPath, devPath, procPath *string
-	timeout                    *time.Duration
+	sysPath, devPath, procPath, rootFS *string
+	timeout                            *time.Duration
 	// set records the path flags given on the command line, which a
 	// scenario must not silently override.
 	set map[string]*bool
 }
 
-// RegisterPathFlags adds --path.sysfs, --path.dev, --path.proc and
-// --collector.timeout.
+// RegisterPathFlags adds --path.sysfs, --path.dev, --path.proc,
+// --path.rootfs and --collector.timeout.
 func RegisterPathFlags(g flagGroup) *PathFlags {
-	f := &PathFlags{set: map[string]*bool{"path.sysfs": new(bool), "path.dev": new(bool), "path.proc": new(bool)}}
+	f := &PathFlags{set: map[string]*bool{"path.sysfs": new(bool), "path.dev": new(bool), "path.proc": new(bool), "path.rootfs": new(bool)}}
 	f.sysPath = g.Flag("path.sysfs", "sysfs mountpoint (point it at a fixture tree to replay a captured node).").Default("/sys").IsSetByUser(f.set["path.sysfs"]).String()
 	f.devPath = g.Flag("path.dev", "devfs mountpoint, used to find /dev/infiniband.").Default("/dev").IsSetByUser(f.set["path.dev"]).String()
 	f.procPath = g.Flag("path.proc", "procfs mountpoint (IOMMU and NVIDIA driver facts); empty: /proc when --path.sysfs is live.").Default("").IsSetByUser(f.set["path.proc"]).String()
+	f.rootFS = g.Flag("path.rootfs", "Root filesystem whose /etc has the memlock limits; empty: / if --path.sysfs is live.").Default("").IsSetByUser(f.set["path.rootfs"]).String()
 	f.timeout = g.Flag("collector.timeout", "Per-scrape time limit for each collector; a collector that exceeds it reports roce_scrape_collector_success 0 and its stuck read is not retried until it returns.").Default("5s").Duration()
 	return f
 }
@@ -83,7 +84,7 @@ func RegisterPathFlags(g flagGroup) *PathFlags {
 // ReaderOptions are the reader's options for the given sources, after
 // checking that the paths exist (a *UsageError when one does not).
 func (f *PathFlags) ReaderOptions(sources ...string) (reader.Options, error) {
-	o := reader.Options{SysPath: *f.sysPath, DevPath: *f.devPath, ProcPath: *f.procPath, Timeout: *f.timeout, Sources: sources}
+	o := reader.Options{SysPath: *f.sysPath, DevPath: *f.devPath, ProcPath: *f.procPath, RootFS: *f.rootFS, Timeout: *f.timeout, Sources: sources}
 	return o, checkPaths(o)
 }
 
@@ -139,7 +140,7 @@ func registerFlags(app flagGroup, sourcesOnly bool) *Flags {
 	f.refresh = app.Flag("collector.rdma.gid-refresh", "How long slow-changing data (GID tables, RoCE mode, MTU, device metadata, optics EEPROM, LLDP) is cached (0 = every scrape).").Default("60s").Duration()
 	f.netdevInclude = app.Flag("collector.netdev.include", "Regexp of extra network interfaces to report besides those backing RDMA ports.").PlaceHolder("REGEX").String()
 	f.ethtoolReplay = app.Flag("collector.ethtool.replay-dir", "Read captures (`ethtool -S/-i/-a/-m/--show-fec`, DCB, devlink, lldpcli) from DIR instead of the kernel; the sample nodes' replay/ shows the file names.").PlaceHolder("DIR").IsSetByUser(&f.replaySet).String()
-	f.scenario = app.Flag("scenario", "Read the bundled sample node NAME (README, \"Sample nodes\") instead of this machine: it sets --path.sysfs, --path.dev, --path.proc and --collector.ethtool.replay-dir.").PlaceHolder("NAME").String()
+	f.scenario = app.Flag("scenario", "Read the bundled sample node NAME (README, \"Sample nodes\") instead of this machine: it sets --path.sysfs, --path.dev, --path.proc, --path.rootfs and --collector.ethtool.replay-dir.").PlaceHolder("NAME").String()
 	f.scenarioDir = app.Flag("scenario.dir", "Where --scenario's sample nodes are.").Default(DefaultScenarioDir).PlaceHolder("DIR").String()
 	f.ethtoolRawInclude = app.Flag("collector.ethtool.raw-include", "Regexp of raw ethtool stat names to export as roce_ethtool_<name> (off by default: NICs have thousands).").PlaceHolder("REGEX").String()
 	if !sourcesOnly {
@@ -157,10 +158,10 @@ func registerFlags(app flagGroup, sourcesOnly bool) *Flags {
 // Collectors named explicitly on the command line survive
 // --collector.disable-defaults.
 func (f *Flags) Options() (Options, reader.Options, error) {
-	ro := reader.Options{SysPath: *f.sysPath, DevPath: *f.devPath, ProcPath: *f.procPath, Timeout: *f.timeout}
+	ro := reader.Options{SysPath: *f.sysPath, DevPath: *f.devPath, ProcPath: *f.procPath, RootFS: *f.rootFS, Timeout: *f.timeout}
 	ro.ReplayDir = *f.ethtoolReplay
 	if *f.scenario != "" {
-		for _, flag := range []string{"path.sysfs", "path.dev", "path.proc"} {
+		for _, flag := range []string{"path.sysfs", "path.dev", "path.proc", "path.rootfs"} {
 			if *f.set[flag] {
 				return Options{}, ro, usageErrorf("--scenario=%s sets --%s itself: give one or the other", *f.scenario, flag)
 			}
@@ -169,7 +170,7 @@ func (f *Flags) Options() (Options, reader.Options, error) {
 			return Options{}, ro, usageErrorf("--scenario=%s sets --collector.ethtool.replay-dir itself: give one or the other", *f.scenario)
 		}
 		var err error
-		if ro.SysPath, ro.DevPath, ro.ReplayDir, ro.ProcPath, err = scenarioPaths(*f.scenarioDir, *f.scenario); err != nil {
+		if ro.SysPath, ro.DevPath, ro.ReplayDir, ro.ProcPath, ro.RootFS, err = scenarioPaths(*f.scenarioDir, *f.scenario); err != nil {
 			return Options{}, ro, err
 		}
 	}

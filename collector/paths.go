@@ -28,16 +28,16 @@ func usageErrorf(format string, args ...any) error {
 
 // scenarioPaths are the reader paths of a bundled scenario: its sys and dev
 // trees, and its replay captures and proc copy where it has them.
-func scenarioPaths(dir, name string) (sys, dev, replay, proc string, err error) {
+func scenarioPaths(dir, name string) (sys, dev, replay, proc, rootfs string, err error) {
 	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
-		return "", "", "", "", usageErrorf("--scenario=%s: a scenario is a directory name under --scenario.dir, such as mlx5-8x400g-healthy", name)
+		return "", "", "", "", "", usageErrorf("--scenario=%s: a scenario is a directory name under --scenario.dir, such as mlx5-8x400g-healthy", name)
 	}
 	if st, statErr := os.Stat(dir); statErr != nil || !st.IsDir() {
-		return "", "", "", "", usageErrorf("--scenario=%s: there is no scenario directory %s here: run from the roce_exporter checkout, or point --scenario.dir at its collector/testdata", name, dir)
+		return "", "", "", "", "", usageErrorf("--scenario=%s: there is no scenario directory %s here: run from the roce_exporter checkout, or point --scenario.dir at its collector/testdata", name, dir)
 	}
 	root := filepath.Join(dir, name)
 	if !isDir(filepath.Join(root, "sys")) {
-		return "", "", "", "", usageErrorf("--scenario=%s: no such scenario in %s; the scenarios are: %s (README, \"Sample nodes\")", name, dir, strings.Join(ScenarioNames(dir), ", "))
+		return "", "", "", "", "", usageErrorf("--scenario=%s: no such scenario in %s; the scenarios are: %s (README, \"Sample nodes\")", name, dir, strings.Join(ScenarioNames(dir), ", "))
 	}
 	sys, dev = filepath.Join(root, "sys"), filepath.Join(root, "dev")
 	if isDir(filepath.Join(root, "replay")) {
@@ -46,7 +46,10 @@ func scenarioPaths(dir, name string) (sys, dev, replay, proc string, err error) 
 	if isDir(filepath.Join(root, "proc")) {
 		proc = filepath.Join(root, "proc")
 	}
-	return sys, dev, replay, proc, nil
+	if isDir(filepath.Join(root, "rootfs")) {
+		rootfs = filepath.Join(root, "rootfs")
+	}
+	return sys, dev, replay, proc, rootfs, nil
 }
 
 // ScenarioNames lists the scenarios under dir: its subdirectories with a
@@ -79,6 +82,7 @@ func checkPaths(o reader.Options) error {
 	for _, p := range []struct{ flag, path string }{
 		{"--path.dev", o.DevPath},
 		{"--path.proc", o.ProcPath},
+		{"--path.rootfs", o.RootFS},
 		{"--collector.ethtool.replay-dir", o.ReplayDir},
 	} {
 		if p.path == "" {

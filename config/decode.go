@@ -118,6 +118,15 @@ func (l *loader) decodeExpectations(f field, e *Expectations) {
 		},
 		"roce_dscp": func(f field) { e.RoCEDSCP = l.dscp(f) },
 		"cnp_dscp":  func(f field) { e.CNPDSCP = l.dscp(f) },
+		"vlan": func(f field) {
+			if vid, ok := l.integer(f); ok {
+				if vid < 1 || vid > 4094 {
+					l.errorAt(f.node, f.path, "%d is not a VLAN ID (1–4094); leave the key out when the compute network has no VLAN of its own", vid)
+					return
+				}
+				e.VLAN = &vid
+			}
+		},
 		"ib_service_level": func(f field) {
 			if sl, ok := l.integer(f); ok {
 				if sl < 0 || sl > 15 {

@@ -15,6 +15,7 @@
 //	  ecn: true
 //	  roce_dscp: 26                    # 0-63; traffic class = dscp<<2 | ECT(0) = 106
 //	  cnp_dscp: 48                     # 0-63
+//	  vlan: 100                        # 1-4094; absent = VLAN not checked
 //	  ib_service_level: 0              # InfiniBand only, 0-15 (NCCL_IB_SL)
 //	  min_bandwidth_fraction: 0.9
 //	  link_rate_gbps: 400

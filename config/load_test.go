@@ -98,7 +98,7 @@ func TestExampleNamesEveryKey(t *testing.T) {
 	example := string(data)
 	for _, key := range []string{
 		"cluster", "management", "compute", "link_layer", "mtu", "roce_mode", "pfc_priority", "trust",
-		"ecn", "roce_dscp", "cnp_dscp", "ib_service_level", "min_bandwidth_fraction", "link_rate_gbps", "firmware_consistent", "name",
+		"ecn", "roce_dscp", "cnp_dscp", "vlan", "ib_service_level", "min_bandwidth_fraction", "link_rate_gbps", "firmware_consistent", "name",
 		"management_ip", "interfaces", "netdev", "rdma_device", "ip", "enabled", "state_dir",
 		"max_port_utilization", "ib_write_bw", "ib_write_lat", "interval", "timeout", "jitter",
 		"command", "duration", "message_size", "queue_pairs", "gid_index", "port_range",
@@ -362,5 +362,15 @@ func TestRoCETrafficClass(t *testing.T) {
 	}
 	if _, ok := plan.Expectations.RoCETrafficClass(); ok || *plan.Expectations.IBServiceLevel != 5 {
 		t.Errorf("InfiniBand plan: a RoCE traffic class, or SL %v", plan.Expectations.IBServiceLevel)
+	}
+}
+
+func TestVLANExpectation(t *testing.T) {
+	plan, err := Parse("cluster.yaml", []byte(minimalPlan+"expectations:\n  vlan: 100\n"))
+	if err != nil || plan.Expectations.VLAN == nil || *plan.Expectations.VLAN != 100 {
+		t.Fatalf("vlan 100: %+v, %v", plan, err)
+	}
+	if plan, err = Parse("cluster.yaml", []byte(minimalPlan)); err != nil || plan.Expectations.VLAN != nil {
+		t.Fatalf("no vlan: VLAN = %v, %v", plan.Expectations.VLAN, err)
 	}
 }

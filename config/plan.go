@@ -81,6 +81,10 @@ type Expectations struct {
 	// CNPDSCP is the DSCP (0–63) of DCQCN's congestion notification packets, default 48
 	// (MLNX_OFED's roce_np/cnp_dscp default); nil on InfiniBand.
 	CNPDSCP *int
+	// VLAN is the VLAN (1–4094) the compute network runs in on the switches:
+	// the port VLAN ID untagged RoCE lands in, or the tag of a VLAN device
+	// that carries it; nil when the plan names none (VLAN not checked).
+	VLAN *int
 	// IBServiceLevel is the InfiniBand service level (0–15) NCCL_IB_SL should select;
 	// nil when the plan leaves it to NCCL's default (0).
 	IBServiceLevel *int

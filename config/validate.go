@@ -51,7 +51,7 @@ func (l *loader) validateExpectations(e Expectations) {
 		// These settings are Ethernet QoS; InfiniBand is lossless through credit-based flow
 		// control and has neither RoCE versions nor DSCP. Writing them means the plan was
 		// meant for the other fabric.
-		for _, key := range []string{"roce_mode", "pfc_priority", "trust", "ecn", "roce_dscp", "cnp_dscp"} {
+		for _, key := range []string{"roce_mode", "pfc_priority", "trust", "ecn", "roce_dscp", "cnp_dscp", "vlan"} {
 			if path := "expectations." + key; l.isWritten(path) {
 				l.errorf(path, "applies to RoCE (link_layer: Ethernet) only; InfiniBand has no %s, remove it", key)
 			}

@@ -67,6 +67,14 @@ func (c *dcbSource) read(sc *scan) (func(*node.Snapshot), error) {
 				st.PFCKnown = true
 				st.PFCCap = int(ieee.PFC.Cap)
 				st.PFCEnabled = ieee.PFC.Enabled
+				st.PFCDelay = int(ieee.PFC.Delay)
+			}
+			if e := ieee.ETS; e != nil {
+				ets := &node.ETSState{PrioTC: e.PrioTC, BandwidthPercent: e.TCTxBW}
+				for tc, tsa := range e.TSA {
+					ets.TSA[tc] = dcbnl.TSAName(tsa)
+				}
+				st.ETS = ets
 			}
 			st.Trust = ieee.Trust()
 			var m node.DSCPMap

@@ -46,6 +46,10 @@ type Options struct {
 	// this kernel's sysfs, so a copied tree never mixes in this machine's
 	// /proc/cmdline.
 	ProcPath string
+	// RootFS is the root of the node's filesystem, whose /etc holds the
+	// systemd and PAM limits the host source reads; "" reads / only when
+	// SysPath is this kernel's sysfs.
+	RootFS string
 	// Timeout bounds each source's read.
 	Timeout time.Duration
 	// Sources lists the sources to read (node.Source*).

@@ -81,6 +81,21 @@ var Abouts = map[string]About{
 	"mlx5-dcqcn-drift": {
 		Models: "the healthy node after a firmware upgrade reached rails 4-7: their MLNX_OFED `ecn/roce_rp` and `roce_np` files show `rpg_ai_rate` 10, `rate_reduce_monitor_period` 2 and `min_time_between_cnps` 0 instead of the defaults (`RoCEDCQCNParamsDrift` names them across the fleet)",
 		Plan:   PlanNode01, State: "warning", Findings: []string{"dcqcn_parameters_default"}},
+	"mlx5-rails-one-subnet-default-sysctls": {
+		Models: "the healthy node with all 8 rails in 192.168.100.0/24 and the host as installed: `arp_ignore`/`arp_announce` 0, strict `rp_filter` (`proc/`), no policy rules, the ARP table with node02's rail 0 and 1 addresses both on rail 0 with one MAC (`ip -j` captures in `replay/`)",
+		Plan:   "health/testdata/plan-node01-one-subnet.yaml", State: "failing", Findings: []string{"arp_flux_sysctls", "per_rail_source_routing", "neighbor_entries_on_rail"}},
+	"mlx5-memlock-default-8mib": {
+		Models: "a fresh install: no memlock line in `limits.conf`, systemd's `DefaultLimitMEMLOCK` unset (`rootfs/` for `--path.rootfs`), the exporter itself at 8 MiB without `CAP_IPC_LOCK`",
+		Plan:   PlanNode01, State: "warning", Findings: []string{"memlock_for_rdma"}},
+	"mlx5-pfc-buffers-misconfigured": {
+		Models: "`mlnx_qos -i` with receive buffers and ETS on every rail: `ens3f0np0`'s RoCE priority in buffer 0 with the lossy ones, `ens6f0np0`'s lossless buffer too small for 30 m at 400G, `ens8f0np0`'s RoCE class an ETS class with 0 %",
+		Plan:   PlanNode01, State: "failing", Findings: []string{"pfc_buffer_no_lossy_priority", "pfc_headroom_sufficient", "ets_share_for_roce"}},
+	"mlx5-switch-port-mtu-1500": {
+		Models: "leaf ports announcing MFS, VLAN 100 and their MAU over LLDP (`lldpcli -f json0 show neighbors details`): `ens5f0np0`'s leaf port at MFS 1518, `ens7f0np0`'s at 100G",
+		Plan:   PlanNode01, State: "failing", Findings: []string{"switch_port_mtu", "switch_port_speed"}},
+	"mlx5-cx6dx-on-rail-3": {
+		Models: "a ConnectX-6 Dx (200G, Gen4) in rail 3's slot among the ConnectX-7s: another NIC model on one rail",
+		Plan:   PlanNode01, State: "failing", Findings: []string{"nic_model_same_on_rails", "link_rate_matches_plan"}},
 	"mlx5-roce-lag": {
 		Models: "RoCE LAG: `mlx5_bond_0` over `bond0` (802.3ad of both ports), `bonding_masters` in `/sys/class/net`",
 		State:  "healthy"},

@@ -65,6 +65,57 @@ func TestEthtoolStormReplay(t *testing.T) {
 	}
 }
 
+// mlx5's rx_prio<N>_buf_discard, _cong_discard and _marked count traffic
+// class N: they are exported under tc, never under priority. Drops in TC 0
+// (priority 1's class under the default map) and marks in TC 5 (no
+// priority that matters) are exported because they moved; TC 1 and TC 3,
+// the default-map classes of priorities 0 and 3, because those priorities
+// matter; the idle classes of idle priorities are not.
+func TestEthtoolTrafficClassCounters(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(fixtures, "mlx5-8x400g-healthy", "replay")
+	for _, f := range []string{"ens1f0np0.txt", "ens1f0np0.pause.txt"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.NewReplacer(
+			"rx_prio0_buf_discard: 0\n", "rx_prio0_buf_discard: 7\n",
+			"rx_prio0_cong_discard: 0\n", "rx_prio0_cong_discard: 2\n",
+			"rx_prio5_marked: 0\n", "rx_prio5_marked: 11\n").Replace(string(b))
+		if f == "ens1f0np0.txt" && !strings.Contains(text, "rx_prio0_buf_discard: 7") {
+			t.Fatal("capture has no rx_prio0_buf_discard line")
+		}
+		os.WriteFile(filepath.Join(dir, f), []byte(text), 0o644)
+	}
+	cfg := fixtureConfig("mlx5-8x400g-healthy", "ethtool")
+	cfg.ro.ReplayDir = dir
+	e, _ := newTestExporter(t, cfg)
+	out := scrape(t, e)
+	if v := value(t, mustSeries(t, out, "roce_traffic_class_discards_total", `interface="ens1f0np0"`, `direction="rx"`, `tc="0"`, `reason="buffer"`)); v != "7" {
+		t.Errorf("TC 0 buffer discards = %s, want 7", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_traffic_class_discards_total", `interface="ens1f0np0"`, `tc="0"`, `reason="congestion"`)); v != "2" {
+		t.Errorf("TC 0 congestion discards = %s, want 2", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_traffic_class_ecn_marked_packets_total", `interface="ens1f0np0"`, `tc="5"`)); v != "11" {
+		t.Errorf("TC 5 marked = %s, want 11", v)
+	}
+	mustSeries(t, out, "roce_traffic_class_discards_total", `interface="ens1f0np0"`, `tc="1"`, `reason="buffer"`)
+	mustSeries(t, out, "roce_traffic_class_discards_total", `interface="ens1f0np0"`, `tc="3"`, `reason="buffer"`)
+	if s := series(out, "roce_traffic_class_discards_total", `tc="4"`); len(s) != 0 {
+		t.Errorf("idle class of an idle priority exported: %q", s)
+	}
+	for _, s := range series(out, "roce_priority_discards_total") {
+		if !strings.Contains(s, `reason="discard"`) {
+			t.Errorf("per-TC drops exported per priority: %s", s)
+		}
+	}
+	if s := series(out, "roce_priority_ecn_marked_packets_total"); len(s) != 0 {
+		t.Errorf("per-TC marks exported per priority: %q", s)
+	}
+}
+
 func TestEthtoolInterfaceWithoutCaptureIsQuiet(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(fixtures, "mlx5-8x400g-healthy", "replay")

@@ -33,7 +33,7 @@ func newFamilyMetric(name, help string, scale float64, labels ...string) familyM
 		help += " Only the priorities that matter (the plan's RoCE priority, PFC on, counters ever above 0) unless --collector.priority.all."
 	}
 	if slices.Contains(labels, "tc") {
-		help += " Only the classes that matter (counters above 0, the default-map class of a priority that matters) unless --collector.priority.all."
+		help += " Only the classes whose counters rose above 0 unless --collector.priority.all."
 	}
 	m := familyMetric{desc: newCounterDesc(name, help, append([]string{"interface"}, labels...)...), scale: scale}
 	for _, l := range labels {
@@ -94,10 +94,11 @@ type ethtoolCollector struct {
 	raw    map[string]*Desc
 	labels []string // reused label buffer
 	prio   *prioritySet
+	seenTC map[string][8]bool
 }
 
 func newEthtoolCollector(o *Options, _ *slog.Logger) Collector {
-	return &ethtoolCollector{raw: map[string]*Desc{}, prio: o.priorities()}
+	return &ethtoolCollector{raw: map[string]*Desc{}, prio: o.priorities(), seenTC: map[string][8]bool{}}
 }
 
 func (c *ethtoolCollector) Update(col *pipeline.Collection, out *Sink) error {
@@ -105,7 +106,7 @@ func (c *ethtoolCollector) Update(col *pipeline.Collection, out *Sink) error {
 	for _, iface := range slices.Sorted(maps.Keys(snap.Ethtool)) {
 		st := snap.Ethtool[iface]
 		want := c.prio.of(snap, iface)
-		wantTC := trafficClassesThatMatter(want, st)
+		wantTC := c.trafficClassesThatMatter(iface, st)
 		for _, v := range st.Values {
 			m := &familyMetrics[v.Family]
 			if m.desc == nil ||
@@ -138,23 +139,23 @@ func (c *ethtoolCollector) Update(col *pipeline.Collection, out *Sink) error {
 }
 
 // trafficClassesThatMatter are the traffic classes whose per-TC counters
-// are exported: those of the priorities that matter under mlx5's default
-// priority→TC map (the exporter does not read the ETS map; with another map
-// a class that matters may be missing until its counters move), and every
-// class whose counters are above 0, which stay above 0 until the driver
-// reloads, so a series does not come and go.
-func trafficClassesThatMatter(priorities [8]bool, st *node.EthtoolStats) [8]bool {
-	var tc [8]bool
-	for p, on := range priorities {
-		if on {
-			tc[node.DefaultTrafficClass(p)] = true
-		}
+// are exported: every class once one of its counters rose above 0 (for the
+// life of the process, so a series does not come and go), or all eight with
+// --collector.priority.all. Not the classes of the priorities that matter:
+// the exporter does not read the ETS priority→TC map, and three more series
+// per port for counters that stay 0 on a healthy port are over the series
+// budget.
+func (c *ethtoolCollector) trafficClassesThatMatter(iface string, st *node.EthtoolStats) [8]bool {
+	if c.prio.all {
+		return [8]bool{true, true, true, true, true, true, true, true}
 	}
+	tc := c.seenTC[iface]
 	for _, v := range st.Values {
 		if v.Family.TrafficClass() && v.Value > 0 && v.Priority >= 0 && v.Priority < 8 {
 			tc[v.Priority] = true
 		}
 	}
+	c.seenTC[iface] = tc
 	return tc
 }
 

@@ -71,21 +71,12 @@ func TestEthtoolStormReplay(t *testing.T) {
 // exported because they moved; the classes whose counters never moved are
 // not, not even TC 3, where the RoCE priority 3 is.
 func TestEthtoolTrafficClassCounters(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(fixtures, "mlx5-8x400g-healthy", "replay")
-	for _, f := range []string{"ens1f0np0.txt", "ens1f0np0.pause.txt"} {
-		b, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := strings.NewReplacer(
-			"rx_prio0_buf_discard: 0\n", "rx_prio0_buf_discard: 7\n",
-			"rx_prio0_cong_discard: 0\n", "rx_prio0_cong_discard: 2\n",
-			"rx_prio5_marked: 0\n", "rx_prio5_marked: 11\n").Replace(string(b))
-		if f == "ens1f0np0.txt" && !strings.Contains(text, "rx_prio0_buf_discard: 7") {
-			t.Fatal("capture has no rx_prio0_buf_discard line")
-		}
-		os.WriteFile(filepath.Join(dir, f), []byte(text), 0o644)
+	dir := onePortReplay(t, strings.NewReplacer(
+		"rx_prio0_buf_discard: 0\n", "rx_prio0_buf_discard: 7\n",
+		"rx_prio0_cong_discard: 0\n", "rx_prio0_cong_discard: 2\n",
+		"rx_prio5_marked: 0\n", "rx_prio5_marked: 11\n"))
+	if b, _ := os.ReadFile(filepath.Join(dir, "ens1f0np0.txt")); !strings.Contains(string(b), "rx_prio0_buf_discard: 7") {
+		t.Fatal("capture has no rx_prio0_buf_discard line")
 	}
 	cfg := fixtureConfig("mlx5-8x400g-healthy", "ethtool")
 	cfg.ro.ReplayDir = dir
@@ -113,7 +104,10 @@ func TestEthtoolTrafficClassCounters(t *testing.T) {
 	}
 }
 
-func TestEthtoolInterfaceWithoutCaptureIsQuiet(t *testing.T) {
+// onePortReplay is a replay directory with the healthy node's ethtool
+// captures of ens1f0np0 only, edited by edit.
+func onePortReplay(t *testing.T, edit *strings.Replacer) string {
+	t.Helper()
 	dir := t.TempDir()
 	src := filepath.Join(fixtures, "mlx5-8x400g-healthy", "replay")
 	for _, f := range []string{"ens1f0np0.txt", "ens1f0np0.pause.txt"} {
@@ -121,8 +115,15 @@ func TestEthtoolInterfaceWithoutCaptureIsQuiet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.WriteFile(filepath.Join(dir, f), b, 0o644)
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(edit.Replace(string(b))), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
+	return dir
+}
+
+func TestEthtoolInterfaceWithoutCaptureIsQuiet(t *testing.T) {
+	dir := onePortReplay(t, strings.NewReplacer())
 	cfg := fixtureConfig("mlx5-8x400g-healthy", "ethtool")
 	cfg.ro.ReplayDir = dir
 	e, logs := newTestExporter(t, cfg)

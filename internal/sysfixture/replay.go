@@ -297,6 +297,23 @@ func ethtoolS(d Device, n NIC) string {
 		queue(fmt.Sprintf("rx%d_", ch), 458053+uint64(ch), "bytes", "csum_complete", "csum_unnecessary", "xdp_drop", "wqe_err", "buff_alloc_err")
 		queue(fmt.Sprintf("tx%d_", ch), 433603+uint64(ch), "bytes", "tso_packets", "stopped", "dropped", "cqe_err")
 	}
+	// After the channels (mlx5e_nic_stats_grps: channels, then
+	// per_port_buff_congest): the per-traffic-class groups of NICs with the
+	// SBCAM register (ConnectX-6 Dx and later), named by priority but
+	// indexed by TC. Physical-port groups: not on a VF.
+	// The drops rx_prio<P>_discards counts on a lossless priority are port
+	// buffer drops: they show in the buffer discards of P's class (mlx5's
+	// default map) as well.
+	if !n.VF {
+		var bufDiscards [8]uint64
+		for _, p := range n.PFCPriorities {
+			bufDiscards[node.DefaultTrafficClass(p)] = n.RXPrioDiscards
+		}
+		for tc := 0; tc < 8; tc++ {
+			line(fmt.Sprintf("rx_prio%d_buf_discard", tc), bufDiscards[tc])
+			zeros(fmt.Sprintf("rx_prio%d_cong_discard", tc), fmt.Sprintf("rx_prio%d_marked", tc))
+		}
+	}
 	return b.String()
 }
 

@@ -939,6 +939,9 @@ func TestChecksList(t *testing.T) {
 		if c.Title == "" || c.Description == "" {
 			t.Errorf("%s lacks a title or description", c.ID)
 		}
+		if c.Severity != SeverityCritical && c.Severity != SeverityWarning {
+			t.Errorf("%s has severity %q, want critical or warning", c.ID, c.Severity)
+		}
 	}
 	for _, id := range required {
 		if !ids[id] {
@@ -1379,5 +1382,50 @@ func TestRailsTestableByPeers(t *testing.T) {
 				t.Errorf("findings %+v", got)
 			}
 		})
+	}
+}
+
+// TestSeverityByWhatBreaksJobs: a failure pages (critical) only where a
+// running job is hurt now; static configuration is a ticket (warning) even
+// when it fails, and a warning is never critical.
+func TestSeverityByWhatBreaksJobs(t *testing.T) {
+	want := map[string]Severity{
+		"port_active": SeverityCritical, "pfc_enabled_on_roce_priority": SeverityCritical,
+		"roce_dscp_maps_to_pfc_priority": SeverityCritical, "no_transport_retries_exceeded": SeverityCritical,
+		"no_pfc_storm": SeverityCritical, "no_link_flaps": SeverityCritical,
+		"iommu_passthrough_or_off": SeverityWarning, "pcie_acs_off_on_gpu_nic_path": SeverityWarning,
+		"gpu_nic_affinity": SeverityWarning, "gpu_pcie_link_not_degraded": SeverityWarning,
+		"trust_mode_matches_plan": SeverityWarning, "default_roce_mode_v2": SeverityWarning,
+	}
+	for _, c := range Checks() {
+		if w, ok := want[c.ID]; ok && c.Severity != w {
+			t.Errorf("%s: severity %s, want %s", c.ID, c.Severity, w)
+		}
+	}
+
+	// Both sides on findings: a static failure is a warning, a failure that
+	// hurts a job is critical, warnings and passes carry none or warning.
+	snap := buildSnap()
+	snap.DCB["ens1f0np0"].Trust = "pcp"
+	snap.DCB["ens2f0np0"].PFCEnabled[3] = false
+	fs := Run(snap, testPlan(t), "node01")
+	for _, tc := range []struct {
+		id, subject string
+		st          Status
+		sev         Severity
+	}{
+		{"trust_mode_matches_plan", "ens1f0np0", StatusFail, SeverityWarning},
+		{"pfc_enabled_on_roce_priority", "ens2f0np0", StatusFail, SeverityCritical},
+		{"pfc_enabled_on_roce_priority", "ens1f0np0", StatusOK, ""},
+	} {
+		f, ok := find(fs, tc.id, tc.subject)
+		if !ok || f.Status != tc.st || f.Severity != tc.sev {
+			t.Errorf("%s %s = %s severity %q, want %s severity %q: %s", tc.id, tc.subject, f.Status, f.Severity, tc.st, tc.sev, f.Message)
+		}
+	}
+	for _, f := range fs {
+		if f.Status == StatusWarn && f.Severity != SeverityWarning {
+			t.Errorf("%s %s warns with severity %q", f.ID, f.Subject, f.Severity)
+		}
 	}
 }

@@ -79,13 +79,48 @@ type Finding struct {
 	// Fix is a concrete next step: the command to run or the thing to look at. It is
 	// empty when the status is ok.
 	Fix string `json:"fix"`
+	// Severity is what a finding that is not ok asks of the operator: critical
+	// for a failure of a check whose fault hurts a running job now, warning
+	// (a ticket) for a warning or for a failure of static configuration;
+	// empty when ok or skipped.
+	Severity Severity `json:"severity,omitempty"`
 }
+
+// Severity is how urgent a finding is: the severity label of
+// roce_health_check_info, which routes RoCEHealthCheckFailed.
+type Severity string
+
+// The severities.
+const (
+	// SeverityCritical: a running job is hurt now (a link down, RoCE on a
+	// lossy class, a PFC storm, connections torn down): page someone.
+	SeverityCritical Severity = "critical"
+	// SeverityWarning: static configuration or history that costs
+	// performance or will hurt later (the IOMMU mode, ACS, GPU↔NIC
+	// placement, trust mode): a ticket and a maintenance window.
+	SeverityWarning Severity = "warning"
+)
 
 // Check describes one check for documentation and for listing.
 type Check struct {
 	ID          string
 	Title       string
 	Description string
+	// Severity is the severity of this check's failures; its warnings are
+	// always SeverityWarning.
+	Severity Severity
+}
+
+// SeverityOf returns the severity of a finding of the check with status st: ""
+// for ok and skipped.
+func (c Check) SeverityOf(st Status) Severity {
+	switch st {
+	case StatusFail:
+		return c.Severity
+	case StatusWarn:
+		return SeverityWarning
+	}
+	return ""
 }
 
 // Skip* are the messages of skips shared by many checks; callers may compare
@@ -134,7 +169,7 @@ func Run(snap *node.Snapshot, plan *config.Plan, nodeName string) []Finding {
 	out := make([]Finding, 0, len(registry)*(len(e.targets)+1))
 	r := &results{}
 	for _, def := range registry {
-		r.id, r.out = def.ID, r.out[:0]
+		r.id, r.check, r.out = def.ID, def.Check, r.out[:0]
 		switch {
 		case e.snap == nil:
 			r.skip(SubjectNode, "no snapshot of this node was taken")
@@ -157,8 +192,9 @@ func Run(snap *node.Snapshot, plan *config.Plan, nodeName string) []Finding {
 
 // results collects one check's findings.
 type results struct {
-	id  string
-	out []Finding
+	id    string
+	check Check
+	out   []Finding
 }
 
 // add records a finding. ok and skip take no fix: one on a passing finding would
@@ -169,7 +205,7 @@ type results struct {
 // it with node.LabelUTF8.
 func (r *results) add(subject string, st Status, msg, fix string) {
 	r.out = append(r.out, Finding{ID: r.id, Subject: subject, Status: st,
-		Message: node.ValidUTF8(msg), Fix: node.ValidUTF8(fix)})
+		Message: node.ValidUTF8(msg), Fix: node.ValidUTF8(fix), Severity: r.check.SeverityOf(st)})
 }
 
 func (r *results) ok(subject, msg string)        { r.add(subject, StatusOK, msg, "") }

@@ -1429,3 +1429,65 @@ func TestSeverityByWhatBreaksJobs(t *testing.T) {
 		}
 	}
 }
+
+// renameInterface gives the first port's netdev another name everywhere
+// the snapshot knows it.
+func renameInterface(s *node.Snapshot, name string) {
+	old := s.Devices[0].Ports[0].Interface
+	s.Devices[0].Ports[0].Interface = name
+	for i := range s.Devices[0].Ports[0].GIDs {
+		if s.Devices[0].Ports[0].GIDs[i].Interface == old {
+			s.Devices[0].Ports[0].GIDs[i].Interface = name
+		}
+	}
+	s.Interfaces[name], s.Ethtool[name], s.DCB[name] = s.Interfaces[old], s.Ethtool[old], s.DCB[old]
+	s.Interfaces[name].Name = name
+	s.DCB[name].Interface = name
+	delete(s.Interfaces, old)
+	delete(s.Ethtool, old)
+	delete(s.DCB, old)
+}
+
+// The kernel takes `x;reboot` as an interface name: a fix that pastes it
+// unquoted runs reboot. Every name in every fix is shell-quoted, and one
+// that holds an escape sequence is written so that the terminal shows it.
+func TestFixesQuoteNames(t *testing.T) {
+	for _, tc := range []struct{ name, quoted string }{
+		{"x;reboot", `'x;reboot'`},
+		{"e\x1b]0;pwned\x07x", `$'e\x1b]0;pwned\x07x'`},
+	} {
+		s := buildSnap()
+		renameInterface(s, tc.name)
+		s.DCB[tc.name].PFCEnabled[3] = false
+		s.Devices[0].Ports[0].State = 1
+		fs := Run(s, nil, "node01")
+		fixes := 0
+		for _, f := range fs {
+			if f.Fix == "" {
+				continue
+			}
+			if strings.ContainsRune(f.Message+f.Fix, 0x1b) || strings.ContainsRune(f.Message+f.Fix, 0x07) {
+				t.Errorf("%s: a control character reaches the terminal: %q / %q", f.ID, f.Message, f.Fix)
+			}
+			if strings.Contains(f.Fix, "x;reboot") || strings.Contains(f.Fix, "pwned") {
+				fixes++
+				if n, q := strings.Count(f.Fix, "x;reboot")+strings.Count(f.Fix, "pwned"), strings.Count(f.Fix, tc.quoted); n != q {
+					t.Errorf("%s: %d mention(s) of %q, %d quoted as %s: %s", f.ID, n, tc.name, q, tc.quoted, f.Fix)
+				}
+			}
+		}
+		if fixes == 0 {
+			t.Errorf("%q: no fix names the interface", tc.name)
+		}
+		if f, _ := find(fs, "port_active", s.Devices[0].Name); !strings.Contains(f.Fix, "ip link set dev "+tc.quoted+" up") {
+			t.Errorf("port_active fix %q, want ip link set dev %s up", f.Fix, tc.quoted)
+		}
+	}
+	// A healthy name is left as it is.
+	if got := shellQuote("ens1f0np0"); got != "ens1f0np0" {
+		t.Errorf("shellQuote(ens1f0np0) = %q", got)
+	}
+	if got := shellQuote("it's"); got != `'it'\''s'` {
+		t.Errorf("shellQuote(it's) = %q", got)
+	}
+}

@@ -167,7 +167,7 @@ func Run(snap *node.Snapshot, plan *config.Plan, nodeName string) []Finding {
 	// The exporter runs this every scrape: one findings buffer serves every
 	// check, and the output is sized for a finding per check and target.
 	out := make([]Finding, 0, len(registry)*(len(e.targets)+1))
-	r := &results{}
+	r := &results{quote: nameQuoter(snap, e.planNames())}
 	for _, def := range registry {
 		r.id, r.check, r.out = def.ID, def.Check, r.out[:0]
 		switch {
@@ -195,17 +195,23 @@ type results struct {
 	id    string
 	check Check
 	out   []Finding
+	// quote shell-quotes the node's unsafe names in a fix; nil when none is.
+	quote *strings.Replacer
 }
 
 // add records a finding. ok and skip take no fix: one on a passing finding would
-// read as "something is wrong". Names from the node may hold any bytes: the
-// message and fix are made valid UTF-8 here, the subject stays the name itself,
+// read as "something is wrong". Names from the node may hold any bytes: every
+// name in the fix is shell-quoted, escape sequences and control characters
+// are removed from the message and fix, and both are made valid UTF-8 here; the subject stays the name itself,
 // so that it matches the interface and device names of the snapshot (and its
 // label is the one the interface's own series carry); whoever prints it writes
 // it with node.LabelUTF8.
 func (r *results) add(subject string, st Status, msg, fix string) {
+	if r.quote != nil && fix != "" {
+		fix = r.quote.Replace(fix)
+	}
 	r.out = append(r.out, Finding{ID: r.id, Subject: subject, Status: st,
-		Message: node.ValidUTF8(msg), Fix: node.ValidUTF8(fix), Severity: r.check.SeverityOf(st)})
+		Message: node.ValidUTF8(node.Printable(msg)), Fix: node.ValidUTF8(node.Printable(fix)), Severity: r.check.SeverityOf(st)})
 }
 
 func (r *results) ok(subject, msg string)        { r.add(subject, StatusOK, msg, "") }

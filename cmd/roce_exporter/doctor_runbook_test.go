@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/roce-exporter/roce_exporter/health"
 )
 
 // The runbook's jq line must select a finding from the doctor's real JSON,
@@ -59,4 +62,51 @@ func keys(m map[string]json.RawMessage) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// A switch names itself in LLDP: an escape sequence in its system name
+// (retitle the terminal, clear the screen) never reaches the terminal (the
+// lldpcli reader drops such a neighbour; the printers strip what is left).
+func TestDoctorStripsEscapesFromLLDP(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(fixtureDir, "mlx5-degraded"))); err != nil {
+		t.Fatal(err)
+	}
+	lldp := filepath.Join(dir, "replay", "lldpcli-neighbors.json")
+	data, err := os.ReadFile(lldp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile := strings.Replace(string(data), `"value": "leaf-1"`, `"value": "leaf\u001b]0;PWNED1\u0007-1\u001b[2J"`, 1)
+	if hostile == string(data) {
+		t.Fatal("fixture has no leaf-1 system name")
+	}
+	if err := os.WriteFile(lldp, []byte(hostile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--path.sysfs=" + filepath.Join(dir, "sys"), "--path.dev=" + filepath.Join(dir, "dev"),
+		"--collector.ethtool.replay-dir=" + filepath.Join(dir, "replay")}
+	for _, format := range []string{"text", "json"} {
+		out, _ := runDoctor(t, append(args, "--output="+format)...)
+		if strings.ContainsAny(out, "\x1b\x07") || strings.Contains(out, "PWNED1") {
+			t.Errorf("%s: the switch's escape sequence reaches the terminal:\n%s", format, grepLines(out, "leaf"))
+		}
+		if !strings.Contains(out, "leaf-2") {
+			t.Errorf("%s: the other switches are gone:\n%s", format, out)
+		}
+	}
+}
+
+// An interface name is whatever was given to the kernel: one holding an
+// escape sequence prints as text in the doctor's subject column.
+func TestDoctorPrintsNamesAsText(t *testing.T) {
+	name := "e\x1b]0;PWNED1\x07th0"
+	r := doctorReport{Node: "node01", Samples: 1, Summary: map[string]int{"fail": 1},
+		Checks: printableFindings([]health.Finding{{ID: "port_active", Subject: name, Status: health.StatusFail,
+			Message: "down", Fix: "ip link set dev $'e\\x1b]0;PWNED1\\x07th0' up"}})}
+	var b strings.Builder
+	printDoctor(&b, r, false, 0, false)
+	if strings.ContainsAny(b.String(), "\x1b\x07") || !strings.Contains(b.String(), `e\x1b]0;PWNED1\x07th0`) {
+		t.Errorf("subject not printed as text:\n%q", b.String())
+	}
 }

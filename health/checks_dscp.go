@@ -23,6 +23,33 @@ func dscpFix(netdev string, dscp, prio int) string {
 		netdev, dscp, prio, persistNote)
 }
 
+// pcpFix gives RoCE a VLAN tag on its priority without moving the node's
+// other traffic there. Verbs (NCCL) put the QP's service level into the
+// PCP themselves, so NCCL_IB_SL is all they need. rdma_cm (NVMe-oF, iSER)
+// takes the PCP from the VLAN's egress-qos-map entry for the socket
+// priority its ToS maps to (iboe_tos_to_sl: rt_tos2priority, then the
+// map), so only that priority is mapped: `egress-qos-map 0:<prio>` would put
+// every kernel packet on the VLAN (TCP, ARP, NCCL's bootstrap) on the
+// lossless priority too.
+func pcpFix(netdev string, dscp, prio int, roceTC func() (int, bool)) string {
+	tc, ok := roceTC()
+	if !ok {
+		tc = node.DefaultRoCETrafficClass
+	}
+	return fmt.Sprintf("either switch to DSCP trust (`mlnx_qos -i %[1]s --trust dscp`, then map DSCP %[2]d to %[3]d) or move the compute IP to a VLAN interface (`ip link add link %[1]s name %[1]s.100 type vlan id 100`) and run NCCL with NCCL_IB_SL=%[3]d, which puts priority %[3]d in the tag of RDMA frames only; for rdma_cm users (NVMe-oF, iSER) with ToS %[4]d add `egress-qos-map %[5]d:%[3]d` to the VLAN (ToS %[4]d is socket priority %[5]d to the kernel), never `0:%[3]d`, which would move all the VLAN's kernel traffic (TCP, ARP, NCCL's bootstrap) onto the lossless priority%[6]s",
+		netdev, dscp, prio, tc, rtTOS2Priority(tc), persistNote)
+}
+
+// rtTOS2Priority is the kernel's rt_tos2priority (include/net/route.h with
+// ip_tos2prio in net/ipv4/route.c): the socket priority of an IPv4 ToS,
+// from its four RFC 1349 ToS bits.
+func rtTOS2Priority(tos int) int {
+	// TC_PRIO_BESTEFFORT 0, BULK 2, INTERACTIVE_BULK 4, INTERACTIVE 6;
+	// ECN_OR_COST(class) is the class itself.
+	ipTOS2Prio := [16]int{0, 0, 0, 0, 2, 2, 2, 2, 6, 6, 6, 6, 4, 4, 4, 4}
+	return ipTOS2Prio[(tos&0x1e)>>1]
+}
+
 // roceGIDNetdev is the netdev of the RoCE v2 GID that carries the plan's compute IP
 // (a VLAN upper device when RoCE is tagged), "" when unknown.
 func roceGIDNetdev(t *target) string {
@@ -73,7 +100,7 @@ func checkDSCPMapsToPFC(e *env, r *results) {
 				r.skip(subj, fmt.Sprintf("trust pcp: RoCE's priority is the VLAN PCP its service level sets (NCCL_IB_SL=%d); whether %s is tagged is unknown without its RoCE v2 GID", want, t.netdev))
 			case gidDev == t.netdev:
 				r.fail(subj, fmt.Sprintf("trust pcp%s, but the RoCE v2 GID of %s is on %s itself, untagged: untagged RoCE carries no PCP, so it lands on priority 0, not the PFC priority %d", ignored, t.planned.IP(), t.netdev, want),
-					fmt.Sprintf("either switch to DSCP trust (`mlnx_qos -i %[1]s --trust dscp`, then map DSCP %[2]d to %[3]d) or move the compute IP to a VLAN interface (`ip link add link %[1]s name %[1]s.100 type vlan id 100 egress-qos-map 0:%[3]d`) and run NCCL with NCCL_IB_SL=%[3]d%[4]s", t.netdev, dscp, want, persistNote))
+					pcpFix(t.netdev, dscp, want, exp.RoCETrafficClass))
 			default:
 				r.ok(subj, fmt.Sprintf("trust pcp: RoCE runs tagged on %s; its priority is the PCP the QP's service level sets (NCCL_IB_SL=%d)", gidDev, want))
 			}

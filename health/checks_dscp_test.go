@@ -27,7 +27,7 @@ func TestDSCPChecks(t *testing.T) {
 			id: "roce_dscp_maps_to_pfc_priority", subject: "node", want: StatusSkipped},
 		{name: "pcp trust, untagged", plan: func(p *config.Plan) { p.Expectations.Trust = config.TrustPCP },
 			snap: func(s *node.Snapshot) { s.DCB[nd].Trust, s.DCB[nd].DSCP = "pcp", nil },
-			id:   "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusFail, msg: []string{"untagged", "priority 0"}, fix: []string{"NCCL_IB_SL=3", "egress-qos-map 0:3"}},
+			id:   "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusFail, msg: []string{"untagged", "priority 0"}, fix: []string{"NCCL_IB_SL=3", "`egress-qos-map 2:3`", "never `0:3`"}, notFix: []string{"type vlan id 100 egress-qos-map"}},
 		{name: "pcp trust, on a VLAN", plan: func(p *config.Plan) { p.Expectations.Trust = config.TrustPCP },
 			snap: func(s *node.Snapshot) {
 				s.DCB[nd].Trust, s.DCB[nd].DSCP = "pcp", nil
@@ -122,4 +122,14 @@ func TestRDMABytesOnRoCELAG(t *testing.T) {
 		{name: "slave without statistics", noPlan: true, snap: func(s *node.Snapshot) { lag(0)(s); delete(s.Ethtool, "ens1f1np1") },
 			id: "rdma_bytes_on_roce_priority", subject: "bond0", want: StatusSkipped},
 	})
+}
+
+// rt_tos2priority as the kernel has it: RoCE's ToS 106 (DSCP 26, ECT(0))
+// is socket priority 2 (bulk), not 0, so mapping 0 would move everything else.
+func TestRtTOS2Priority(t *testing.T) {
+	for tos, want := range map[int]int{0: 0, 106: 2, 0x10: 6, 0x08: 2, 0x18: 4, 0xb8: 4} {
+		if got := rtTOS2Priority(tos); got != want {
+			t.Errorf("rtTOS2Priority(%#x) = %d, want %d", tos, got, want)
+		}
+	}
 }

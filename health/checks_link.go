@@ -45,7 +45,7 @@ func checkPortActive(e *env, r *results) {
 		switch {
 		case t.ib() && p.PhysState == node.PhysStateLinkUp:
 			r.fail(subj, state+": the link is up but no subnet manager has configured the port",
-				"an InfiniBand fabric needs a subnet manager: enable it on the managed switch, or run one on a node (`apt install opensm && systemctl enable --now opensm`); `sminfo` shows whether one answers")
+				"an InfiniBand fabric needs exactly one master subnet manager: `sminfo` shows whether one answers. On a fabric managed by UFM or by a managed switch's SM, do not start another: ask whoever runs it (a second SM with a higher priority takes the fabric over and reroutes every port); only on a small unmanaged fabric without one, run it on one node: `apt install opensm && systemctl enable --now opensm`")
 		case t.ib():
 			r.fail(subj, state+": no physical link",
 				fmt.Sprintf("check the cable and the switch port of %s port %d (`ibstat %s`, `mlxlink -d %s`); reseat or swap the cable", p.Device, p.Number, p.Device, orPlaceholder(t.pciAddress(), "<pci address>")))

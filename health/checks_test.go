@@ -203,7 +203,7 @@ func TestLinkChecks(t *testing.T) {
 			makeIB(s)
 			p := port(s, 0)
 			p.State, p.StateName = 2, "INIT"
-		}, id: "port_active", subject: "mlx5_0", want: StatusFail, msg: []string{"2: INIT", "no subnet manager"}, fix: []string{"opensm"}},
+		}, id: "port_active", subject: "mlx5_0", want: StatusFail, msg: []string{"2: INIT", "no subnet manager"}, fix: []string{"opensm", "UFM", "do not start another"}},
 		{name: "planned port missing", plan: func(p *config.Plan) {
 			p.Nodes[0].Interfaces[2].Netdev, p.Nodes[0].Interfaces[2].RDMADevice = "ens9f0np0", "mlx5_9"
 		},
@@ -510,7 +510,7 @@ func TestPCIeAndFirmwareChecks(t *testing.T) {
 		{name: "same", id: "firmware_consistent", subject: "mlx5_0", want: StatusOK, msg: []string{"28.39.1002", "2 MT4129 MT_0000000838"}},
 		{name: "odd one out", snap: func(s *node.Snapshot) { s.Devices[2].FirmwareVersion = "28.37.1014" },
 			id: "firmware_consistent", subject: "mlx5_2", want: StatusWarn, msg: []string{"28.37.1014", "28.39.1002", "mlx5_0, mlx5_1"},
-			fix: []string{"mlxfwmanager", "flint -d 0000:38:00.0", "28.39.1002", "mlxfwreset"}},
+			fix: []string{"mlxfwmanager", "flint -d 0000:38:00.0", "28.39.1002", "drain the node", "mlxfwreset"}},
 		{name: "majority is fine", snap: func(s *node.Snapshot) { s.Devices[2].FirmwareVersion = "28.37.1014" },
 			id: "firmware_consistent", subject: "mlx5_0", want: StatusOK, msg: []string{"majority"}},
 		{name: "different board is its own group", snap: func(s *node.Snapshot) {

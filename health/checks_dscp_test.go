@@ -141,3 +141,19 @@ func TestRtTOS2Priority(t *testing.T) {
 		}
 	}
 }
+
+// nccl_env's fix names the checks to fix, and the root one when the check
+// its message points to is skipped for the port (a port that is down has
+// no GID to judge).
+func TestNCCLEnvFixNamesTheChecks(t *testing.T) {
+	runCases(t, []checkCase{
+		{name: "port down", snap: func(s *node.Snapshot) {
+			p := port(s, 1)
+			p.State, p.GIDs = 1, nil
+		}, id: "nccl_env", subject: "node", want: StatusWarn, msg: []string{"(see port_active: the port is down)"},
+			fix: []string{"fix what port_active report(s)"}, notFix: []string{"named in the message", "roce_v2_gid_present"}},
+		{name: "GID missing on an up port", snap: func(s *node.Snapshot) { port(s, 1).GIDs = nil },
+			id: "nccl_env", subject: "node", want: StatusWarn, fix: []string{"fix what roce_v2_gid_present report(s)"}},
+		{name: "healthy", id: "nccl_env", subject: "node", want: StatusOK},
+	})
+}

@@ -495,7 +495,7 @@ func checkDefaultRoCEMode(e *env, r *results) {
 		case !t.roce():
 			r.skip(subj, t.notRoCE("the rdma_cm default RoCE mode"))
 		case t.port.DefaultRoCEMode == "":
-			r.skip(subj, "configfs directory not created; run the doctor as root to read it")
+			r.skip(subj, fmt.Sprintf("the rdma_cm default RoCE mode is in configfs only, in /sys/kernel/config/rdma_cm/%s, which does not exist until someone creates it: the exporter never does, and the doctor creates it for a moment only as root on the node's own /sys with rdma_cm loaded and configfs mounted (`modprobe rdma_cm`, `mount -t configfs none /sys/kernel/config`); `cma_roce_mode -d %s -p %d` (mlnx-tools) shows it by hand. Only rdma_cm users (NVMe-oF, iSER) depend on it, not NCCL", t.port.Device, t.port.Device, t.port.Number))
 		case t.port.DefaultRoCEMode == want:
 			r.ok(subj, fmt.Sprintf("rdma_cm default RoCE mode is %s", want))
 		default:

@@ -136,12 +136,12 @@ func TestNodeChecks(t *testing.T) {
 
 		{name: "loaded", id: "rdma_driver_loaded", subject: "node", want: StatusOK, msg: []string{"mlx5_core", "mlx5_ib", "ib_uverbs"}},
 		{name: "nothing loaded", snap: unboundCX7, id: "rdma_driver_loaded", subject: "node", want: StatusFail,
-			msg: []string{"no RDMA driver", "mlx5_core, mlx5_ib, ib_uverbs not loaded"}, fix: []string{"modprobe -a mlx5_core mlx5_ib ib_uverbs", "/etc/modules-load.d/"}},
+			msg: []string{"no RDMA driver", "mlx5_core, mlx5_ib, ib_uverbs not loaded"}, fix: []string{"rdma_nic_present's fix above loads mlx5"}, notFix: []string{"modprobe"}},
 		{name: "mlx5_ib missing", snap: func(s *node.Snapshot) {
 			unboundCX7(s)
 			s.NICs[0].Driver = "mlx5_core"
 			s.Modules["mlx5_core"], s.Modules["ib_uverbs"] = true, true
-		}, id: "rdma_driver_loaded", subject: "node", want: StatusFail, msg: []string{"mlx5_ib not loaded"}, notMsg: []string{"mlx5_core not", "ib_uverbs not"}, fix: []string{"modprobe"}},
+		}, id: "rdma_driver_loaded", subject: "node", want: StatusFail, msg: []string{"mlx5_ib not loaded"}, notMsg: []string{"mlx5_core not", "ib_uverbs not"}, fix: []string{"modprobe -a mlx5_core mlx5_ib ib_uverbs"}, notFix: []string{"rdma_nic_present"}},
 		{name: "all loaded but no ibdev", snap: func(s *node.Snapshot) {
 			unboundCX7(s)
 			s.NICs[0].Driver = "mlx5_core"
@@ -162,7 +162,7 @@ func TestNodeChecks(t *testing.T) {
 
 		{name: "known", id: "plan_node_known", subject: "node", want: StatusOK, msg: []string{"node01", "3 compute interface(s)"}},
 		{name: "unknown node", node: "gpu-17", id: "plan_node_known", subject: "node", want: StatusFail,
-			msg: []string{`"gpu-17"`, "node01, node02"}, fix: []string{"--node.name", "add the node"}},
+			msg: []string{`"gpu-17"`, "node01, node02"}, fix: []string{"the exporter and the doctor --node.name", "add the node"}},
 		{name: "no plan", noPlan: true, id: "plan_node_known", subject: "node", want: StatusSkipped, msg: []string{SkipNoPlan}},
 		{name: "no name", node: "-", id: "plan_node_known", subject: "node", want: StatusFail, msg: []string{"no name given"}, fix: []string{"--node.name"}},
 		{name: "unknown node skips plan checks", node: "gpu-17", id: "mtu_matches_plan", subject: "node", want: StatusSkipped, msg: []string{`"gpu-17" is not in the cluster plan`}},
@@ -320,7 +320,7 @@ func TestLinkChecks(t *testing.T) {
 		{name: "plan wants v1", plan: func(p *config.Plan) { p.Expectations.RoCEMode = config.RoCEv1 },
 			id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusFail, msg: []string{"expected IB/RoCE v1"}, fix: []string{"-m 1"}},
 		{name: "configfs not created", snap: func(s *node.Snapshot) { port(s, 0).DefaultRoCEMode = "" },
-			id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusSkipped, msg: []string{"configfs directory not created; run the doctor as root to read it"}},
+			id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusSkipped, msg: []string{"does not exist until someone creates it", "only as root", "cma_roce_mode -d mlx5_0 -p 1"}, notMsg: []string{"run the doctor as root"}},
 		{name: "infiniband", snap: makeIB, id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusSkipped, msg: []string{SkipInfiniBand}},
 	})
 }
@@ -1169,7 +1169,7 @@ func TestMultiPortDesignLimit(t *testing.T) {
 	runCases(t, []checkCase{
 		{name: "dual-port ConnectX-3", noPlan: true, snap: makeDualPortCX3, id: "pcie_bandwidth_sufficient", subject: "mlx5_0", want: StatusWarn,
 			msg: []string{"63 Gb/s usable (8 GT/s x8) for 80 Gb/s of combined port rate of mlx5_0's 2 ports", "each port alone fits", "both ports cannot run at line rate at once", "design limit"},
-			fix: []string{"nothing on this node needs repair"}},
+			fix: []string{"the card is built this way", "replace it"}, notFix: []string{"needs repair"}},
 		{name: "both ports fit with little headroom", noPlan: true, snap: func(s *node.Snapshot) {
 			makeDualPortCX3(s)
 			s.Devices[0].Ports[0].RateBitsPerSecond, s.Devices[0].Ports[1].RateBitsPerSecond = 30e9, 30e9

@@ -112,6 +112,10 @@ func TestDoctorWithoutRDMASaysSoFirst(t *testing.T) {
 	if n := strings.Count(out, "FAIL"); n > 2 {
 		t.Errorf("%d failures without an RDMA device; the rest must be skipped", n)
 	}
+	// The two failures share one cause: the fix is told once.
+	if n := strings.Count(out, "modprobe -a"); n != 1 {
+		t.Errorf("the driver fix is printed %d times, want once:\n%s", n, out)
+	}
 }
 
 // TestDoctorReportsHistoryInBothModes is issue 18's report: the default run said

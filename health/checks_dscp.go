@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
@@ -68,19 +69,51 @@ func roceGIDNetdev(t *target) string {
 	return ""
 }
 
+// defaultsNote marks a verdict judged against the usual RoCE setup because
+// no plan says otherwise.
+func defaultsNote(planned bool) string {
+	if planned {
+		return ""
+	}
+	return fmt.Sprintf(" (no plan: judged against the usual RoCE setup, DSCP %d on the priority with PFC on, CNPs on DSCP %d, traffic class %d; a plan's expectations replace these defaults)", node.DefaultRoCEDSCP, node.DefaultCNPDSCP, node.DefaultRoCETrafficClass)
+}
+
 func checkDSCPMapsToPFC(e *env, r *results) {
-	exp := e.plan.Expectations
+	exp, planned := e.expectations()
 	switch {
-	case exp.PFCPriority == nil:
+	case planned && exp.PFCPriority == nil:
 		r.skip(SubjectNode, lossyReason)
 		return
-	case exp.RoCEDSCP == nil:
+	case planned && exp.RoCEDSCP == nil:
 		r.skip(SubjectNode, "the plan sets no RoCE DSCP (expectations.roce_dscp)")
 		return
 	}
-	want, dscp := *exp.PFCPriority, *exp.RoCEDSCP
+	if !planned {
+		// Without a plan: RoCE's usual DSCP, on the one priority PFC
+		// protects on the port, and the trust mode the port has.
+		exp = config.Expectations{RoCEDSCP: ptrInt(node.DefaultRoCEDSCP)}
+	}
+	note := defaultsNote(planned)
 	e.dcbTargets(r, "the DSCP to priority map", func(t *target, d *node.DCBState) {
 		subj := t.subject()
+		var want int
+		dscp := *exp.RoCEDSCP
+		if planned {
+			want = *exp.PFCPriority
+		} else {
+			on := enabledPriorities(d)
+			if len(on) != 1 {
+				r.skip(subj, fmt.Sprintf("no plan, and PFC is on for %s priorities of %s (%s): which one RoCE should use is the plan's to say (expectations.pfc_priority)", map[bool]string{true: "no", false: "several"}[len(on) == 0], t.netdev, prioList(on)))
+				return
+			}
+			if lowPriority(on[0]) {
+				// Mapping RoCE onto the best-effort class would be worse
+				// advice than none.
+				r.skip(subj, fmt.Sprintf("no plan, and PFC protects only priority %d of %s, the best-effort class every unmarked packet lands on: the usual RoCE setup is PFC and DSCP %d on priority 3; a plan (expectations.pfc_priority) says which is meant", on[0], t.netdev, dscp))
+				return
+			}
+			want = on[0]
+		}
 		trust := d.Trust
 		if trust == "" {
 			trust = string(exp.Trust)
@@ -117,7 +150,7 @@ func checkDSCPMapsToPFC(e *env, r *results) {
 		got, ok := d.DSCP.Lookup(dscp)
 		switch {
 		case !ok:
-			r.fail(subj, fmt.Sprintf("DSCP %d has no entry in the DSCP to priority map of %s, so RoCE marked with it lands on the default priority 0, where PFC (on %d) does not protect it", dscp, t.netdev, want),
+			r.fail(subj, fmt.Sprintf("DSCP %d has no entry in the DSCP to priority map of %s, so RoCE marked with it lands on the default priority 0, where PFC (on %d) does not protect it%s", dscp, t.netdev, want, note),
 				dscpFix(t.netdev, dscp, want))
 		case got != want:
 			on := d.DSCP.DSCPsOn(want)
@@ -125,13 +158,13 @@ func checkDSCPMapsToPFC(e *env, r *results) {
 			if len(on) > 0 {
 				also = "DSCP " + prioList(on)
 			}
-			r.fail(subj, fmt.Sprintf("DSCP %d maps to priority %d on %s, but PFC protects priority %d (which %s maps to): RoCE runs lossy and drops under congestion instead of pausing", dscp, got, t.netdev, want, also),
+			r.fail(subj, fmt.Sprintf("DSCP %d maps to priority %d on %s, but PFC protects priority %d (which %s maps to): RoCE runs lossy and drops under congestion instead of pausing%s", dscp, got, t.netdev, want, also, note),
 				dscpFix(t.netdev, dscp, want))
 		case d.PFCKnown && !d.PFCEnabled[want]:
 			// The map is right; PFC being off is pfc_enabled_on_roce_priority's finding.
 			r.ok(subj, fmt.Sprintf("DSCP %d maps to priority %d, the plan's PFC priority (PFC itself is off there: see pfc_enabled_on_roce_priority)", dscp, want))
 		default:
-			r.ok(subj, fmt.Sprintf("DSCP %d maps to priority %d, the PFC priority", dscp, want))
+			r.ok(subj, fmt.Sprintf("DSCP %d maps to priority %d, the PFC priority%s", dscp, want, note))
 		}
 	})
 }
@@ -147,16 +180,16 @@ func lowPriority(p int) bool { return p == 0 || p == 1 }
 // priority they are also safe. On a lossy best-effort queue they wait behind bulk
 // traffic or are dropped, and DCQCN reacts too late.
 func checkCNPPriority(e *env, r *results) {
-	exp, ok := e.expectations()
-	switch {
-	case !ok:
-		r.skip(SubjectNode, "no plan entry for this node: the planned CNP DSCP is unknown")
-		return
-	case exp.CNPDSCP == nil:
+	exp, planned := e.expectations()
+	if planned && exp.CNPDSCP == nil {
 		r.skip(SubjectNode, "the plan sets no CNP DSCP (expectations.cnp_dscp)")
 		return
 	}
-	want := *exp.CNPDSCP
+	want := node.DefaultCNPDSCP
+	if planned {
+		want = *exp.CNPDSCP
+	}
+	note := defaultsNote(planned)
 	rocePrio := -1
 	if exp.PFCPriority != nil {
 		rocePrio = *exp.PFCPriority
@@ -164,7 +197,7 @@ func checkCNPPriority(e *env, r *results) {
 	e.dcbTargets(r, "the CNP priority", func(t *target, d *node.DCBState) {
 		subj := t.subject()
 		if d.CNPDSCP != nil && *d.CNPDSCP != want {
-			r.warn(subj, fmt.Sprintf("%s sends CNPs with DSCP %d, the plan expects %d: the switches classify them by the other DSCP", t.netdev, *d.CNPDSCP, want),
+			r.warn(subj, fmt.Sprintf("%s sends CNPs with DSCP %d, the plan expects %d: the switches classify them by the other DSCP%s", t.netdev, *d.CNPDSCP, want, note),
 				fmt.Sprintf("echo %d > /sys/class/net/%s/ecn/roce_np/cnp_dscp (MLNX_OFED)%s; or change expectations.cnp_dscp if the fabric uses %d", want, t.netdev, persistNote, *d.CNPDSCP))
 			return
 		}
@@ -192,7 +225,7 @@ func checkCNPPriority(e *env, r *results) {
 			if d.CNPPrio != nil {
 				fix += fmt.Sprintf("; and `echo 6 > /sys/class/net/%s/ecn/roce_np/cnp_802p_prio`", t.netdev)
 			}
-			r.fail(subj, how+", the lossy best-effort queue: under congestion CNPs wait behind bulk traffic or are dropped, and DCQCN slows the senders too late", fix)
+			r.fail(subj, how+", the lossy best-effort queue: under congestion CNPs wait behind bulk traffic or are dropped, and DCQCN slows the senders too late"+note, fix)
 		default:
 			r.ok(subj, how+", a queue of its own (PFC off; the switch should serve it with strict priority)")
 		}
@@ -204,16 +237,16 @@ func checkCNPPriority(e *env, r *results) {
 // overrides every QP of the port; rdma_cm's default_roce_tos applies to rdma_cm
 // connections only (NVMe-oF, iSER, MPI over rdmacm), never to NCCL.
 func checkDefaultTrafficClass(e *env, r *results) {
-	exp, ok := e.expectations()
-	if !ok {
-		r.skip(SubjectNode, "no plan entry for this node: the planned RoCE DSCP is unknown")
-		return
+	exp, planned := e.expectations()
+	tc := node.DefaultRoCETrafficClass
+	if planned {
+		var ok bool
+		if tc, ok = exp.RoCETrafficClass(); !ok {
+			r.skip(SubjectNode, "the plan sets no RoCE DSCP (expectations.roce_dscp)")
+			return
+		}
 	}
-	tc, ok := exp.RoCETrafficClass()
-	if !ok {
-		r.skip(SubjectNode, "the plan sets no RoCE DSCP (expectations.roce_dscp)")
-		return
-	}
+	note := defaultsNote(planned)
 	dscp := tc >> 2
 	for _, t := range e.targets {
 		subj := t.devSubject()
@@ -255,9 +288,9 @@ func checkDefaultTrafficClass(e *env, r *results) {
 		}
 		switch {
 		case len(bad) > 0 && failed:
-			r.fail(subj, strings.Join(bad, "; "), strings.Join(fix, "; "))
+			r.fail(subj, strings.Join(bad, "; ")+note, strings.Join(fix, "; "))
 		case len(bad) > 0:
-			r.warn(subj, strings.Join(bad, "; "), strings.Join(fix, "; "))
+			r.warn(subj, strings.Join(bad, "; ")+note, strings.Join(fix, "; "))
 		case len(good) > 0:
 			r.ok(subj, strings.Join(good, ", ")+", as planned")
 		default:
@@ -493,3 +526,5 @@ func humanBytes(b uint64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", v, "KMGTPE"[i])
 }
+
+func ptrInt(v int) *int { return &v }

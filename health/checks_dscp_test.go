@@ -157,3 +157,34 @@ func TestNCCLEnvFixNamesTheChecks(t *testing.T) {
 		{name: "healthy", id: "nccl_env", subject: "node", want: StatusOK},
 	})
 }
+
+// Without a plan the DSCP map is judged against RoCE's usual setup, and the
+// finding says that these are defaults.
+func TestDSCPWithoutPlanUsesDefaults(t *testing.T) {
+	nd := "ens2f0np0"
+	runCases(t, []checkCase{
+		{name: "default map", noPlan: true, id: "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusOK,
+			msg: []string{"DSCP 26 maps to priority 3, the PFC priority", "no plan: judged against the usual RoCE setup"}},
+		{name: "26 sent to 0", noPlan: true, snap: func(s *node.Snapshot) { s.DCB[nd].DSCP = dscpMap(map[int]int{26: 0}) },
+			id: "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusFail, msg: []string{"DSCP 26 maps to priority 0", "no plan"},
+			fix: []string{"--dscp2prio set,26,3"}},
+		{name: "PFC on two priorities", noPlan: true, snap: func(s *node.Snapshot) { s.DCB[nd].PFCEnabled[5] = true },
+			id: "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusSkipped, msg: []string{"several", "expectations.pfc_priority"}},
+		{name: "CNPs on the lossy queue", noPlan: true, snap: func(s *node.Snapshot) {
+			s.DCB[nd].DSCP = dscpMap(map[int]int{48: 0})
+			s.DCB[nd].CNPDSCP = nil
+		}, id: "cnp_dscp_priority", subject: nd, want: StatusFail, msg: []string{"DSCP 48 maps to priority 0", "no plan"}},
+		{name: "CNPs at home", noPlan: true, id: "cnp_dscp_priority", subject: nd, want: StatusOK},
+		{name: "device traffic class off the default", noPlan: true, snap: func(s *node.Snapshot) { port(s, 1).TrafficClass = intp(0) },
+			id: "default_traffic_class", subject: "mlx5_1", want: StatusFail, msg: []string{"traffic class 106", "no plan"}},
+	})
+}
+
+func TestDSCPWithoutPlanPFCOnBestEffort(t *testing.T) {
+	nd := "ens2f0np0"
+	runCases(t, []checkCase{
+		{name: "PFC only on 0", noPlan: true, snap: func(s *node.Snapshot) {
+			s.DCB[nd].PFCEnabled[3], s.DCB[nd].PFCEnabled[0] = false, true
+		}, id: "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusSkipped, msg: []string{"best-effort", "expectations.pfc_priority"}},
+	})
+}

@@ -37,6 +37,13 @@ const (
 	FamilyCoSBytes
 	FamilyCoSPackets
 	FamilyCoSDiscards
+	// FamilyMACControlFrames counts every MAC control frame a port received or
+	// sent (IEEE 802.3 aMACControlFramesReceived/Transmitted, mlx5
+	// rx/tx_mac_control_phy): 802.3x pause and PFC frames of every priority,
+	// also those of a priority whose own pause counter the driver does not
+	// show because PFC is off there. It is never exported; the incast probe
+	// reads it to see pause frames on a priority the host does not count.
+	FamilyMACControlFrames
 	NumFamilies
 )
 
@@ -60,6 +67,7 @@ var familyNames = [NumFamilies]string{
 	FamilyCoSBytes:                   "cos_bytes",
 	FamilyCoSPackets:                 "cos_packets",
 	FamilyCoSDiscards:                "cos_discards",
+	FamilyMACControlFrames:           "mac_control_frames",
 }
 
 // String returns the family's short name, e.g. "pfc_pause_frames".
@@ -71,7 +79,7 @@ func (f Family) String() string {
 }
 
 // Exported reports whether a family becomes a metric; the CoS families
-// only feed ResolveCoSDiscards.
+// only feed ResolveCoSDiscards, the MAC control frames only the incast probe.
 func (f Family) Exported() bool {
 	return f > FamilyUnmapped && f < FamilyCoSBytes
 }
@@ -256,6 +264,10 @@ func buildClassifier() map[string]EthtoolCounter {
 	one("rx_corrected_bits", FamilyPHYCorrectedBits, "", "")
 	one("link_down_events_phy", FamilyPHYLinkDownEvents, "", "")
 	one("link_down_events", FamilyPHYLinkDownEvents, "", "")
+
+	// mlx5's 802.3 group (en_stats.c pport_802_3_stats_desc).
+	one("rx_mac_control_phy", FamilyMACControlFrames, DirRX, "")
+	one("tx_mac_control_phy", FamilyMACControlFrames, DirTX, "")
 
 	one("rx_global_pause", FamilyGlobalPauseFrames, DirRX, "")
 	one("tx_global_pause", FamilyGlobalPauseFrames, DirTX, "")

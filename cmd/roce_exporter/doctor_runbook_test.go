@@ -105,7 +105,7 @@ func TestDoctorPrintsNamesAsText(t *testing.T) {
 		Checks: printableFindings([]health.Finding{{ID: "port_active", Subject: name, Status: health.StatusFail,
 			Message: "down", Fix: "ip link set dev $'e\\x1b]0;PWNED1\\x07th0' up"}})}
 	var b strings.Builder
-	printDoctor(&b, r, false, 0, false)
+	printDoctor(&b, r, textOptions{Width: 100})
 	if strings.ContainsAny(b.String(), "\x1b\x07") || !strings.Contains(b.String(), `e\x1b]0;PWNED1\x07th0`) {
 		t.Errorf("subject not printed as text:\n%q", b.String())
 	}

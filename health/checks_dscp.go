@@ -394,24 +394,38 @@ func checkRDMABytesOnRoCEPriority(e *env, r *results) {
 				floor, span = rdmaFloorInterval, "in the last interval"
 			}
 		}
+		// The plan's other RDMA classes (storage on a priority of its own)
+		// move RDMA bytes too: on their priorities those are theirs.
+		classes := e.otherRDMAClassesBesides(prios)
 		var bad, good []string
 		for _, dir := range []string{node.DirTX, node.DirRX} {
 			moved := rdma[dir]
 			if moved < floor {
 				continue
 			}
-			var onRoCE uint64
+			var onRoCE, onClasses uint64
 			for _, p := range prios {
 				onRoCE += cur[dir][p]
 			}
-			share := float64(onRoCE) / float64(moved)
+			var classText []string
+			for _, c := range classes {
+				onClasses += cur[dir][c.Priority]
+				if v := cur[dir][c.Priority]; v > 0 {
+					classText = append(classText, fmt.Sprintf("%s on %s's priority %d", humanBytes(v), c.Name, c.Priority))
+				}
+			}
+			share := float64(onRoCE+onClasses) / float64(moved)
 			if share >= roceShareMin {
-				good = append(good, fmt.Sprintf("%s %s of RDMA, %s on priority %s", dir, humanBytes(moved), humanBytes(onRoCE), prioList(prios)))
+				text := fmt.Sprintf("%s %s of RDMA, %s on priority %s", dir, humanBytes(moved), humanBytes(onRoCE), prioList(prios))
+				if len(classText) > 0 {
+					text += " and " + strings.Join(classText, " and ")
+				}
+				good = append(good, text)
 				continue
 			}
 			top, topBytes := -1, uint64(0)
 			for p, v := range cur[dir] {
-				if !slicesContains(prios, p) && v > topBytes {
+				if _, isClass := classOn(classes, p); !isClass && !slicesContains(prios, p) && v > topBytes {
 					top, topBytes = p, v
 				}
 			}
@@ -419,7 +433,11 @@ func checkRDMABytesOnRoCEPriority(e *env, r *results) {
 			if top >= 0 {
 				where = fmt.Sprintf("priority %d carried %s", top, humanBytes(topBytes))
 			}
-			bad = append(bad, fmt.Sprintf("%s: RDMA moved %s %s but the RoCE priority %s only %s (%.0f%%); %s", dir, humanBytes(moved), span, prioList(prios), humanBytes(onRoCE), 100*share, where))
+			planned := fmt.Sprintf("the RoCE priority %s only %s", prioList(prios), humanBytes(onRoCE))
+			if len(classes) > 0 {
+				planned = fmt.Sprintf("the RoCE priority %s and the plan's other RDMA classes (%s) only %s", prioList(prios), classList(classes), humanBytes(onRoCE+onClasses))
+			}
+			bad = append(bad, fmt.Sprintf("%s: RDMA moved %s %s but %s (%.0f%%); %s", dir, humanBytes(moved), span, planned, 100*share, where))
 		}
 		history := floor == rdmaFloorSinceBoot
 		lands, mapKnown, mapWhy := e.roceDSCPLands(t)
@@ -460,6 +478,40 @@ func checkRDMABytesOnRoCEPriority(e *env, r *results) {
 			r.ok(subj, fmt.Sprintf("too little RDMA traffic %s to tell its priority (under %s)", span, humanBytes(floor)))
 		}
 	})
+}
+
+// otherRDMAClassesBesides are the plan's other RDMA classes whose priority
+// is not one of RoCE's.
+func (e *env) otherRDMAClassesBesides(prios []int) []config.RDMAClass {
+	exp, ok := e.expectations()
+	if !ok {
+		return nil
+	}
+	var out []config.RDMAClass
+	for _, c := range exp.OtherRDMAClasses {
+		if !slicesContains(prios, c.Priority) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func classOn(classes []config.RDMAClass, p int) (config.RDMAClass, bool) {
+	for _, c := range classes {
+		if c.Priority == p {
+			return c, true
+		}
+	}
+	return config.RDMAClass{}, false
+}
+
+// classList names classes with their priorities: "storage on 4, gds on 5".
+func classList(classes []config.RDMAClass) string {
+	s := make([]string, len(classes))
+	for i, c := range classes {
+		s[i] = fmt.Sprintf("%s on %d", c.Name, c.Priority)
+	}
+	return strings.Join(s, ", ")
 }
 
 // roceDSCPLands says on which priority the DCB configuration puts RoCE

@@ -188,3 +188,53 @@ func TestDSCPWithoutPlanPFCOnBestEffort(t *testing.T) {
 		}, id: "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusSkipped, msg: []string{"best-effort", "expectations.pfc_priority"}},
 	})
 }
+
+// A plan's other RDMA class (storage on priority 4) moves RDMA bytes on its
+// own priority: those are the class's, not RoCE gone astray; bytes on a
+// priority of no class still fail, and without the class in the plan the
+// same bytes on 4 fail. PFC on the class's priority is planned, and the PFC
+// fix keeps it.
+func TestOtherRDMAClassInThePlan(t *testing.T) {
+	const nd = "ens2f0np0"
+	storage := func(p *config.Plan) {
+		p.Expectations.OtherRDMAClasses = []config.RDMAClass{{Name: "storage", Priority: 4}}
+	}
+	// 10 GB of RDMA in the interval, all of it counted on priority prio.
+	onPriority := func(prio int) func(prev, cur *node.Snapshot) {
+		return func(prev, cur *node.Snapshot) {
+			setCounter(&port(cur, 1).Counters, "port_xmit_data", 1_100_000_000+2_500_000_000)
+			setEth(cur.Ethtool[nd], node.FamilyPriorityBytes, "tx", prio, "", 10_100_000_000)
+		}
+	}
+	pfcOn := func(prios ...int) func(s *node.Snapshot) {
+		return func(s *node.Snapshot) {
+			s.DCB[nd].PFCEnabled = [8]bool{}
+			for _, p := range prios {
+				s.DCB[nd].PFCEnabled[p] = true
+			}
+		}
+	}
+	runCases(t, []checkCase{
+		{name: "interval on the storage class's priority", plan: storage, prev: onPriority(4),
+			id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusOK, msg: []string{"in the last interval", "on storage's priority 4"}},
+		{name: "interval on 4 without the class in the plan", prev: onPriority(4),
+			id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusFail, msg: []string{"in the last interval", "priority 4 carried 9.4 GiB"}},
+		{name: "interval on a priority of no class", plan: storage, prev: onPriority(5),
+			id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusFail,
+			msg: []string{"the RoCE priority 3 and the plan's other RDMA classes (storage on 4) only", "priority 5 carried 9.4 GiB"}},
+		{name: "interval on 3 with the class idle", plan: storage, prev: onPriority(3),
+			id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusOK, msg: []string{"in the last interval"}, notMsg: []string{"storage"}},
+
+		{name: "PFC on the class's priority is planned", plan: storage, snap: pfcOn(3, 4),
+			id: "pfc_only_on_roce_priority", subject: nd, want: StatusOK, msg: []string{"other RDMA classes on 4 (storage)"}},
+		{name: "PFC on 4 without the class", snap: pfcOn(3, 4),
+			id: "pfc_only_on_roce_priority", subject: nd, want: StatusWarn, msg: []string{"PFC is also on for priority 4"}},
+		{name: "PFC on the class and on 5", plan: storage, snap: pfcOn(3, 4, 5),
+			id: "pfc_only_on_roce_priority", subject: nd, want: StatusWarn, msg: []string{"PFC is also on for priority 5", "(storage)"},
+			fix: []string{"--pfc 0,0,0,1,1,0,0,0", "prio-pfc all:off 3:on 4:on"}},
+		{name: "the PFC fix keeps the class's PFC", plan: storage, snap: pfcOn(4),
+			id: "pfc_enabled_on_roce_priority", subject: nd, want: StatusFail, fix: []string{"--pfc 0,0,0,1,1,0,0,0", "prio-pfc all:off 3:on 4:on"}},
+		{name: "the PFC fix without a class", snap: pfcOn(4),
+			id: "pfc_enabled_on_roce_priority", subject: nd, want: StatusFail, fix: []string{"--pfc 0,0,0,1,0,0,0,0", "prio-pfc all:off 3:on`"}},
+	})
+}

@@ -161,7 +161,47 @@ func (l *loader) decodeExpectations(f field, e *Expectations) {
 			}
 		},
 		"firmware_consistent": func(f field) { e.FirmwareConsistent, _ = l.boolean(f) },
+		"other_rdma_classes": func(f field) {
+			l.list(f, func(_ int, item field) {
+				if c, ok := l.decodeRDMAClass(item); ok {
+					e.OtherRDMAClasses = append(e.OtherRDMAClasses, c)
+					l.rdmaClassPath = append(l.rdmaClassPath, item.path)
+				}
+			})
+		},
 	})
+}
+
+// rdmaClassName: a short word that reads well in a finding.
+var rdmaClassName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$`)
+
+func (l *loader) decodeRDMAClass(f field) (RDMAClass, bool) {
+	if !l.mapping(f) {
+		return RDMAClass{}, false
+	}
+	var c RDMAClass
+	nameOK, prioOK := false, false
+	l.object(f, fieldHandlers{
+		"name": func(f field) {
+			if name, ok := l.text(f); ok {
+				if !rdmaClassName.MatchString(name) {
+					l.errorAt(f.node, f.path, "%q is not a class name: letters, digits, '.', '-' and '_', at most 32 characters (it names the class in the doctor's findings, e.g. storage)", name)
+					return
+				}
+				c.Name, nameOK = name, true
+			}
+		},
+		"priority": func(f field) {
+			if p, ok := l.integer(f); ok {
+				if p < 0 || p > 7 {
+					l.errorAt(f.node, f.path, "%d is not an 802.1p priority (0–7): the priority the class's traffic runs on, as `mlnx_qos -i <netdev>` or `dcb app show` maps its DSCP", p)
+					return
+				}
+				c.Priority, prioOK = p, true
+			}
+		},
+	}, "name", "priority")
+	return c, nameOK && prioOK
 }
 
 // The range of expectations.link_rate_gbps: 1 Gb/s (RoCE on a lab's 1GbE) to twice the

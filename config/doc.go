@@ -20,6 +20,8 @@
 //	  min_bandwidth_fraction: 0.9
 //	  link_rate_gbps: 400
 //	  firmware_consistent: true
+//	  other_rdma_classes:              # Ethernet only; RDMA besides RoCE's, on its own priority
+//	    - {name: storage, priority: 4} # name [A-Za-z0-9._-]{1,32}; priority 0-7, not pfc_priority
 //	nodes:
 //	  - name: node01
 //	    management_ip: 10.0.0.11

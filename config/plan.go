@@ -95,6 +95,31 @@ type Expectations struct {
 	LinkRateGbps float64
 	// FirmwareConsistent asks that NICs of one model run one firmware version fleet-wide.
 	FirmwareConsistent bool
+	// OtherRDMAClasses are the RDMA traffic classes besides RoCE's compute
+	// traffic that run on priorities of their own (storage: NVMe-oF,
+	// GPUDirect Storage); RDMA bytes on their priorities are theirs, not RoCE
+	// gone astray, and PFC on them is planned. Ethernet only; each priority
+	// differs from PFCPriority and from the others'.
+	OtherRDMAClasses []RDMAClass
+}
+
+// RDMAClass is one RDMA traffic class of the plan that is not RoCE's
+// compute traffic.
+type RDMAClass struct {
+	// Name names the class in findings (storage, nvmeof, gds).
+	Name string
+	// Priority is the 802.1p priority (0–7) the class's traffic runs on.
+	Priority int
+}
+
+// OtherRDMAClassOn returns the plan's other RDMA class on priority p.
+func (e Expectations) OtherRDMAClassOn(p int) (RDMAClass, bool) {
+	for _, c := range e.OtherRDMAClasses {
+		if c.Priority == p {
+			return c, true
+		}
+	}
+	return RDMAClass{}, false
 }
 
 // RoCETrafficClass is the IP traffic class (ToS byte) RoCE should be sent with: the plan's

@@ -51,7 +51,7 @@ func (l *loader) validateExpectations(e Expectations) {
 		// These settings are Ethernet QoS; InfiniBand is lossless through credit-based flow
 		// control and has neither RoCE versions nor DSCP. Writing them means the plan was
 		// meant for the other fabric.
-		for _, key := range []string{"roce_mode", "pfc_priority", "trust", "ecn", "roce_dscp", "cnp_dscp", "vlan"} {
+		for _, key := range []string{"roce_mode", "pfc_priority", "trust", "ecn", "roce_dscp", "cnp_dscp", "vlan", "other_rdma_classes"} {
 			if path := "expectations." + key; l.isWritten(path) {
 				l.errorf(path, "applies to RoCE (link_layer: Ethernet) only; InfiniBand has no %s, remove it", key)
 			}
@@ -67,6 +67,35 @@ func (l *loader) validateExpectations(e Expectations) {
 			l.warnf("expectations.mtu", "%d leaves no room for RoCE, which needs the smallest path MTU (256) plus %d bytes of headers; 9000 is usual on a RoCE fabric", e.MTU, node.RoCEHeaderBytes)
 		case e.MTU > 0 && e.MTU < node.MinMTUForRoCE4096:
 			l.warnf("expectations.mtu", "%d is below %d, so RoCE runs with a %d-byte path MTU instead of 4096 and loses bandwidth to headers; 9000 is usual on a RoCE fabric%s", e.MTU, node.MinMTUForRoCE4096, node.RoCEActiveMTU(e.MTU), droppedDigitHint(e.MTU))
+		}
+		l.validateRDMAClasses(e)
+	}
+}
+
+// validateRDMAClasses: each other RDMA class has a name and a priority of
+// its own, neither RoCE's nor another class's; rdma_bytes_on_roce_priority
+// counts RDMA bytes on a class's priority as the class's.
+func (l *loader) validateRDMAClasses(e Expectations) {
+	byName := map[string]string{}
+	byPriority := map[int]RDMAClass{}
+	for i, c := range e.OtherRDMAClasses {
+		path := l.rdmaClassPath[i]
+		folded := strings.ToLower(c.Name)
+		if first, dup := byName[folded]; dup {
+			l.errorf(path+".name", "%s is already the name of %s; each class needs a name of its own", c.Name, l.describePath(first))
+		} else {
+			byName[folded] = path
+		}
+		switch first, dup := byPriority[c.Priority]; {
+		case e.PFCPriority != nil && c.Priority == *e.PFCPriority:
+			l.errorf(path+".priority", "%d is the RoCE priority (expectations.pfc_priority): RDMA on it already counts as RoCE's; a class of its own runs on another priority", c.Priority)
+		case dup:
+			l.errorf(path+".priority", "%d is already the priority of the class %s; one priority carries one class", c.Priority, first.Name)
+		default:
+			byPriority[c.Priority] = c
+			if c.Priority == 0 {
+				l.warnf(path+".priority", "0 is where traffic without a marking lands: RoCE that lost its DSCP (an unset NCCL_IB_TC, a wrong DSCP map) is counted as %s there, and rdma_bytes_on_roce_priority no longer sees it", c.Name)
+			}
 		}
 	}
 }

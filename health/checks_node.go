@@ -233,9 +233,24 @@ func checkDriverLoaded(e *env, r *results) {
 		if desc != "" {
 			msg += " (" + desc + ")"
 		}
-		var fixes []string
+		// A NIC of the family without a driver fails rdma_nic_present with
+		// the same fix: one fix, told once, above.
+		unbound := map[string]bool{}
+		for _, n := range snap.NICs {
+			if fam, ok := node.DriverFamilyOfVendor(n.VendorID); ok && n.Driver == "" {
+				unbound[fam.Name] = true
+			}
+		}
+		var fixes, told []string
 		for _, f := range fixFams {
+			if unbound[f.Name] {
+				told = append(told, f.Name)
+				continue
+			}
 			fixes = append(fixes, loadDriverFix(f))
+		}
+		if len(told) > 0 {
+			fixes = append(fixes, "rdma_nic_present's fix above loads "+strings.Join(told, ", ")+" with its RDMA modules and ib_uverbs: apply it, and this check passes with it")
 		}
 		if len(fixes) == 0 {
 			fixes = append(fixes, "modprobe ib_uverbs; make it permanent with `echo ib_uverbs > /etc/modules-load.d/rdma.conf`")
@@ -280,7 +295,7 @@ func checkPlanNodeKnown(e *env, r *results) {
 			who = "this node (no name given and no hostname)"
 		}
 		r.fail(SubjectNode, fmt.Sprintf("%s is not in the cluster plan (plan nodes: %s), so no plan check can run", who, strings.Join(shown, ", ")),
-			"start the exporter with --node.name=<the name this node has in the plan> (the default is the short hostname, `hostname -s`), or add the node to `nodes:` in the plan file")
+			"give the exporter and the doctor --node.name=<the name this node has in the plan> (both default to the short hostname, `hostname -s`), or add the node to `nodes:` in the plan file")
 	}
 }
 

@@ -268,7 +268,7 @@ func checkPCIeBandwidth(e *env, r *results) {
 				all = fmt.Sprintf("all %d ports", dm.ports)
 			}
 			r.warn(d.Name, fmt.Sprintf("%s: each port alone fits, but %s cannot run at line rate at once; the link trained at %s, so this is %s design limit, not a fault", msg, all, whose, design),
-				fmt.Sprintf("nothing on this node needs repair: jobs that need line rate on every port at once need a card and slot whose PCIe link carries %s Gb/s (a wider or newer-generation link); `lspci -vv -s %s | grep -E 'LnkCap|LnkSta'` shows the link", gbps(needBits), f.Address))
+				fmt.Sprintf("the card is built this way, no setting or reseat changes it: where jobs need line rate on every port at once, replace it with a card in a slot whose PCIe link carries %s Gb/s (a wider or newer-generation link), or run such jobs on one port of it; `lspci -vv -s %s | grep -E 'LnkCap|LnkSta'` shows the link", gbps(needBits), f.Address))
 		case availBits < needBits:
 			r.fail(d.Name, msg+": the NIC cannot reach line rate", bandwidthFix(f, needBits))
 		case availBits < 1.1*needBits && byDesign:

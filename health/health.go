@@ -21,6 +21,7 @@ package health
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/node"
@@ -78,13 +79,48 @@ type Finding struct {
 	// Fix is a concrete next step: the command to run or the thing to look at. It is
 	// empty when the status is ok.
 	Fix string `json:"fix"`
+	// Severity is what a finding that is not ok asks of the operator: critical
+	// for a failure of a check whose fault hurts a running job now, warning
+	// (a ticket) for a warning or for a failure of static configuration;
+	// empty when ok or skipped.
+	Severity Severity `json:"severity,omitempty"`
 }
+
+// Severity is how urgent a finding is: the severity label of
+// roce_health_check_info, which routes RoCEHealthCheckFailed.
+type Severity string
+
+// The severities.
+const (
+	// SeverityCritical: a running job is hurt now (a link down, RoCE on a
+	// lossy class, a PFC storm, connections torn down): page someone.
+	SeverityCritical Severity = "critical"
+	// SeverityWarning: static configuration or history that costs
+	// performance or will hurt later (the IOMMU mode, ACS, GPU↔NIC
+	// placement, trust mode): a ticket and a maintenance window.
+	SeverityWarning Severity = "warning"
+)
 
 // Check describes one check for documentation and for listing.
 type Check struct {
 	ID          string
 	Title       string
 	Description string
+	// Severity is the severity of this check's failures; its warnings are
+	// always SeverityWarning.
+	Severity Severity
+}
+
+// SeverityOf returns the severity of a finding of the check with status st: ""
+// for ok and skipped.
+func (c Check) SeverityOf(st Status) Severity {
+	switch st {
+	case StatusFail:
+		return c.Severity
+	case StatusWarn:
+		return SeverityWarning
+	}
+	return ""
 }
 
 // Skip* are the messages of skips shared by many checks; callers may compare
@@ -131,9 +167,9 @@ func Run(snap *node.Snapshot, plan *config.Plan, nodeName string) []Finding {
 	// The exporter runs this every scrape: one findings buffer serves every
 	// check, and the output is sized for a finding per check and target.
 	out := make([]Finding, 0, len(registry)*(len(e.targets)+1))
-	r := &results{}
+	r := &results{quote: nameQuoter(snap, e.planNames())}
 	for _, def := range registry {
-		r.id, r.out = def.ID, r.out[:0]
+		r.id, r.check, r.out = def.ID, def.Check, r.out[:0]
 		switch {
 		case e.snap == nil:
 			r.skip(SubjectNode, "no snapshot of this node was taken")
@@ -156,19 +192,26 @@ func Run(snap *node.Snapshot, plan *config.Plan, nodeName string) []Finding {
 
 // results collects one check's findings.
 type results struct {
-	id  string
-	out []Finding
+	id    string
+	check Check
+	out   []Finding
+	// quote shell-quotes the node's unsafe names in a fix; nil when none is.
+	quote *strings.Replacer
 }
 
 // add records a finding. ok and skip take no fix: one on a passing finding would
-// read as "something is wrong". Names from the node may hold any bytes: the
-// message and fix are made valid UTF-8 here, the subject stays the name itself,
+// read as "something is wrong". Names from the node may hold any bytes: every
+// name in the fix is shell-quoted, escape sequences and control characters
+// are removed from the message and fix, and both are made valid UTF-8 here; the subject stays the name itself,
 // so that it matches the interface and device names of the snapshot (and its
 // label is the one the interface's own series carry); whoever prints it writes
 // it with node.LabelUTF8.
 func (r *results) add(subject string, st Status, msg, fix string) {
+	if r.quote != nil && fix != "" {
+		fix = r.quote.Replace(fix)
+	}
 	r.out = append(r.out, Finding{ID: r.id, Subject: subject, Status: st,
-		Message: node.ValidUTF8(msg), Fix: node.ValidUTF8(fix)})
+		Message: node.ValidUTF8(node.Printable(msg)), Fix: node.ValidUTF8(node.Printable(fix)), Severity: r.check.SeverityOf(st)})
 }
 
 func (r *results) ok(subject, msg string)        { r.add(subject, StatusOK, msg, "") }

@@ -356,3 +356,12 @@ func mlx5DefaultDSCPMap() *node.DSCPMap {
 	}
 	return &m
 }
+
+// dscpMap is mlx5's default map with some DSCPs moved.
+func dscpMap(over map[int]int) *node.DSCPMap {
+	m := mlx5DefaultDSCPMap()
+	for d, p := range over {
+		m.Set(uint8(d), uint8(p))
+	}
+	return m
+}

@@ -2,6 +2,7 @@ package health
 
 import (
 	"fmt"
+	"regexp"
 
 	"slices"
 	"sort"
@@ -54,7 +55,12 @@ func checkNCCLEnv(e *env, r *results) {
 				gidIndex[subj] = g.Index
 				gidDevs = append(gidDevs, subj)
 			} else {
-				problems = append(problems, fmt.Sprintf("no RoCE v2 GID carries %s on %s (see roce_v2_gid_present)", t.planned.IP(), subj))
+				see := "roce_v2_gid_present"
+				if !t.port.Up() {
+					// Its GID check is skipped for the port: the root is the link.
+					see = "port_active: the port is down"
+				}
+				problems = append(problems, fmt.Sprintf("no RoCE v2 GID carries %s on %s (see %s)", t.planned.IP(), subj, see))
 			}
 			continue
 		}
@@ -68,7 +74,7 @@ func checkNCCLEnv(e *env, r *results) {
 	if len(hcas) == 0 && len(ifnames) == 0 {
 		switch {
 		case len(problems) > 0:
-			r.warn(SubjectNode, "no NCCL setting resolves: "+strings.Join(slices.Concat(problems, notIB), "; "), "fix the failing checks named here, then run the doctor again")
+			r.warn(SubjectNode, "no NCCL setting resolves: "+strings.Join(slices.Concat(problems, notIB), "; "), namedChecksFix(problems, ""))
 		case len(notIB) > 0:
 			r.skip(SubjectNode, "no RoCE or InfiniBand port for NCCL_IB_HCA: "+strings.Join(notIB, "; "))
 		default:
@@ -78,6 +84,7 @@ func checkNCCLEnv(e *env, r *results) {
 	}
 
 	var vars []string
+	ifnameFix := ""
 	if len(ifnames) > 0 {
 		vars = append(vars, "NCCL_SOCKET_IFNAME=="+strings.Join(ifnames, ","))
 	} else {
@@ -86,11 +93,15 @@ func checkNCCLEnv(e *env, r *results) {
 			mgmt = " (the one with " + e.node.ManagementIP.String() + ")"
 		}
 		problems = append(problems, "no compute interface has an IP for NCCL_SOCKET_IFNAME: set it to the management interface"+mgmt)
+		ifnameFix = "set NCCL_SOCKET_IFNAME to the management interface" + mgmt + " in the job environment"
 	}
 	if len(hcas) > 0 {
 		vars = append(vars, "NCCL_IB_HCA=="+strings.Join(hcas, ","))
 	}
-	fix := "fix the checks named in the message, then run the doctor again"
+	var own []string
+	if ifnameFix != "" {
+		own = append(own, ifnameFix)
+	}
 	if roce {
 		distinct := map[int][]string{}
 		for _, d := range gidDevs {
@@ -111,7 +122,7 @@ func checkNCCLEnv(e *env, r *results) {
 				per = append(per, fmt.Sprintf("%d on %s", i, joinNatural(distinct[i])))
 			}
 			problems = append(problems, "the RoCE v2 GID index differs between devices ("+strings.Join(per, "; ")+"), so no single NCCL_IB_GID_INDEX fits: leave it unset or -1 and NCCL (2.21 or later) picks each device's RoCE v2 IPv4 GID itself")
-			fix = "unset NCCL_IB_GID_INDEX (or set NCCL_IB_GID_INDEX=-1) in the job environment; " + fix
+			own = append(own, "unset NCCL_IB_GID_INDEX (or set NCCL_IB_GID_INDEX=-1) in the job environment")
 		}
 	}
 	vars = append(vars, ncclClassVars(e, roce, len(hcas) > 0)...)
@@ -120,7 +131,7 @@ func checkNCCLEnv(e *env, r *results) {
 		msg += " (not for NCCL_IB_HCA: " + strings.Join(notIB, "; ") + ")"
 	}
 	if len(problems) > 0 {
-		r.warn(SubjectNode, msg+" (unresolved: "+strings.Join(problems, "; ")+")", fix)
+		r.warn(SubjectNode, msg+" (unresolved: "+strings.Join(problems, "; ")+")", namedChecksFix(problems, strings.Join(own, "; ")))
 		return
 	}
 	if e.node == nil {
@@ -194,4 +205,27 @@ func anyV2IPv4(t *target) int {
 		return gs[0].Index
 	}
 	return -1
+}
+
+var seeCheck = regexp.MustCompile(`\(see ([a-z0-9_]+)`)
+
+// namedChecksFix names the checks the problems point to, in order, before
+// the fixes of this check's own; the doctor prints those checks above.
+func namedChecksFix(problems []string, own string) string {
+	var ids []string
+	for _, p := range problems {
+		for _, m := range seeCheck.FindAllStringSubmatch(p, -1) {
+			if !slices.Contains(ids, m[1]) {
+				ids = append(ids, m[1])
+			}
+		}
+	}
+	var parts []string
+	if own != "" {
+		parts = append(parts, own)
+	}
+	if len(ids) > 0 {
+		parts = append(parts, "fix what "+strings.Join(ids, ", ")+" report(s) for those ports (listed above), then run the doctor again")
+	}
+	return strings.Join(parts, "; ")
 }

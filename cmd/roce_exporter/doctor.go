@@ -172,11 +172,11 @@ func (d *doctorCommand) run() int {
 	}
 	findings := printableFindings(c.Findings)
 	summary := health.Summarize(findings)
-	report := doctorReport{Node: opts.NodeName, Plan: *d.a.configFile, Samples: samples, Summary: map[string]int{}, Checks: findings, Cabling: cabling(c.Snapshot),
+	report := doctorReport{Node: node.PrintableName(opts.NodeName), Plan: *d.a.configFile, Samples: samples, Summary: map[string]int{}, Checks: findings, Cabling: cabling(c.Snapshot),
 		State: string(summary.State), StateReason: summary.Reason, NotRDMANode: summary.NotRDMANode(), Sample: opts.Sample}
 	if plan != nil {
 		for _, w := range plan.Warnings {
-			report.PlanWarnings = append(report.PlanWarnings, w.Error())
+			report.PlanWarnings = append(report.PlanWarnings, node.Printable(w.Error()))
 		}
 		report.Incast = doctorIncast(plan, opts.NodeName)
 	}
@@ -201,12 +201,13 @@ func (d *doctorCommand) run() int {
 }
 
 // printableFindings writes each subject, a name from the node that may hold
-// any bytes, as its label reads in /metrics (node.LabelUTF8): text and JSON
-// need UTF-8, and two names must not print alike.
+// any bytes, as its label reads in /metrics (node.LabelUTF8) with control
+// characters escaped (node.PrintableName): text and JSON need UTF-8, two
+// names must not print alike, and a name must not drive the terminal.
 func printableFindings(fs []health.Finding) []health.Finding {
 	out := slices.Clone(fs)
 	for i := range out {
-		out[i].Subject = node.LabelUTF8(out[i].Subject)
+		out[i].Subject = node.PrintableName(out[i].Subject)
 	}
 	return out
 }

@@ -55,9 +55,11 @@ func cabling(snap *node.Snapshot) []cablingLine {
 				ifaces = []string{p.Interface}
 			}
 			for _, iface := range ifaces {
-				c := cablingLine{Subject: node.LabelUTF8(subject), Interface: node.LabelUTF8(iface)}
+				c := cablingLine{Subject: node.PrintableName(subject), Interface: node.PrintableName(iface)}
+				// A switch names itself: its strings are printed without
+				// the escape sequences they may carry.
 				if n := snap.LLDP[iface]; n != nil {
-					c.Switch, c.SwitchPort, c.ChassisID, c.PortDescr, c.LinkDown = n.Switch(), n.SwitchPort(), n.ChassisID, n.PortDescr, n.LinkDown
+					c.Switch, c.SwitchPort, c.ChassisID, c.PortDescr, c.LinkDown = node.Printable(n.Switch()), node.Printable(n.SwitchPort()), node.Printable(n.ChassisID), node.Printable(n.PortDescr), n.LinkDown
 				}
 				out = append(out, c)
 			}

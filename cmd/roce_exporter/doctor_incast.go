@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/config"
+	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/probes"
 )
 
@@ -40,13 +41,16 @@ func doctorIncast(plan *config.Plan, nodeName string) *incastReport {
 	case err != nil:
 		r.Note = tr(msgIncastUnreadable, err)
 	case len(results) == 0:
-		r.Note = tr(msgIncastNone, nodeName)
+		r.Note = tr(msgIncastNone, node.PrintableName(nodeName))
 	}
 	for _, res := range results {
-		l := incastLine{Device: res.Device, Role: res.Incast.Role, Peer: res.Peer, Start: res.Start, Result: "ok", Reason: res.Reason, Said: res.Warnings, Unseen: res.Incast.Unseen}
+		// The reasons and warnings quote the peers' programs and the
+		// switch: what would drive the terminal is taken out.
+		l := incastLine{Device: node.PrintableName(res.Device), Role: res.Incast.Role, Peer: node.PrintableName(res.Peer), Start: res.Start, Result: "ok",
+			Reason: node.Printable(res.Reason), Said: printableAll(res.Warnings), Unseen: printableAll(res.Incast.Unseen)}
 		switch {
 		case res.Skipped:
-			l.Result, l.Said = "cannot tell", []string{res.SkipReason}
+			l.Result, l.Said = "cannot tell", []string{node.Printable(res.SkipReason)}
 		case !res.Success:
 			l.Result = "FAIL"
 		}
@@ -85,4 +89,15 @@ func printIncast(l *textLayout, r *incastReport, now time.Time) {
 			para(tr(msgIncastUnseen, u), under, under)
 		}
 	}
+}
+
+func printableAll(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = node.Printable(s)
+	}
+	return out
 }

@@ -192,14 +192,15 @@ func renderPage(cfg pageConfig, st collector.Status, enabled []string, store *pr
 }
 
 func (d *pageData) findings(fs []health.Finding) {
+	fs = printableFindings(fs)
 	for _, f := range fs {
 		switch f.Status {
 		case health.StatusFail:
 			d.Fail++
-			d.Problems = append(d.Problems, pageFinding{Status: trText(msgStatusFail), Class: "fail", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: f.Message, Fix: f.Fix})
+			d.Problems = append(d.Problems, pageFinding{Status: trText(msgStatusFail), Class: "fail", Check: f.ID, Subject: f.Subject, Message: f.Message, Fix: f.Fix})
 		case health.StatusWarn:
 			d.Warn++
-			d.Problems = append(d.Problems, pageFinding{Status: trText(msgStatusWarn), Class: "warn", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: f.Message, Fix: f.Fix})
+			d.Problems = append(d.Problems, pageFinding{Status: trText(msgStatusWarn), Class: "warn", Check: f.ID, Subject: f.Subject, Message: f.Message, Fix: f.Fix})
 		case health.StatusOK:
 			d.OK++
 		case health.StatusSkipped:
@@ -260,7 +261,7 @@ func (d *pageData) probes(store *probes.Store, switches probes.SwitchView) {
 		row := pageJudgement{Probe: j.Probe, Device: j.Device, Rail: j.Rail,
 			PeersFailed: j.PeersFailed, PeersPassed: j.PeersPassed, FailedWith: strings.Join(j.FailedPeers, ", "), Class: class}
 		if sw, ok := switches.Rails[j.Device]; ok {
-			row.Switch = sw.String()
+			row.Switch = node.Printable(sw.String())
 		}
 		d.Judgement = append(d.Judgement, row)
 	}
@@ -281,10 +282,12 @@ func (d *pageData) probes(store *probes.Store, switches probes.SwitchView) {
 		p := pageProbe{Start: r.Start.UTC().Format(time.RFC3339), Probe: r.Probe, Peer: r.Peer, Device: r.Device, Result: "ok", Class: "ok"}
 		switch {
 		case r.Skipped:
-			p.Result, p.Diagnosis, p.Class = "skipped", r.SkipReason, "skip"
+			p.Result, p.Diagnosis, p.Class = "skipped", node.Printable(r.SkipReason), "skip"
 		case !r.Success:
-			p.Result, p.Diagnosis, p.Failed, p.Class = "FAILED: "+r.Reason, r.Hint, true, "fail"
-			p.Stderr = strings.TrimSpace(r.StderrTail)
+			p.Result, p.Diagnosis, p.Failed, p.Class = "FAILED: "+r.Reason, node.Printable(r.Hint), true, "fail"
+			// A peer's program writes the stderr: what would drive a
+			// terminal reading the page (w3m, curl) is taken out.
+			p.Stderr = strings.TrimSpace(node.PrintableLines(r.StderrTail))
 			d.ProbeFailures++
 		}
 		if r.Bandwidth != nil && r.Bandwidth.BytesPerSecond > 0 {

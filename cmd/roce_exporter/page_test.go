@@ -115,7 +115,7 @@ func TestNodePageProbesNewestFirstFailuresMarkedEscaped(t *testing.T) {
 	// Added in the order runs end; the long NCCL run started first.
 	store.Add(&probes.Result{Probe: "ib_write_bw", Peer: "node02", Device: "mlx5_0", Start: t0.Add(2 * time.Minute), Success: true, Bandwidth: &probes.Bandwidth{BytesPerSecond: 49e9}})
 	store.Add(&probes.Result{Probe: "nccl_all_reduce", Peer: "node03", Device: "mlx5_1", Start: t0, Success: false,
-		Reason: "regression", Hint: "busbw 310 Gb/s < baseline", StderrTail: "<script>alert(1)</script> NCCL WARN"})
+		Reason: "regression", Hint: "busbw 310 Gb/s < baseline", StderrTail: "<script>alert(1)</script> NCCL WARN\x1b]0;PWNED1\x07\x1b[2J"})
 	store.Add(&probes.Result{Probe: "ping", Peer: "node04", Device: "mlx5_2", Start: t0.Add(time.Minute), Skipped: true, SkipReason: "no address"})
 	page := degradedPage(t, store)
 	rows := regexp.MustCompile(`<tr class="(ok|fail|skip)"><td>([^<]*)</td><td>(2026-12-03T[0-9:]+Z)</td><td>([a-z_]+)</td>`).FindAllStringSubmatch(page, -1)
@@ -131,6 +131,10 @@ func TestNodePageProbesNewestFirstFailuresMarkedEscaped(t *testing.T) {
 	}
 	if strings.Contains(page, "<script>") || !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt; NCCL WARN") {
 		t.Error("probe stderr must be shown escaped")
+	}
+	// A peer's stderr must not drive the terminal of whoever reads the page.
+	if strings.ContainsAny(page, "\x1b\x07") || strings.Contains(page, "PWNED1") {
+		t.Error("probe stderr reaches the page with its escape sequences")
 	}
 	if !strings.Contains(page, "1 of the recent probes failed") {
 		t.Error("the summary must count the failed probes")

@@ -36,14 +36,14 @@ var Abouts = map[string]About{
 		Findings: []string{"port_active", "mtu_matches_plan", "pcie_link_not_degraded", "trust_mode_matches_plan", "pfc_enabled_on_roce_priority",
 			"global_pause_off_with_pfc", "ecn_enabled", "transceiver_within_thresholds", "firmware_consistent", "no_uncorrected_phy_errors", "port_counters_readable"}},
 	"mlx5-pfc-storm": {
-		Models: "the healthy node while a PFC storm is in progress on `ens3f0np0` (pause duration, storm watchdog events, port-buffer drops)",
+		Models: "the healthy node after a PFC storm on `ens3f0np0`: since-boot pause duration, storm watchdog events and port-buffer drops; the captures stand still, so the doctor warns about the history and sees no storm now (the health tests move the counters between two samples for the storm in progress)",
 		Plan:   PlanNode01, State: "warning", Findings: []string{"no_pfc_storm", "no_packet_discards"}},
 	"mlx5-dscp-to-wrong-priority": {
 		Models: "the healthy node after `mlnx_qos --dscp2prio set,26,0` on `ens3f0np0` (an `mlnx_qos -i` capture): PFC still on 3, RoCE's DSCP 26 on priority 0, its bytes counted there",
 		Plan:   PlanNode01, State: "failing", Findings: []string{"roce_dscp_maps_to_pfc_priority", "rdma_bytes_on_roce_priority"}},
 	"mlx5-rdma-on-priority-0": {
-		Models: "DSCP map right, but `mlx5_5` has no MLNX_OFED global traffic class and RoCE went out unmarked: its RDMA bytes on priority 0, priority 3 nearly idle",
-		Plan:   PlanNode01, State: "failing", Findings: []string{"rdma_bytes_on_roce_priority", "default_traffic_class"}},
+		Models: "DSCP map right, but `mlx5_5` has no MLNX_OFED global traffic class and RoCE went out unmarked: its RDMA bytes on priority 0, priority 3 nearly idle (totals since boot, which the capture holds: history, so it warns)",
+		Plan:   PlanNode01, State: "warning", Findings: []string{"rdma_bytes_on_roce_priority", "default_traffic_class"}},
 	"mlx5-gen5-nics-in-gen4-slots": {
 		Models: "8× ConnectX-7 (PCIe Gen5) in Gen4 slots of an Ice Lake / Milan server at 200G: the slot sets the link's speed, which is not a fault",
 		State:  "healthy"},

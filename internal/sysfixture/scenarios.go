@@ -145,9 +145,12 @@ func (sc Scenario) Write(root string) error {
 	return nil
 }
 
-// StormNIC is a port in the middle of a PFC storm on priority 3: the peer
-// holds it paused most of the time, the NIC's storm watchdog fired, and
-// the port buffer overflows.
+// StormNIC is a port that went through a PFC storm on priority 3: its
+// since-boot counters show the peer holding it paused for hours, the NIC's
+// storm watchdog firing and the port buffer overflowing. A capture is one
+// reading, so the counters do not move between two reads: the doctor sees
+// the history, not a storm in progress (health's TestFixturePFCStorm moves
+// them between two samples for that).
 func StormNIC(rail int) NIC {
 	n := DefaultNIC(rail)
 	n.RXPause, n.RXPauseDurationUS, n.RXPauseTransitions = 912345678, 4812345678901, 456172839

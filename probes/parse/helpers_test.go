@@ -55,6 +55,7 @@ var validReasons = map[string]bool{
 	"": true, ReasonConnectRefused: true, ReasonTimeout: true, ReasonNoDevice: true, ReasonGIDIndex: true,
 	ReasonRetryExceeded: true, ReasonWrongResults: true, ReasonBelowThreshold: true,
 	ReasonExecError: true, ReasonQPConnectTimeout: true, ReasonIncompleteOutput: true, ReasonParseError: true,
+	ReasonNotToolOutput: true,
 }
 
 func TestEverySampleHasASource(t *testing.T) {

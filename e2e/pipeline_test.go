@@ -396,7 +396,7 @@ scrape_configs:
 		{"alertname": "RoCELinkFlapping", "instance": "node02", "severity": "warning"},
 		{"alertname": "RoCELinkDown", "instance": "node02", "device": "mlx5_0", "severity": "critical"},
 		{"alertname": "RoCEProbeBandwidthRegression", "instance": "node02", "probe": "ib_write_bw", "peer": "node01", "severity": "warning", "_path": "/ticket"},
-		{"alertname": "RoCEHealthCheckFailed", "instance": "node03", "check": "mtu_matches_plan", "subject": "ens1f0np0", "device": "mlx5_0", "interface": "ens1f0np0", "severity": "critical", "_path": "/pager"},
+		{"alertname": "RoCEHealthCheckFailed", "instance": "node03", "check": "mtu_matches_plan", "subject": "ens1f0np0", "device": "mlx5_0", "interface": "ens1f0np0", "severity": "warning", "_path": "/ticket"},
 	}
 	stopWatch := make(chan struct{})
 	flapsMuted := watchLinkDownMutesFlaps(amAddr, stopWatch)

@@ -42,6 +42,7 @@ type options struct {
 	bin, prom, rules, extra   string
 	ports                     int
 	interval, warmup, measure time.Duration
+	top                       int
 }
 
 // result is one fleet size's measurement.
@@ -71,6 +72,7 @@ func main() {
 	flag.DurationVar(&o.measure, "duration", 5*time.Minute, "measured time after the warm-up")
 	flag.StringVar(&o.rules, "rules", "alerts", "directory of the rule files to load")
 	flag.StringVar(&o.extra, "args", "", "extra flags for every exporter, space separated")
+	flag.IntVar(&o.top, "top", 8, "how many of the most expensive rules to list")
 	flag.Parse()
 
 	var results []result
@@ -195,13 +197,18 @@ scrape_configs:
 	cpu1, t1 := p.cpuSeconds(), time.Now()
 	elapsed := t1.Sub(t0).Seconds()
 
-	down := float64(n) - p.query("count(up == 1)")
-	slowest := p.slowestRules(8)
+	down := float64(n) - p.query("count(up == 1)", time.Now())
+	slowest := p.slowestRules(o.top)
 	// Rule CPU: stop the exporters (the scrapes then fail at once and cost
 	// nothing), then evaluate every rule's expression through the query
 	// API, one at a time, reading Prometheus' CPU time around each. On a
 	// shared machine the rule groups' wall-clock durations measure the
-	// wait for a CPU as much as the work; CPU time does not.
+	// wait for a CPU as much as the work; CPU time does not. The queries
+	// are evaluated at the moment before the exporters stopped: after it,
+	// the failed scrapes and the removed rule groups mark every scraped and
+	// recorded series stale, so an instant selector (roce_port_info, a
+	// recorded rate an alert reads) would find nothing and cost nothing.
+	at := time.Now()
 	for _, e := range procs[:len(procs)-1] {
 		e.stop()
 	}
@@ -211,7 +218,7 @@ scrape_configs:
 	check(os.WriteFile(cfgFile, []byte("global: {scrape_interval: 15s}\n"), 0o644))
 	check(p.cmd.Process.Signal(syscall.SIGHUP))
 	time.Sleep(3 * time.Second)
-	ruleCPU, ruleTop := p.ruleCPU(rulesAbs)
+	ruleCPU, ruleTop := p.ruleCPU(rulesAbs, at, o.top)
 
 	groups := m1.byLabel("prometheus_rule_group_last_duration_seconds", "rule_group")
 	// Rule evaluation: every group's time per round, averaged over the
@@ -321,9 +328,10 @@ func (p *proc) metrics() families {
 	return mfs
 }
 
-// query returns the value of a one-sample instant query (0 if none).
-func (p *proc) query(q string) float64 {
-	resp, err := http.Get("http://" + p.addr + "/api/v1/query?query=" + url.QueryEscape(q))
+// query returns the value of a one-sample instant query at t (0 if none).
+func (p *proc) query(q string, t time.Time) float64 {
+	resp, err := http.Get("http://" + p.addr + "/api/v1/query?query=" + url.QueryEscape(q) +
+		"&time=" + strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64))
 	check(err)
 	defer resp.Body.Close()
 	var r struct {
@@ -342,10 +350,11 @@ func (p *proc) query(q string) float64 {
 	return v
 }
 
-// ruleCPU evaluates every rule expression of the files in dir once (three
-// times, keeping the cheapest, against noise) and returns the total CPU
-// time and the most expensive rules.
-func (p *proc) ruleCPU(dir string) (float64, []ruleTime) {
+// ruleCPU evaluates every rule expression of the files in dir at t once
+// (five times, keeping the cheapest, against the noise of garbage
+// collection and background work) and returns the total CPU time and the
+// top most expensive rules.
+func (p *proc) ruleCPU(dir string, t time.Time, top int) (float64, []ruleTime) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yml"))
 	check(err)
 	var total float64
@@ -366,9 +375,9 @@ func (p *proc) ruleCPU(dir string) (float64, []ruleTime) {
 		for _, g := range rf.Groups {
 			for _, r := range g.Rules {
 				best := -1.0
-				for i := 0; i < 3; i++ {
+				for i := 0; i < 5; i++ {
 					c0 := p.cpuPrecise()
-					p.query(r.Expr)
+					p.query(r.Expr, t)
 					if c := p.cpuPrecise() - c0; best < 0 || c < best {
 						best = c
 					}
@@ -379,7 +388,7 @@ func (p *proc) ruleCPU(dir string) (float64, []ruleTime) {
 		}
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].seconds > all[j].seconds })
-	return total, all[:min(8, len(all))]
+	return total, all[:min(top, len(all))]
 }
 
 type ruleTime struct {

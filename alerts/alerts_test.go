@@ -214,9 +214,16 @@ func TestAlertingRuleStyle(t *testing.T) {
 	summaries := map[string]string{}
 	runbookChecked := map[string]bool{}
 	for _, g := range f.Groups {
-		for _, r := range g.Rules {
+		for i, r := range g.Rules {
 			if r.Record != "" {
-				t.Errorf("%s: recording rule %q belongs in %s", alertsFile, r.Record, recordingFile)
+				// A group's rules run in order in one evaluation: a rate its
+				// alerts share is recorded at the top of the group and read
+				// by them in the same round. A record nothing in its group
+				// reads belongs in recording_rules.yml.
+				readLater := slices.ContainsFunc(g.Rules[i+1:], func(later rule) bool { return strings.Contains(later.Expr, r.Record) })
+				if !readLater {
+					t.Errorf("%s: recording rule %q is read by no later rule of group %q; it belongs in %s", alertsFile, r.Record, g.Name, recordingFile)
+				}
 				continue
 			}
 			name := r.Alert
@@ -306,31 +313,49 @@ func TestAlertingRuleStyle(t *testing.T) {
 	}
 }
 
+// recordingRules are the recording rules of both files: recording_rules.yml
+// and the shared rates at the top of alerts.yml's groups.
+func recordingRules(t *testing.T) []rule {
+	t.Helper()
+	var out []rule
+	for _, path := range []string{alertsFile, recordingFile} {
+		for _, g := range loadRules(t, path).Groups {
+			for _, r := range g.Rules {
+				if r.Record != "" {
+					out = append(out, r)
+				}
+			}
+		}
+	}
+	return out
+}
+
 func TestRecordingRuleNames(t *testing.T) {
-	seen := map[string]bool{}
 	for _, g := range loadRules(t, recordingFile).Groups {
 		for _, r := range g.Rules {
 			if r.Alert != "" {
 				t.Errorf("%s: alert %q belongs in %s", recordingFile, r.Alert, alertsFile)
-				continue
 			}
-			if !recordNameRe.MatchString(r.Record) {
-				t.Errorf("recording rule %q is not of the form level:metric:operations", r.Record)
-				continue
-			}
-			if metric := strings.Split(r.Record, ":")[1]; !strings.HasPrefix(metric, "roce_") {
-				t.Errorf("recording rule %q: the metric part should keep the roce_ prefix", r.Record)
-			}
-			if seen[r.Record] {
-				t.Errorf("recording rule %q defined twice", r.Record)
-			}
-			seen[r.Record] = true
-			if r.For != "" || len(r.Annotations) > 0 {
-				t.Errorf("recording rule %q has for/annotations", r.Record)
-			}
-			if strings.TrimSpace(r.Expr) == "" {
-				t.Errorf("recording rule %q: empty expr", r.Record)
-			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range recordingRules(t) {
+		if !recordNameRe.MatchString(r.Record) {
+			t.Errorf("recording rule %q is not of the form level:metric:operations", r.Record)
+			continue
+		}
+		if metric := strings.Split(r.Record, ":")[1]; !strings.HasPrefix(metric, "roce_") {
+			t.Errorf("recording rule %q: the metric part should keep the roce_ prefix", r.Record)
+		}
+		if seen[r.Record] {
+			t.Errorf("recording rule %q defined twice", r.Record)
+		}
+		seen[r.Record] = true
+		if r.For != "" || len(r.Annotations) > 0 {
+			t.Errorf("recording rule %q has for/annotations", r.Record)
+		}
+		if strings.TrimSpace(r.Expr) == "" {
+			t.Errorf("recording rule %q: empty expr", r.Record)
 		}
 	}
 }
@@ -414,12 +439,10 @@ func TestEveryRuleIsTested(t *testing.T) {
 		}
 	}
 
-	for _, g := range loadRules(t, recordingFile).Groups {
-		for _, r := range g.Rules {
-			tested := slices.ContainsFunc(promqlExprs, func(e string) bool { return strings.Contains(e, r.Record) })
-			if !tested {
-				t.Errorf("recording rule %s: no promql_expr_test", r.Record)
-			}
+	for _, r := range recordingRules(t) {
+		tested := slices.ContainsFunc(promqlExprs, func(e string) bool { return strings.Contains(e, r.Record) })
+		if !tested {
+			t.Errorf("recording rule %s: no promql_expr_test", r.Record)
 		}
 	}
 }
@@ -440,7 +463,7 @@ func TestPortAlertsCarryPortLabels(t *testing.T) {
 	want := map[string]bool{}
 	for _, g := range loadRules(t, alertsFile).Groups {
 		for _, r := range g.Rules {
-			if slices.Contains(portAlertGroups, g.Name) || slices.Contains(portAlerts, r.Alert) {
+			if r.Alert != "" && (slices.Contains(portAlertGroups, g.Name) || slices.Contains(portAlerts, r.Alert)) {
 				want[r.Alert] = true
 			}
 		}

@@ -56,7 +56,7 @@ func ClusterOverview() *dashboard.DashboardBuilder {
 			` / on(instance, probe, peer, device) `+sel("roce_probe_expected_bandwidth_bytes_per_second", dev, `probe="ib_write_bw"`)+`)`)))
 
 	b.row("Congestion")
-	// The top-10 panels read the 5-minute rates alerts/recording_rules.yml
+	// The top-10 panels read the 5-minute rates alerts/ records
 	// records: at 1,024 nodes a raw rate() here would read every port ×
 	// direction × priority series (100,000s) at every refresh.
 	b.add(b.timeseries("Top paused ports (share of time paused)",

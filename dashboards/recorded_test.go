@@ -12,10 +12,11 @@ import (
 // series: all of them keep the labels their level names (and job and
 // instance); those of the fleet group aggregate nodes away, so they carry
 // no instance and ignore the node selection.
-const (
-	recordingRulesFile = "../alerts/recording_rules.yml"
-	fleetRulesGroup    = "roce-fleet.rules"
-)
+// The rule files of alerts/: recording_rules.yml, and alerts.yml, whose
+// groups record the rates their alerts share.
+var ruleFiles = []string{"../alerts/recording_rules.yml", "../alerts/alerts.yml"}
+
+const fleetRulesGroup = "roce-fleet.rules"
 
 var (
 	recordedMetrics = map[string]bool{}
@@ -24,13 +25,20 @@ var (
 
 // levelLabels are the labels a recording rule's level may name, longest
 // first so that chassis_name is not read as chassis + name.
-var levelLabels = []string{"chassis_name", "interface", "direction", "priority", "severity", "instance", "device", "port", "peer", "rail", "node"}
+var levelLabels = []string{"chassis_name", "chassis_id", "interface", "direction", "priority", "severity", "instance", "device", "port", "peer", "rail", "node"}
 
 // loadRecorded adds every recorded series of alerts/ to metrics, with the
 // labels its level names, and fills recordedMetrics and fleetMetrics.
 func loadRecorded(t *testing.T, metrics map[string]*metricInfo) {
 	t.Helper()
-	raw, err := os.ReadFile(recordingRulesFile)
+	for _, path := range ruleFiles {
+		loadRecordedFile(t, path, metrics)
+	}
+}
+
+func loadRecordedFile(t *testing.T, path string, metrics map[string]*metricInfo) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

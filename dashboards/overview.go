@@ -56,8 +56,8 @@ func ClusterOverview() *dashboard.DashboardBuilder {
 			` / on(instance, probe, peer, device) `+sel("roce_probe_expected_bandwidth_bytes_per_second", dev, `probe="ib_write_bw"`)+`)`)))
 
 	b.row("Congestion")
-	// The top-10 panels read the 5-minute rates alerts/ records
-	// records: at 1,024 nodes a raw rate() here would read every port ×
+	// The top-10 panels read the 5-minute rates the rules of alerts/
+	// record: at 1,024 nodes a raw rate() here would read every port ×
 	// direction × priority series (100,000s) at every refresh.
 	b.add(b.timeseries("Top paused ports (share of time paused)",
 		"The 10 port/direction/priority combinations that spent the largest share of time in PFC pause (5-minute rate, recorded). "+

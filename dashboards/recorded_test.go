@@ -16,7 +16,10 @@ import (
 // groups record the rates their alerts share.
 var ruleFiles = []string{"../alerts/recording_rules.yml", "../alerts/alerts.yml"}
 
-const fleetRulesGroup = "roce-fleet.rules"
+const (
+	fleetRulesGroup        = "roce-fleet.rules"
+	localisationRulesGroup = "roce-probe-localisation.rules"
+)
 
 var (
 	recordedMetrics = map[string]bool{}
@@ -59,11 +62,14 @@ func loadRecordedFile(t *testing.T, path string, metrics map[string]*metricInfo)
 				continue
 			}
 			recordedMetrics[r.Record] = true
-			if g.Name == fleetRulesGroup {
+			// The localisation's levels name every label they keep: one
+			// without instance (a switch, a node name) is the fleet's, like
+			// the fleet aggregates.
+			level := strings.Split(r.Record, ":")[0]
+			if g.Name == fleetRulesGroup || g.Name == localisationRulesGroup && !strings.Contains(level, "instance") {
 				fleetMetrics[r.Record] = true
 			}
 			mi := &metricInfo{typ: "gauge", labels: map[string]bool{}}
-			level := strings.Split(r.Record, ":")[0]
 			for level != "" {
 				found := false
 				for _, l := range levelLabels {

@@ -540,6 +540,42 @@ func TestRunbooks(t *testing.T) {
 	}
 }
 
+// The counts the READMEs give of the rules are the files' own.
+func TestREADMECountsAreTrue(t *testing.T) {
+	alertRules := alertingRules(t)
+	var recordsInAlerts int
+	records := len(recordingRules(t))
+	for _, g := range loadRules(t, alertsFile).Groups {
+		for _, r := range g.Rules {
+			if r.Record != "" {
+				recordsInAlerts++
+			}
+		}
+	}
+	want := map[string]string{
+		"README.md": fmt.Sprintf("| [`alerts.yml`](alerts.yml) | %d alerts (%d rules: some alerts have a warning and a critical rule) in %d groups, and the %d recording rules",
+			len(alertNames(alertRules)), len(alertRules), len(loadRules(t, alertsFile).Groups), recordsInAlerts),
+	}
+	wantRecording := fmt.Sprintf("| [`recording_rules.yml`](recording_rules.yml) | %d recording rules", records-recordsInAlerts)
+	wantTop := fmt.Sprintf("`alerts/alerts.yml` (%d alerts)", len(alertNames(alertRules)))
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{want["README.md"], wantRecording} {
+		if !strings.Contains(string(readme), w) {
+			t.Errorf("README.md: the file table does not say %q", w)
+		}
+	}
+	top, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(top), wantTop) {
+		t.Errorf("../README.md does not say %q", wantTop)
+	}
+}
+
 func TestREADMEListsEveryAlert(t *testing.T) {
 	data, err := os.ReadFile("README.md")
 	if err != nil {

@@ -295,6 +295,22 @@ failing rail, no switch suspect.`,
 		want:  []alert{nodeAlert("gpu010", "gpu010:14791")},
 	})
 
+	// A node down.
+	f = fleet24()
+	f.byName["gpu010"].silent = true
+	f.round(6, onset, nodeBad("gpu010"))
+	f.round(7, round4, nodeBad("gpu010"))
+	f.round(12, round5, nodeBad("gpu010"))
+	cs = append(cs, testCase{
+		comment: `gpu010 is down and exports nothing; its 5 peers failed with it on both rails and pass
+with others: a node suspect (without instance). Its rails have no known switch, so
+the failures with it are no evidence against any switch.`,
+		fleet: f,
+		want: []alert{{"RoCEProbeSuspectNode", []string{"severity", "warning", "probe", probe, "node", "gpu010"},
+			probe + ": node gpu010 fails on every rail with peers that pass with others (or is down while its peers fail with it): suspect the node itself – host, PCIe, driver or power – rather than one NIC or the fabric."}},
+		exprs: []exprTest{{"instance_peer_rail:roce_probe_switch_failure:timestamp", nil}},
+	})
+
 	// An exporter started under another node's name.
 	cs = append(cs, impostorCases()...)
 	return cs

@@ -853,11 +853,14 @@ func TestRulesOnFixtures(t *testing.T) {
 		"ib-hdr":              nil, // nccl_env's advice to set NCCL_SOCKET_IFNAME is no fault
 		"bnxt-no-counters":    nil,
 		"dgx-h100-8gpu-8nic":  nil,
+		// Gen5 NICs in Gen4 slots at 16 GT/s, 200G ports: the slot decides, nothing to fix.
+		"mlx5-gen5-nics-in-gen4-slots": nil,
 		"dgx-h100-degraded": {
 			`{alertname="RoCEGPUDirectUnavailable"}`,                                   // no nvidia_peermem, proprietary driver
 			`{alertname="RoCEHealthCheckFailed",check="pcie_acs_off_on_gpu_nic_path"}`, // ACS on at GPU 2's switch
 			`{alertname="RoCEHealthCheckFailed",check="gpu_nic_affinity"}`,             // mlx5_3 on the other socket
 			`{alertname="RoCEHealthCheckFailed",check="gpu_pcie_link_not_degraded"}`,   // GPU 5 at x8
+			`{alertname="RoCEHealthCheckFailed",check="pcie_no_aer_errors"}`,           // GPU 5's AER errors
 		},
 		"no-rdma-driver": {
 			`{alertname="RoCEHealthCheckFailed",check="rdma_driver_loaded"}`,

@@ -197,8 +197,62 @@ func TestPCIeFixture(t *testing.T) {
 	if v := value(t, mustSeries(t, out, "roce_pcie_link_speed_transfers_per_second", `device="mlx5_0"`, `kind="current"`)); v != "3.2e+10" {
 		t.Errorf("speed = %s", v)
 	}
-	if v := value(t, mustSeries(t, out, "roce_pcie_aer_errors_total", `device="mlx5_2"`, `severity="correctable"`)); v != "1734" {
+	if v := value(t, mustSeries(t, out, "roce_pcie_aer_errors_total", `device="mlx5_2"`, `severity="correctable"`, `end="function"`)); v != "1734" {
 		t.Errorf("AER = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_pcie_aer_errors_total", `device="mlx5_2"`, `severity="correctable"`, `end="upstream"`)); v != "0" {
+		t.Errorf("AER of the root port = %s", v)
+	}
+}
+
+// The port above the NIC is the other end of its link: a Gen5 card in a
+// Gen4 slot shows the slot's 16 GT/s as upstream_max, and the errors the
+// root port counted on the link come with end="upstream".
+func TestPCIeUpstreamPort(t *testing.T) {
+	n := sysfixture.HealthyCX7(2)
+	n.Devices[0].PCIeCurSpeed, n.Devices[0].RootSpeed = "16.0 GT/s PCIe", "16.0 GT/s PCIe"
+	n.Devices[0].RootAERCorrectable = 57
+	n.Devices[1].RootPort = "" // on the root bus: no port above it
+	root := writeNode(t, n)
+	e, _ := newTestExporter(t, testConfig(root, "pcie"))
+	out := scrape(t, e)
+	if v := value(t, mustSeries(t, out, "roce_pcie_link_speed_transfers_per_second", `device="mlx5_0"`, `kind="upstream_max"`)); v != "1.6e+10" {
+		t.Errorf("upstream max speed = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_pcie_link_speed_transfers_per_second", `device="mlx5_0"`, `kind="max"`)); v != "3.2e+10" {
+		t.Errorf("card max speed = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_pcie_link_width_lanes", `device="mlx5_0"`, `kind="upstream_max"`)); v != "16" {
+		t.Errorf("upstream max width = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_pcie_aer_errors_total", `device="mlx5_0"`, `severity="correctable"`, `end="upstream"`)); v != "57" {
+		t.Errorf("root port AER = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_pcie_aer_errors_total", `device="mlx5_0"`, `severity="correctable"`, `end="function"`)); v != "0" {
+		t.Errorf("function AER = %s", v)
+	}
+	for _, name := range []string{"roce_pcie_link_speed_transfers_per_second", "roce_pcie_link_width_lanes"} {
+		if got := series(out, name, `device="mlx5_1"`, `kind="upstream_max"`); len(got) != 0 {
+			t.Errorf("a function on the root bus has no upstream port: %v", got)
+		}
+	}
+	if got := series(out, "roce_pcie_aer_errors_total", `device="mlx5_1"`, `end="upstream"`); len(got) != 0 {
+		t.Errorf("upstream AER without an upstream port: %v", got)
+	}
+}
+
+// A VF's link is its PF's: the port above it is the PF's other end, exported
+// once, on the PF.
+func TestPCIeVFHasNoUpstreamEnd(t *testing.T) {
+	e, _ := newTestExporter(t, fixtureConfig("mlx5-sriov-vf", "pcie"))
+	out := scrape(t, e)
+	mustSeries(t, out, "roce_pcie_link_width_lanes", `device="mlx5_0"`, `kind="upstream_max"`)
+	mustSeries(t, out, "roce_pcie_aer_errors_total", `device="mlx5_0"`, `end="upstream"`, `severity="fatal"`)
+	if got := series(out, "roce_pcie_aer_errors_total", `device="mlx5_1"`, `end="upstream"`); len(got) != 0 {
+		t.Errorf("the VF exports the PF's upstream port: %v", got)
+	}
+	if got := series(out, "roce_pcie_link_width_lanes", `device="mlx5_1"`, `kind="upstream_max"`); len(got) != 0 {
+		t.Errorf("the VF exports the PF's upstream port: %v", got)
 	}
 }
 

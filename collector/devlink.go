@@ -20,10 +20,14 @@ var (
 	devlinkRecoveriesDesc = newCounterDesc(namespace+"_devlink_health_reporter_recoveries_total",
 		"Successful recoveries of the devlink health reporter since the driver was loaded (a recovery resets a queue or the whole function).",
 		"device", "devlink", "reporter")
+	devlinkFirmwareDesc = newGaugeDesc(namespace+"_devlink_firmware_info",
+		"Firmware of a NIC's PCI function from devlink dev info: component is the one that stands for the whole firmware (fw, mlx5's older fw.version, ice's fw.mgmt), running the version that runs, stored the one flashed, which runs after the next firmware reset (empty when the driver reports none or could not read it). stored != running: an update waits for activation.",
+		"device", "devlink", "component", "running", "stored")
 )
 
-// devlinkCollector exports the devlink health reporters: three series per
-// reporter, about five reporters per NIC. It runs after the rdma source's
+// devlinkCollector exports the devlink health reporters, two series per
+// reporter and about five reporters per NIC, and one firmware series per
+// devlink instance. It runs after the rdma source's
 // read (one snapshot), so the RDMA device of each PCI function is known.
 type devlinkCollector struct{}
 
@@ -40,6 +44,18 @@ func (devlinkCollector) Update(col *pipeline.Collection, out *Sink) error {
 		}
 		out.emit(devlinkHealthyDesc, boolFloat(r.Healthy), dev, r.Handle, r.Name)
 		out.emit(devlinkRecoveriesDesc, float64(r.Recoveries), dev, r.Handle, r.Name)
+	}
+	for _, i := range snap.DevlinkInfo {
+		component, running := i.Firmware()
+		if component == "" {
+			continue
+		}
+		dev := ""
+		if d := snap.DeviceOfPCI(i.PCIAddress); d != nil {
+			dev = d.Name
+		}
+		stored, _ := i.StoredFirmware()
+		out.emit(devlinkFirmwareDesc, 1, dev, i.Handle, component, running, stored)
 	}
 	return nil
 }

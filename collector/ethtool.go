@@ -75,6 +75,8 @@ var familyMetrics = [node.NumFamilies]familyMetric{
 		"Times the physical link went down.", 1),
 	node.FamilyGlobalPauseFrames: newFamilyMetric("roce_global_pause_frames_total",
 		"802.3x link-level pause frames.", 1, "direction"),
+	node.FamilyRXQueueDiscards: newFamilyMetric("roce_rx_queue_discards_total",
+		"Packets the NIC dropped because the host had posted no buffer in the receive queue they were steered to: the host (CPU, driver, application) did not keep up, not the network (mlx5 rx_out_of_buffer, bnxt_en ring discards). Port buffer drops are roce_phy_discards_total.", 1),
 }
 
 // ethtoolCollector exports the mapped ethtool families, the raw statistics

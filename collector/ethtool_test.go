@@ -277,6 +277,12 @@ func TestDCBWithoutSupportIsQuiet(t *testing.T) {
 func TestEveryFamilyHasAMetric(t *testing.T) {
 	for f := node.FamilyUnmapped + 1; f < node.NumFamilies; f++ {
 		m := familyMetrics[f]
+		if !f.Exported() {
+			if m.desc != nil {
+				t.Errorf("%v: internal family exported as %s", f, m.desc.name)
+			}
+			continue
+		}
 		if m.desc == nil {
 			t.Errorf("%v: no metric", f)
 			continue

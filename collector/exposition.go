@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/roce-exporter/roce_exporter/node"
@@ -257,13 +258,16 @@ func (s *Sink) sameSeries(a, b *sample) bool {
 }
 
 // appendEscaped escapes as the text format requires: backslash and
-// newline everywhere, and double quotes in label values. Bytes that are not
-// UTF-8 (Linux allows any in interface names) become \xNN text: one invalid
-// label value makes Prometheus reject every series of the scrape.
+// newline everywhere, and double quotes in label values. A value that is
+// not UTF-8 (Linux allows any bytes in interface names) is first written
+// as node.LabelUTF8 gives it, \xNN for each invalid byte: one invalid label
+// value makes Prometheus reject every series of the scrape. LabelUTF8 is
+// one to one, so an interface named with a byte 0xff and one named with the
+// text `\xff` stay two series instead of one that is refused as a duplicate.
 func appendEscaped(b []byte, s string, quote bool) []byte {
 	plain, ascii := scan(s)
-	if !ascii && !utf8.ValidString(s) {
-		s = node.ValidUTF8(s)
+	if (!ascii && !utf8.ValidString(s)) || (!plain && strings.Contains(s, `\x`)) {
+		s = node.LabelUTF8(s)
 		plain = false
 	}
 	if plain {

@@ -143,3 +143,21 @@ func TestLabelValuesAreValidUTF8(t *testing.T) {
 	}
 	assertReencodes(t, []byte(text))
 }
+
+// An interface named with the bytes 0xff 0xfe and one named with the text
+// `\xff\xfe` (both legal on Linux) are two interfaces: two series, not one
+// series twice, which the encoder would refuse and the scrape lose.
+func TestLabelValuesStayDistinct(t *testing.T) {
+	d := newGaugeDesc("roce_test_utf8", "h", "interface")
+	var s Sink
+	s.emit(d, 1, "v\xff\xfe")
+	s.emit(d, 2, `v\xff\xfe`)
+	s.emit(d, 3, `a\b`)
+	text := rendered(&s, &sortCache{})
+	for _, want := range []string{`roce_test_utf8{interface="v\\xff\\xfe"} 1`, `roce_test_utf8{interface="v\\\\xff\\\\xfe"} 2`, `roce_test_utf8{interface="a\\b"} 3`} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("no %s in\n%s", want, text)
+		}
+	}
+	assertReencodes(t, []byte(text))
+}

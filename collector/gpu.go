@@ -27,10 +27,10 @@ var (
 	gpuLinkWidthDesc = newGaugeDesc(namespace+"_gpu_pcie_link_width_lanes",
 		"GPU PCIe link width (kind=current|max).", "gpu", "pci_address", "kind")
 	gpuNICTopologyDesc = newGaugeDesc(namespace+"_gpu_nic_topology",
-		"The RDMA NICs closest to each GPU and their PCIe relation as nvidia-smi topo -m names it (PIX, PXB, PHB, NODE, SYS); one series per closest NIC (several on a tie). Value is always 1.",
+		"The RDMA NICs closest to each GPU and their PCIe relation as NCCL classifies the path (PIX, PXB, PHB, SYS): NCCL has no NODE, so nvidia-smi topo -m's PHB and NODE are both PHB, and the two levels of a Broadcom PEX switch count as one, as in NCCL; one series per closest NIC (several on a tie). Value is always 1.",
 		"gpu", "device", "relation")
 	gpuNICLevelDesc = newGaugeDesc(namespace+"_gpu_nic_closest_pcie_level",
-		"PCIe relation of each GPU to its closest RDMA NIC as a number: 1 PIX, 2 PXB (both stay below the root complex: full-speed GPUDirect RDMA), 3 PHB, 4 NODE, 5 SYS.",
+		"PCIe relation of each GPU to its closest RDMA NIC as NCCL classifies the path, as a number: 1 PIX, 2 PXB (both stay below the root complex: NCCL's default NCCL_NET_GDR_LEVEL uses GPUDirect RDMA for them), 3 PHB (through the CPU within one NUMA node: nvidia-smi's PHB and NODE alike), 5 SYS (across NUMA nodes); 4 (nvidia-smi's NODE) is never reported.",
 		"gpu")
 	gpuPathACSDesc = newGaugeDesc(namespace+"_gpu_nic_path_acs_redirect_bridges",
 		"PCIe bridges on the switch path between each GPU and its closest NIC whose ACS redirects peer-to-peer traffic to the root complex (P2P request/completion redirect or egress control). Absent when the path crosses the root complex or a bridge's configuration space was unreadable (not root).",

@@ -68,6 +68,14 @@ func ReadOnly(h http.Handler) http.Handler {
 const textContentType = "text/plain; version=0.0.4; charset=utf-8"
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The body depends on Accept-Encoding: a cache must not hand a gzip
+	// answer to a client that did not ask for one.
+	w.Header().Set("Vary", "Accept-Encoding")
+	coding, acceptable := negotiateEncoding(r.Header)
+	if !acceptable {
+		http.Error(w, "no acceptable content coding: /metrics is sent as gzip or identity", http.StatusNotAcceptable)
+		return
+	}
 	if h.slots != nil {
 		select {
 		case h.slots <- struct{}{}:
@@ -98,7 +106,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out := h.outputFor(c)
 
 	w.Header().Set("Content-Type", textContentType)
-	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+	if coding == codingGzip {
 		gz := out.gzipped(h, c.text)
 		w.Header().Set("Content-Encoding", "gzip")
 		w.Header().Set("Content-Length", strconv.Itoa(len(gz)))

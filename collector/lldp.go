@@ -12,8 +12,8 @@ import (
 func init() { registerSource(node.SourceLLDP, newLLDPCollector) }
 
 var lldpNeighborDesc = newGaugeDesc(namespace+"_lldp_neighbor_info",
-	"The switch port an interface is cabled to, as its LLDP neighbour announces itself (from the local lldpd; kept while the interface's link is down); value is always 1. chassis_name is the switch's system name, port_id its port ID, port_descr its port description (empty when not sent).",
-	"interface", "chassis_name", "chassis_id", "port_id", "port_descr")
+	"The switch port an interface is cabled to, as its LLDP neighbour announces itself (from the local lldpd; kept while the interface's link is down); value is always 1. The labels identify the port and change only when the cable moves or the switch is renamed: chassis_id (the switch's chassis ID, usually its MAC), chassis_name (its system name, empty when not sent) and port_id (the port's ID). Free text a switch may edit at any time, such as the port description, is no label, so an edit does not start a new series; the doctor and `lldpcli show neighbors` show it.",
+	"interface", "chassis_name", "chassis_id", "port_id")
 
 // lldpCollector exports one info series per interface with a neighbour.
 type lldpCollector struct{}
@@ -24,7 +24,7 @@ func (lldpCollector) Update(col *pipeline.Collection, out *Sink) error {
 	snap := col.Snapshot
 	for _, iface := range slices.Sorted(maps.Keys(snap.LLDP)) {
 		n := snap.LLDP[iface]
-		out.emit(lldpNeighborDesc, 1, iface, n.ChassisName, n.ChassisID, n.PortID, n.PortDescr)
+		out.emit(lldpNeighborDesc, 1, iface, n.ChassisName, n.ChassisID, n.PortID)
 	}
 	return nil
 }

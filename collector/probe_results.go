@@ -45,6 +45,7 @@ func (c *probeCollector) Update(_ *pipeline.Collection, out *Sink) error {
 		// here showed "Collectors failing: 1" on every healthy node.
 		return nil
 	}
+	updateProbeState(store, out)
 	for _, r := range store.Latest() {
 		l := []string{r.Probe, r.Peer, r.Device}
 		out.emit(probeSuccessDesc, boolFloat(r.Success), l...)

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/roce-exporter/roce_exporter/probes"
@@ -17,8 +19,10 @@ var (
 	probeStale          = newGaugeDesc(namespace+"_probe_stale_results", "Links whose last result is older than the freshness bound and is therefore dropped from the link series and the peer judgement.", "probe")
 	probeJudgeLabels    = []string{"probe", "device", "rail", "node"}
 	probePeersFailed    = newGaugeDesc(namespace+"_probe_peers_failed", "Distinct peers this rail's last fresh pair-probe result failed with (node is this node's plan name, for the cross-node rules).", probeJudgeLabels...)
-	probePeersPassed    = newGaugeDesc(namespace+"_probe_peers_passed", "Distinct peers this rail's last fresh pair-probe result passed with.", probeJudgeLabels...)
+	probePeersPassed    = newGaugeDesc(namespace+"_probe_peers_passed", "Distinct peers this rail's last fresh pair-probe result passed with, leaving out a pass followed by failures with three or more other peers (the rail broke since).", probeJudgeLabels...)
 	probeLastPassed     = newGaugeDesc(namespace+"_probe_last_passed_timestamp_seconds", "Start (Unix time) of this rail's newest fresh passing pair-probe test; absent when none passed.", probeJudgeLabels...)
+	probeUntestable     = newGaugeDesc(namespace+"_probe_untestable_rails", "This node's rails that no peer in the plan can test with this pair probe: it pairs rail i with rail i, and every other node has fewer rails. 0 when every rail is testable.", "probe")
+	probeIdentity       = newGaugeDesc(namespace+"_probe_identity_mismatch", "1 while none of the compute IPs the plan gives this node's name is on the node: it runs under another node's name (check --node.name), and its pair probes and ping neither run nor serve; 0 once its addresses match. Absent while they could not be read.")
 )
 
 func updateProbeFleet(store *probes.Store, out *Sink) {
@@ -30,6 +34,12 @@ func updateProbeFleet(store *probes.Store, out *Sink) {
 		if !k.LastCompleted.IsZero() {
 			out.emit(probeLastCompleted, float64(k.LastCompleted.UnixNano())/1e9, k.Probe)
 		}
+	}
+	for _, kind := range slices.Sorted(maps.Keys(store.UntestableRails())) {
+		out.emit(probeUntestable, float64(len(store.UntestableRails()[kind])), kind)
+	}
+	if mismatch, known := store.IdentityMismatch(); known {
+		out.emit(probeIdentity, boolFloat(mismatch))
 	}
 	self := store.Self()
 	for _, j := range store.Judge() {

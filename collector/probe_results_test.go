@@ -80,3 +80,36 @@ func TestProbeFreshnessAndJudgement(t *testing.T) {
 		t.Errorf("peers passed = %s", v)
 	}
 }
+
+// The untestable rails per pair probe, and the identity once judged: 1 on a
+// mismatch, 0 when the addresses match, absent before.
+func TestProbeCoverageAndIdentity(t *testing.T) {
+	scrapeStore := func(store *probes.Store) string {
+		t.Helper()
+		cfg := fixtureConfig("mlx5-8x400g-healthy", "probe")
+		cfg.o.Probes = store
+		e, _ := newTestExporter(t, cfg)
+		return scrape(t, e)
+	}
+	store := probes.NewStore()
+	store.SetUntestableRails(probes.KindIBWriteBW, []int{6, 7})
+	store.SetUntestableRails(probes.KindIBWriteLat, nil)
+	out := scrapeStore(store)
+	if v := value(t, mustSeries(t, out, "roce_probe_untestable_rails", `probe="ib_write_bw"`)); v != "2" {
+		t.Errorf("untestable ib_write_bw rails = %s", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_probe_untestable_rails", `probe="ib_write_lat"`)); v != "0" {
+		t.Errorf("untestable ib_write_lat rails = %s", v)
+	}
+	if len(series(out, "roce_probe_identity_mismatch")) != 0 {
+		t.Error("identity exported before it was judged")
+	}
+	store.SetIdentityMismatch(true)
+	if v := value(t, mustSeries(t, scrapeStore(store), "roce_probe_identity_mismatch")); v != "1" {
+		t.Errorf("mismatch = %s", v)
+	}
+	store.SetIdentityMismatch(false)
+	if v := value(t, mustSeries(t, scrapeStore(store), "roce_probe_identity_mismatch")); v != "0" {
+		t.Errorf("matching identity = %s", v)
+	}
+}

@@ -39,13 +39,6 @@ func (l *loader) executable(f field) (string, bool) {
 	return s, true
 }
 
-// ownedFlag is a command-line flag the probe runner sets itself. A copy in extra_args
-// would either be overridden silently or, worse, make the two ends of a test disagree.
-type ownedFlag struct {
-	names []string
-	why   string
-}
-
 // The flags the probe runners set themselves, spelled once: the runners build their
 // argv with these constants and the tables below refuse them in extra_args, so a flag
 // the runner sets cannot also come from the plan.
@@ -58,6 +51,10 @@ const (
 	PerftestQueuePairsFlag   = "-q"
 	PerftestTrafficClassFlag = "--tclass"
 	PerftestUseCUDAFlag      = "--use_cuda"
+	// PerftestUseCUDABusIDFlag names the GPU by PCI address (perftest 4.4-0.36 and
+	// later, beside --use_cuda under the same HAVE_CUDA build switch): --use_cuda's
+	// index is CUDA's order, fastest first, not the PCI order nvidia-smi shows.
+	PerftestUseCUDABusIDFlag = "--use_cuda_bus_id"
 	MPIRunRanksFlag          = "-np"
 	MPIRunHostsFlag          = "-H"
 )
@@ -66,58 +63,53 @@ const (
 // runner. perftest needs the same options on client and server, so the runner passes
 // these to both sides; extra_args may hold any other perftest flag.
 var perftestOwnedFlags = []ownedFlag{
-	{[]string{PerftestDeviceFlag, "--ib-dev"}, "the runner picks the RDMA device of each rail from nodes[].interfaces, so that rail i is tested against rail i"},
-	{[]string{PerftestGIDIndexFlag, "--gid-index"}, "set gid_index instead: both ends must use the same GID index, so the runner passes it to both"},
-	{[]string{PerftestPortFlag, "--port"}, "each device's responder listens on its own TCP port from port_range and the client must dial that same port; a fixed port would send every client to one responder"},
-	{[]string{PerftestDurationFlag, "--duration"}, "set duration instead: the runner passes it to both ends and checks it against timeout"},
-	{[]string{PerftestSizeFlag, "--size"}, "set message_size instead: both ends must use the same size"},
-	{[]string{PerftestQueuePairsFlag, "--qp"}, "set queue_pairs instead: both ends must use the same number of queue pairs"},
-	{[]string{PerftestTrafficClassFlag}, "set expectations.roce_dscp instead: the runner passes its traffic class (DSCP<<2 plus ECT) so the test runs on the class NCCL_IB_TC gives NCCL"},
-	{[]string{PerftestUseCUDAFlag}, "set use_cuda: true instead: the runner picks, on each end, the GPU nearest the tested NIC"},
+	{[]string{"d", "ib-dev"}, "the runner picks the RDMA device of each rail from nodes[].interfaces, so that rail i is tested against rail i"},
+	{[]string{"x", "gid-index"}, "set gid_index instead: both ends must use the same GID index, so the runner passes it to both"},
+	{[]string{"p", "port"}, "each device's responder listens on its own TCP port from port_range and the client must dial that same port; a fixed port would send every client to one responder"},
+	{[]string{"D", "duration"}, "set duration instead: the runner passes it to both ends and checks it against timeout"},
+	{[]string{"s", "size"}, "set message_size instead: both ends must use the same size"},
+	{[]string{"q", "qp"}, "set queue_pairs instead: both ends must use the same number of queue pairs"},
+	{[]string{"tclass"}, "set expectations.roce_dscp instead: the runner passes its traffic class (DSCP<<2 plus ECT) so the test runs on the class NCCL_IB_TC gives NCCL"},
+	{[]string{"use_cuda", "use_cuda_bus_id"}, "set use_cuda: true instead: the runner picks, on each end, the GPU nearest the tested NIC"},
 }
 
-// mpirunOwnedFlags choose which machines run and how many ranks; the runner derives them
-// from the plan's nodes and gpus_per_node, so the NCCL test covers exactly the plan.
+// mpirunOwnedFlags choose which machines run, how many ranks and what they run; the
+// runner derives them from the plan's nodes, gpus_per_node and command, so the NCCL test
+// covers exactly the plan. Names of Open MPI 4 (`mpirun --help all`) and 5 (PRRTE).
 var mpirunOwnedFlags = []ownedFlag{
-	{[]string{MPIRunRanksFlag, "--np", "-n", "--n", "-c"}, "the rank count comes from the plan: nodes × gpus_per_node"},
-	{[]string{"-N", "-npernode", "--npernode"}, "ranks per node come from gpus_per_node"},
-	{[]string{MPIRunHostsFlag, "-host", "--host", "-hostfile", "--hostfile", "-machinefile", "--machinefile", "--default-hostfile"}, "the host list comes from the plan's nodes, so the test covers exactly the machines in the plan"},
+	{[]string{"np", "n", "c"}, "the rank count comes from the plan: nodes × gpus_per_node"},
+	{[]string{"N", "npernode", "pernode", "npersocket", "ppr"}, "ranks per node come from gpus_per_node"},
+	{[]string{"H", "host", "hostfile", "machinefile", "default-hostfile", "rankfile", "rf"}, "the host list comes from the plan's nodes, so the test covers exactly the machines in the plan"},
+	{[]string{"app"}, "an appfile's command lines replace the runner's whole command line: its hosts, ranks and the plan's command"},
+	{[]string{"launch-agent"}, "it replaces the command that starts the daemons on the other nodes"},
+	{[]string{"debug", "tv", "debugger", "xterm"}, "the ranks would run under a debugger or in xterm windows instead of as the plan's command"},
+	{[]string{"index-argv-by-rank"}, "it renames the program each rank is started as"},
+	{[]string{"do-not-launch"}, "mpirun would start nothing, and every run would fail without a result"},
+	{[]string{"hnp", "dvm"}, "the job would run in another runtime, on its nodes rather than the plan's"},
 }
 
-// ownerOf returns the owned flag arg sets, if any. Long options match with or without
-// "=value"; a perftest short option also matches with its value attached ("-dmlx5_0"),
-// as getopt allows. Bundled short options ("-Fd") are not taken apart, because perftest's
-// option table (which letters take a value) would have to be copied here to do it right.
-func ownerOf(arg string, owned []ownedFlag, attachedShortValues bool) (string, *ownedFlag) {
-	name, _, _ := strings.Cut(arg, "=")
-	for i := range owned {
-		for _, flag := range owned[i].names {
-			if name == flag {
-				return flag, &owned[i]
-			}
-			isShort := len(flag) == 2 && flag[0] == '-' && flag[1] != '-'
-			if attachedShortValues && isShort && len(arg) > 2 && arg[:2] == flag {
-				return flag, &owned[i]
-			}
-		}
-	}
-	return "", nil
-}
-
-// extraArgs reads an extra-argument list and rejects the flags the runner owns.
-func (l *loader) extraArgs(f field, owned []ownedFlag, attachedShortValues bool) []string {
+// extraArgs reads an extra-argument list and rejects what the programs of tables would
+// read as a flag the runner owns or as a word in the place of what it runs.
+func (l *loader) extraArgs(f field, owned []ownedFlag, tables ...*optionTable) []string {
 	var args []string
+	var items []field
+	ok := true
 	l.list(f, func(_ int, item field) {
-		arg, ok := l.text(item)
-		if !ok {
-			return
-		}
-		if flag, owner := ownerOf(arg, owned, attachedShortValues); owner != nil {
-			l.errorAt(item.node, item.path, "%s is set by the runner: %s", flag, owner.why)
+		arg, isText := l.text(item)
+		if !isText {
+			ok = false
 			return
 		}
 		args = append(args, arg)
+		items = append(items, item)
 	})
+	for _, p := range checkArgs(args, owned, tables...) {
+		l.errorAt(items[p.index].node, items[p.index].path, "%s", p.msg)
+		ok = false
+	}
+	if !ok {
+		return nil
+	}
 	return args
 }
 

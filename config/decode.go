@@ -144,8 +144,8 @@ func (l *loader) decodeExpectations(f field, e *Expectations) {
 		},
 		"link_rate_gbps": func(f field) {
 			if rate, ok := l.number(f); ok {
-				if rate <= 0 {
-					l.errorAt(f.node, f.path, "must be above 0 (e.g. 100, 200, 400)")
+				if rate < minLinkRateGbps || rate > maxLinkRateGbps {
+					l.errorAt(f.node, f.path, "%v is not a port rate: write it in Gb/s, between %d and %d (e.g. 100, 200, 400, 800)", rate, minLinkRateGbps, maxLinkRateGbps)
 					return
 				}
 				e.LinkRateGbps = rate
@@ -154,6 +154,15 @@ func (l *loader) decodeExpectations(f field, e *Expectations) {
 		"firmware_consistent": func(f field) { e.FirmwareConsistent, _ = l.boolean(f) },
 	})
 }
+
+// The range of expectations.link_rate_gbps: 1 Gb/s (RoCE on a lab's 1GbE) to twice the
+// fastest port standard in sight (IEEE 802.3dj and InfiniBand XDR: 1.6 Tb/s). Outside it
+// the value is a unit mistake (400e9 for 400) or nonsense (1e300), and the floors derived
+// from it would be meaningless.
+const (
+	minLinkRateGbps = 1
+	maxLinkRateGbps = 3200
+)
 
 // dscp reads a DSCP code point, the six upper bits of the IP traffic class.
 func (l *loader) dscp(f field) *int {
@@ -409,7 +418,7 @@ func (l *loader) decodePerftest(f field, p *Perftest) {
 		},
 		"port_range": func(f field) { p.PortRange, _ = l.portRange(f) },
 		"use_cuda":   func(f field) { p.UseCUDA, _ = l.boolean(f) },
-		"extra_args": func(f field) { p.ExtraArgs = l.extraArgs(f, perftestOwnedFlags, true) },
+		"extra_args": func(f field) { p.ExtraArgs = l.extraArgs(f, perftestOwnedFlags, perftestTable) },
 	})
 	l.object(f, handlers)
 }
@@ -454,8 +463,10 @@ func (l *loader) decodeNCCL(f field, n *NCCL) {
 		},
 		"min_bytes":         func(f field) { n.MinBytes, _ = l.size(f) },
 		"max_bytes":         func(f field) { n.MaxBytes, _ = l.size(f) },
-		"extra_mpirun_args": func(f field) { n.ExtraMPIRunArgs = l.extraArgs(f, mpirunOwnedFlags, false) },
+		"nvidia_smi":        func(f field) { n.NVIDIASMI, _ = l.executable(f) },
+		"extra_mpirun_args": func(f field) { n.ExtraMPIRunArgs = l.extraArgs(f, mpirunOwnedFlags, mpirun4Table, mpirun5Table) },
 		"env":               func(f field) { n.Env = l.environment(f) },
+		"node_env":          func(f field) { n.NodeEnv = l.nodeEnvironment(f) },
 		"min_bus_bandwidth_gbytes": func(f field) {
 			if floor, ok := l.number(f); ok {
 				if floor <= 0 {
@@ -477,6 +488,37 @@ func (l *loader) decodeNCCL(f field, n *NCCL) {
 		},
 	})
 	l.object(f, handlers)
+}
+
+// nodeEnvironment reads node name: {NAME: value} pairs; the plan's nodes are checked
+// once they are all known (validateProbes).
+func (l *loader) nodeEnvironment(f field) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	if !l.mapping(f) {
+		return out
+	}
+	for i := 0; i+1 < len(f.node.Content); i += 2 {
+		keyNode, valueNode := f.node.Content[i], f.node.Content[i+1]
+		if keyNode.Kind != yaml.ScalarNode {
+			l.errorAt(keyNode, f.path, "keys must be node names, not %s", describe(keyNode))
+			continue
+		}
+		path := childPath(f.path, keyNode.Value)
+		if _, dup := out[keyNode.Value]; dup {
+			l.errorAt(keyNode, path, "is set twice; keep one")
+			continue
+		}
+		if !l.spend(valueNode, path) {
+			return out
+		}
+		value := l.resolve(valueNode, path)
+		if value == nil || isNull(value) {
+			continue
+		}
+		l.written[path] = position{keyNode.Line, keyNode.Column}
+		out[keyNode.Value] = l.environment(field{path, value})
+	}
+	return out
 }
 
 // maxGPUsPerNode is NV_MAX_DEVICES, "the maximum number of GPUs supported in a single

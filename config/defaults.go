@@ -44,9 +44,18 @@ var (
 	}
 	defaultNCCLSchedule = Schedule{Enabled: false, Interval: 6 * time.Hour, Timeout: 15 * time.Minute}
 	defaultNCCLMinBytes = SizeBytes(8)
-	defaultNCCLMaxBytes = SizeBytes(8 << 30)
 	defaultPingSchedule = Schedule{Enabled: true, Interval: time.Minute, Timeout: 10 * time.Second}
 )
+
+// DefaultNCCLMaxBytes is the largest message an NCCL run sweeps to when the plan sets
+// no max_bytes, on GPUs with the memory for it: nccl-tests holds a send, a receive and
+// (with its default -c 1) an expected buffer of that size per GPU, so 8 GiB needs 24 GiB
+// besides nccl-tests' own reserve for NCCL, 27 GiB in all. Smaller GPUs get the largest
+// power of two that fits (the runner sizes it from nvidia-smi when the run starts).
+const DefaultNCCLMaxBytes = SizeBytes(8 << 30)
+
+// defaultNVIDIASMI is where the NVIDIA driver packages install nvidia-smi.
+const defaultNVIDIASMI = "/usr/bin/nvidia-smi"
 
 // DefaultNCCLLargeMessageBytes is where an NCCL run's judged bus bandwidth starts. Below
 // it an all_reduce is partly latency-bound: each call costs tens of microseconds however
@@ -94,7 +103,7 @@ func (l *loader) applyDefaults(p *Plan) {
 	l.defaultSchedule("probes.nccl", &nccl.Schedule, defaultNCCLSchedule)
 	defaultTo(l, "probes.nccl.mpirun", &nccl.MPIRun, defaultMPIRun)
 	defaultTo(l, "probes.nccl.min_bytes", &nccl.MinBytes, defaultNCCLMinBytes)
-	defaultTo(l, "probes.nccl.max_bytes", &nccl.MaxBytes, defaultNCCLMaxBytes)
+	defaultTo(l, "probes.nccl.nvidia_smi", &nccl.NVIDIASMI, defaultNVIDIASMI)
 	defaultTo(l, "probes.nccl.large_message_bytes", &nccl.LargeMessageBytes, DefaultNCCLLargeMessageBytes)
 	defaultTo(l, "probes.nccl.group_size", &nccl.GroupSize, defaultNCCLGroupSize)
 

@@ -32,8 +32,8 @@
 //	                 queue_pairs, gid_index, port_range, extra_args}
 //	  ib_write_lat: {same keys as ib_write_bw}
 //	  nccl:         {enabled, interval, timeout, jitter, leader, mpirun, command,
-//	                 gpus_per_node, min_bytes, max_bytes, large_message_bytes,
-//	                 extra_mpirun_args, env, min_bus_bandwidth_gbytes}
+//	                 gpus_per_node, min_bytes, max_bytes, nvidia_smi, large_message_bytes,
+//	                 extra_mpirun_args, env, node_env, min_bus_bandwidth_gbytes}
 //	  ping:         {enabled, interval, timeout, jitter, count}
 //
 // Parse reports every problem at once, each as file:line: field: message, and rejects
@@ -44,7 +44,10 @@
 // quotes, pipes and $VARIABLES have no special meaning. The flags a runner sets itself
 // (device, GID index, port, duration, size, queue pairs; mpirun's hosts and rank
 // counts) are refused in the extra arguments, because both ends of a test must agree on
-// them and the plan is where they come from.
+// them and the plan is where they come from; so are mpirun's ways to run something else
+// (--app, a launch agent, a debugger) and a bare word (perftest's server, mpirun's
+// program). The arguments are read as the programs read them (argv.go): with their own
+// option tables, getopt_long's unambiguous prefixes (--tclas is --tclass) included.
 //
 // # Defaults
 //
@@ -65,11 +68,13 @@
 //	probes.state_dir                     /var/lib/roce_exporter
 //	probes.max_port_utilization          0.1
 //	probes.nic_test_interval             1h (every node tested on every rail once per
-//	                                     interval; the pair probes' default interval)
+//	                                     interval; the pair probes' default interval; a
+//	                                     round that holds no retest and witness test warns)
 //	probes.max_fabric_share              1 (share of nodes under pair test at once; below 1
 //	                                     the interval is split into rounds, see fleet.go)
 //	probes.fresh_rounds                  3 (results older than this many intervals plus the
-//	                                     timeout are dropped and not judged)
+//	                                     timeout are dropped and not judged; at most a
+//	                                     year, MaxFreshFor)
 //	probes.ib_write_bw                   enabled, interval 1h, timeout 90s, jitter 10% of
 //	                                     interval, command /usr/bin/ib_write_bw, duration
 //	                                     10s, message_size 1048576, queue_pairs 4,
@@ -80,7 +85,9 @@
 //	                                     message_size 2, queue_pairs 1,
 //	                                     port_range 18531-18546, gid_index auto
 //	probes.nccl                          disabled, interval 6h, timeout 15m, jitter 10%,
-//	                                     mpirun /usr/bin/mpirun, min_bytes 8, max_bytes 8G,
+//	                                     mpirun /usr/bin/mpirun, min_bytes 8, max_bytes 8G
+//	                                     or the largest power of two the smallest GPU holds
+//	                                     by nccl-tests' rule (nvidia_smi /usr/bin/nvidia-smi),
 //	                                     large_message_bytes 256M (the judged bus bandwidth
 //	                                     is the best at or above it, else the largest size)
 //	                                     group_size 2 (groups of nodes rotating every interval,

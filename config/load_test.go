@@ -75,7 +75,8 @@ func TestExamplePlan(t *testing.T) {
 	}
 	if probes.NCCL.Leader != "node01" || probes.NCCL.Command == "" || probes.NCCL.GPUsPerNode != 8 ||
 		probes.NCCL.MaxBytes != 8<<30 || probes.NCCL.Env["NCCL_DEBUG"] != "WARN" || probes.NCCL.MinBusBandwidthGBps != 40 ||
-		probes.NCCL.LargeMessageBytes != 256<<20 {
+		probes.NCCL.LargeMessageBytes != 256<<20 || probes.NCCL.NodeEnv["node03"]["NCCL_IB_GID_INDEX"] != "5" || len(probes.NCCL.NodeEnv) != 1 ||
+		probes.NCCL.NVIDIASMI != "/usr/bin/nvidia-smi" {
 		t.Errorf("nccl section = %+v", probes.NCCL)
 	}
 	if bw := probes.IBWriteBW; bw.GIDIndex == nil || *bw.GIDIndex != 3 || bw.Jitter != 6*time.Minute ||
@@ -102,7 +103,7 @@ func TestExampleNamesEveryKey(t *testing.T) {
 		"max_port_utilization", "ib_write_bw", "ib_write_lat", "interval", "timeout", "jitter",
 		"command", "duration", "message_size", "queue_pairs", "gid_index", "port_range",
 		"extra_args", "leader", "mpirun", "gpus_per_node", "min_bytes", "max_bytes",
-		"extra_mpirun_args", "env", "min_bus_bandwidth_gbytes", "large_message_bytes", "count",
+		"extra_mpirun_args", "env", "node_env", "nvidia_smi", "min_bus_bandwidth_gbytes", "large_message_bytes", "count",
 	} {
 		if !strings.Contains(example, key+":") {
 			t.Errorf("the example never shows %q", key)
@@ -178,7 +179,9 @@ func TestDefaults(t *testing.T) {
 			Schedule: Schedule{Enabled: false, Interval: 6 * time.Hour, Timeout: 15 * time.Minute, Jitter: 36 * time.Minute},
 			MPIRun:   "/usr/bin/mpirun",
 			MinBytes: 8,
-			MaxBytes: 8 << 30,
+			// Unset: sized from the GPUs' memory when a run starts, at most 8 GiB.
+			MaxBytes:  0,
+			NVIDIASMI: "/usr/bin/nvidia-smi",
 			// 256 MiB: the judged bus bandwidth starts there, not at nccl-tests' average.
 			LargeMessageBytes: 256 << 20,
 			GroupSize:         2,

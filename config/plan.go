@@ -87,6 +87,7 @@ type Expectations struct {
 	// MinBandwidthFraction is the share of the port rate a bandwidth probe must reach.
 	MinBandwidthFraction float64
 	// LinkRateGbps is the expected port rate; 0 means each port's own reported rate is used.
+	// A plan's value is within minLinkRateGbps..maxLinkRateGbps.
 	LinkRateGbps float64
 	// FirmwareConsistent asks that NICs of one model run one firmware version fleet-wide.
 	FirmwareConsistent bool
@@ -213,7 +214,7 @@ type Perftest struct {
 	PortRange PortRange
 	// ExtraArgs are appended on both sides; they never hold the flags the runner sets.
 	ExtraArgs []string
-	// UseCUDA runs each end from GPU memory (perftest --use_cuda=<gpu>), the GPU
+	// UseCUDA runs each end from GPU memory (perftest --use_cuda_bus_id=<bdf>), the GPU
 	// nearest the tested NIC in the PCIe tree, so the probe crosses the same
 	// GPU↔NIC path NCCL uses. It needs a perftest built with CUDA.
 	UseCUDA bool
@@ -250,11 +251,19 @@ type NCCL struct {
 	Command     string
 	GPUsPerNode int
 	MinBytes    SizeBytes
-	MaxBytes    SizeBytes
+	// MaxBytes is nccl-tests' -e. Zero sizes it from the GPUs' memory when the run
+	// starts (nccl-tests holds three buffers of it per GPU), at most DefaultNCCLMaxBytes.
+	MaxBytes SizeBytes
+	// NVIDIASMI is the nvidia-smi the runner asks for the GPUs' memory when MaxBytes is 0.
+	NVIDIASMI string
 	// ExtraMPIRunArgs go to mpirun before the command; they never set hosts or rank counts.
 	ExtraMPIRunArgs []string
 	// Env is exported to every rank (mpirun -x KEY=VALUE).
 	Env map[string]string
+	// NodeEnv holds variables for the ranks of one node, by node name, over Env: what
+	// differs between nodes, such as NCCL_IB_GID_INDEX where one node's GID table
+	// differs (an extra IPv6 or VLAN address shifts the index).
+	NodeEnv map[string]map[string]string
 	// LargeMessageBytes is where the judged number starts: a run is judged on the best
 	// bus bandwidth among the message sizes at or above it (the largest size when none
 	// reaches it), never on nccl-tests' "Avg bus bandwidth", which averages in the

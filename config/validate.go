@@ -3,7 +3,10 @@ package config
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -226,6 +229,16 @@ func (l *loader) validateProbes(p *Plan) {
 	l.validateSchedule("probes.nccl", probes.NCCL.Schedule)
 	l.validateSchedule("probes.ping", probes.Ping.Schedule)
 
+	for _, s := range []struct {
+		path     string
+		schedule Schedule
+	}{{"probes.ib_write_bw", probes.IBWriteBW.Schedule}, {"probes.ib_write_lat", probes.IBWriteLat.Schedule},
+		{"probes.nccl", probes.NCCL.Schedule}, {"probes.ping", probes.Ping.Schedule}} {
+		if runs(s.schedule) {
+			l.validateFreshness(s.path, s.schedule, probes.FreshRounds)
+		}
+	}
+
 	l.validatePerftest(p, "probes.ib_write_bw", probes.IBWriteBW, runs(probes.IBWriteBW.Schedule))
 	l.validatePerftest(p, "probes.ib_write_lat", probes.IBWriteLat, runs(probes.IBWriteLat.Schedule))
 	if lat := probes.IBWriteLat; lat.QueuePairs > 1 {
@@ -234,6 +247,9 @@ func (l *loader) validateProbes(p *Plan) {
 	bw, lat := probes.IBWriteBW, probes.IBWriteLat
 	l.validateFleetRounds(p, "probes.ib_write_bw", bw.Schedule, runs(bw.Schedule))
 	l.validateFleetRounds(p, "probes.ib_write_lat", lat.Schedule, runs(lat.Schedule))
+	if runs(bw.Schedule) || runs(lat.Schedule) {
+		l.warnUntestableRails(p)
+	}
 	if runs(bw.Schedule) && runs(lat.Schedule) && bw.PortRange.overlaps(lat.PortRange) {
 		l.errorf("probes.ib_write_lat.port_range", "%s overlaps ib_write_bw's %s: both responders listen at the same time and each needs its own ports", lat.PortRange, bw.PortRange)
 	}
@@ -267,9 +283,18 @@ func (l *loader) validateProbes(p *Plan) {
 	}
 	// Only a written threshold is an error: with the default and a short sweep the runner
 	// judges the largest size and says so in each result.
-	if large := "probes.nccl.large_message_bytes"; l.isWritten(large) && nccl.MaxBytes > 0 && nccl.LargeMessageBytes > nccl.MaxBytes {
+	maxBytes, maxBytesSaid := nccl.MaxBytes, fmt.Sprint(nccl.MaxBytes)
+	if maxBytes == 0 {
+		maxBytes, maxBytesSaid = DefaultNCCLMaxBytes, fmt.Sprintf("%v (the most the default, sized from the GPUs' memory, gives)", DefaultNCCLMaxBytes)
+	}
+	if large := "probes.nccl.large_message_bytes"; l.isWritten(large) && nccl.LargeMessageBytes > maxBytes {
 		l.errorf(large, "%v is above max_bytes %s: no message of the sweep reaches it, so every run would be judged on its largest size; lower it or raise max_bytes",
-			nccl.LargeMessageBytes, l.describeValue("probes.nccl.max_bytes", nccl.MaxBytes))
+			nccl.LargeMessageBytes, maxBytesSaid)
+	}
+	for _, name := range slices.Sorted(maps.Keys(nccl.NodeEnv)) {
+		if _, ok := p.Node(name); !ok {
+			l.errorf("probes.nccl.node_env."+name, "%s is not a node of this plan; node_env is keyed by the nodes' names: %s", name, strings.Join(p.NodeNames(), ", "))
+		}
 	}
 }
 
@@ -314,6 +339,23 @@ func (l *loader) validateSchedule(path string, s Schedule) {
 	}
 }
 
+// validateFreshness keeps how long a result counts (fresh_rounds intervals plus the
+// timeout) within MaxFreshFor. Past it the product wrapped around: 6500h × 100 made the
+// store forget every result as it was added.
+func (l *loader) validateFreshness(path string, s Schedule, rounds int) {
+	if s.Interval <= 0 || rounds <= 0 || !freshForOverflows(s, rounds, MaxFreshFor) {
+		return
+	}
+	interval := path + ".interval"
+	if path == "probes.ib_write_bw" || path == "probes.ib_write_lat" {
+		interval = l.firstWritten(interval, "probes.nic_test_interval")
+	}
+	days := float64(rounds) * s.Interval.Hours() / 24
+	l.errorf(l.firstWritten("probes.fresh_rounds", interval),
+		"probes.fresh_rounds %s × %s's interval %s is about %.0f days: a result would count for more than %.0f days, longer than it says anything about a link; lower fresh_rounds or the interval",
+		l.describeValue("probes.fresh_rounds", rounds), path, l.describeValue(interval, s.Interval), days, MaxFreshFor.Hours()/24)
+}
+
 func (l *loader) validatePerftest(p *Plan, path string, t Perftest, runs bool) {
 	if t.Duration > 0 && t.Timeout > 0 && t.Timeout <= t.Duration {
 		timeout, duration := path+".timeout", path+".duration"
@@ -350,9 +392,60 @@ func (l *loader) validateFleetRounds(p *Plan, path string, s Schedule, runs bool
 		return
 	}
 	rounds := PairRounds(len(p.Nodes), p.Probes.MaxFabricShare)
-	if slot := s.Interval / time.Duration(rounds); slot <= s.Timeout {
-		l.errorf(l.firstWritten("probes.max_fabric_share", path+".interval", "probes.nic_test_interval"),
+	slot := s.Interval / time.Duration(rounds)
+	where := l.firstWritten("probes.max_fabric_share", path+".interval", "probes.nic_test_interval")
+	switch {
+	case slot <= s.Timeout:
+		l.errorf(where,
 			"max_fabric_share %v splits %s's interval %v into %d rounds of %v for %d nodes, not longer than its timeout %v: raise max_fabric_share or the interval (probes.nic_test_interval), or lower the timeout",
 			p.Probes.MaxFabricShare, path, s.Interval, rounds, slot, len(p.Nodes), s.Timeout)
+	case len(p.Nodes) > 2 && slot < 2*RetestedRunLength(s.Timeout):
+		// A run fits, but not its retest and a witness test after the round's own:
+		// failures are then recorded unconfirmed or not triangulated, and suspects are
+		// named an interval or more later.
+		l.warnf(where,
+			"max_fabric_share %v splits %s's interval %v into %d rounds of %v for %d nodes: a round needs %v to retest a failure and test it against a witness (each twice the timeout %v plus %v), so a fault found in it is named an interval or more late; raise the interval (probes.nic_test_interval) or max_fabric_share, or lower the timeout",
+			p.Probes.MaxFabricShare, path, s.Interval, rounds, slot, len(p.Nodes), 2*RetestedRunLength(s.Timeout), s.Timeout, RetestDelay+runMargin)
 	}
+}
+
+// warnUntestableRails names the rails that no other node can pair with: the pair
+// probes would leave them untested without a word.
+func (l *loader) warnUntestableRails(p *Plan) {
+	widest, second := -1, -1
+	for _, n := range p.Nodes {
+		switch w := len(n.Interfaces); {
+		case w > widest:
+			widest, second = w, widest
+		case w > second:
+			second = w
+		}
+	}
+	for i, n := range p.Nodes {
+		other := widest
+		if len(n.Interfaces) == widest {
+			other = second // its own count is not a partner; a tie keeps widest
+			for _, m := range p.Nodes {
+				if m != n && len(m.Interfaces) == widest {
+					other = widest
+					break
+				}
+			}
+		}
+		rails := untestable(n, other)
+		if len(rails) == 0 {
+			continue
+		}
+		l.warnf(fmt.Sprintf("nodes[%d].interfaces[%d]", i, rails[0]),
+			"node %s has %d compute interfaces but no other node has more than %d: the pair probes pair rail i with rail i, so its rail(s) %s (%s) cannot be tested by any peer (roce_probe_untestable_rails)",
+			n.Name, len(n.Interfaces), other, railList(rails), n.Interfaces[rails[0]].Netdev)
+	}
+}
+
+func railList(rails []int) string {
+	parts := make([]string, len(rails))
+	for i, r := range rails {
+		parts[i] = strconv.Itoa(r)
+	}
+	return strings.Join(parts, ", ")
 }

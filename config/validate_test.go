@@ -419,9 +419,33 @@ nodes:
 			{15, "expectations.trust", `"802.1p" must be dscp or pcp`},
 			{16, "expectations.ecn", `must be true or false, not "yes"`},
 			{17, "expectations.min_bandwidth_fraction", "1.5 must be above 0 and at most 1"},
-			{18, "expectations.link_rate_gbps", "must be above 0"},
+			{18, "expectations.link_rate_gbps", "-400 is not a port rate: write it in Gb/s, between 1 and 3200"},
 			{19, "expectations.firmware_consistent", `must be true or false, not "true"`},
 		},
+	},
+	{
+		// 1e300 Gb/s loaded, and every floor derived from it was meaningless.
+		name: "link_rate_gbps beyond any port",
+		yaml: minimalPlan + "expectations:\n  link_rate_gbps: 1e300\n",
+		want: []wantError{{12, "expectations.link_rate_gbps", "1e+300 is not a port rate"}},
+	},
+	{
+		// A unit mistake: bits per second where Gb/s are meant.
+		name: "link_rate_gbps in bits per second",
+		yaml: minimalPlan + "expectations:\n  link_rate_gbps: 400000000000\n",
+		want: []wantError{{12, "expectations.link_rate_gbps", "4e+11 is not a port rate"}},
+	},
+	{
+		// 6500h × 100 wrapped time.Duration's product around: the store
+		// forgot every result as it was added.
+		name: "fresh_rounds times the interval beyond a year",
+		yaml: minimalPlan + "probes:\n  enabled: true\n  nic_test_interval: 6500h\n  fresh_rounds: 100\n",
+		want: []wantError{{14, "probes.fresh_rounds", "probes.fresh_rounds 100 × probes.ib_write_bw's interval 6500h0m0s is about 27083 days: a result would count for more than 366 days"}},
+	},
+	{
+		name: "an interval of more than half a year with the least fresh_rounds",
+		yaml: minimalPlan + "probes:\n  enabled: true\n  ping:\n    interval: 4400h\n    timeout: 10s\n",
+		want: []wantError{{14, "probes.ping.interval", "probes.fresh_rounds 3 (the default) × probes.ping's interval 4400h0m0s is about 550 days"}},
 	},
 	{
 		name: "min_bandwidth_fraction of 0",
@@ -615,7 +639,41 @@ probes:
 	{
 		name: "nccl large-message threshold above the default sweep",
 		yaml: minimalPlan + "probes:\n  nccl:\n    large_message_bytes: 16G\n",
-		want: []wantError{{13, "probes.nccl.large_message_bytes", "16G is above max_bytes 8G (the default)"}},
+		want: []wantError{{13, "probes.nccl.large_message_bytes", "16G is above max_bytes 8G (the most the default, sized from the GPUs' memory, gives)"}},
+	},
+	{
+		name: "nccl node_env",
+		yaml: twoNodes + `probes:
+  nccl:
+    node_env:
+      node01: {NCCL_IB_GID_INDEX: 5}
+      node09: {NCCL_IB_GID_INDEX: 3}
+      node01: {NCCL_IB_HCA: mlx5_1}
+      node02: [NCCL_IB_GID_INDEX]
+`,
+		want: []wantError{
+			{20, "probes.nccl.node_env.node09", "node09 is not a node of this plan; node_env is keyed by the nodes' names: node01, node02"},
+			{21, "probes.nccl.node_env.node01", "is set twice"},
+			{22, "probes.nccl.node_env.node02", "must be a mapping of NAME: value lines, not a list"},
+		},
+	},
+	{
+		name: "nccl node_env is a mapping",
+		yaml: minimalPlan + "probes:\n  nccl:\n    node_env: [node01]\n",
+		want: []wantError{{13, "probes.nccl.node_env", "must be a mapping (key: value lines), not a list"}},
+	},
+	{
+		name: "extra_args naming the GPU",
+		yaml: minimalPlan + "probes:\n  ib_write_bw:\n    extra_args: [--use_cuda_bus_id=0000:1b:00.0, --use_cuda, \"0\"]\n",
+		want: []wantError{
+			{13, "probes.ib_write_bw.extra_args[0]", "--use_cuda_bus_id is set by the runner: set use_cuda: true instead"},
+			{13, "probes.ib_write_bw.extra_args[1]", "--use_cuda is set by the runner"},
+		},
+	},
+	{
+		name: "nvidia_smi is an absolute path",
+		yaml: minimalPlan + "probes:\n  nccl:\n    nvidia_smi: nvidia-smi\n",
+		want: []wantError{{13, "probes.nccl.nvidia_smi", `"nvidia-smi" must be an absolute path`}},
 	},
 	{
 		name: "nccl large-message threshold is a size",
@@ -686,6 +744,24 @@ probes:
 			{13, "probes.nccl.extra_mpirun_args[1]", "-np is set by the runner: the rank count comes from the plan"},
 			{13, "probes.nccl.extra_mpirun_args[3]", "--hostfile is set by the runner: the host list comes from the plan's nodes"},
 			{13, "probes.nccl.extra_mpirun_args[6]", "-H is set by the runner"},
+		},
+	},
+	{
+		// getopt_long takes --tclas for --tclass; a bare word is perftest's
+		// server; --app and a program name replace mpirun's command line.
+		name: "extra arguments the programs read as owned flags or in place of the command",
+		yaml: minimalPlan + `probes:
+  ib_write_bw:
+    extra_args: [--tclas=0, --report_gbits, 10.0.0.9]
+  nccl:
+    extra_mpirun_args: [--allow-run-as-root, --app, /tmp/appfile]
+  ib_write_lat:
+    extra_args: [-F]
+`,
+		want: []wantError{
+			{13, "probes.ib_write_bw.extra_args[0]", "--tclas abbreviates --tclass, which is set by the runner"},
+			{13, "probes.ib_write_bw.extra_args[2]", `"10.0.0.9" is no option: perftest takes a lone argument as the server to connect to`},
+			{15, "probes.nccl.extra_mpirun_args[1]", "--app is set by the runner: an appfile's command lines replace the runner's whole command line"},
 		},
 	},
 	{
@@ -823,12 +899,12 @@ func TestAliases(t *testing.T) {
 	})
 	t.Run("too many aliases", func(t *testing.T) {
 		var b strings.Builder
-		b.WriteString(minimalPlan + "probes:\n  ib_write_bw:\n    extra_args: &a [x]\n  ib_write_lat:\n    extra_args:\n")
+		b.WriteString(minimalPlan + "probes:\n  ib_write_bw:\n    extra_args: &a [-F]\n  ib_write_lat:\n    extra_args:\n")
 		for range maxAliasesFollowed {
 			b.WriteString("      - *b\n")
 		}
 		// *b is an alias of a scalar, so each entry costs one alias lookup.
-		yaml := strings.Replace(b.String(), "&a [x]", "[&b x]", 1)
+		yaml := strings.Replace(b.String(), "&a [-F]", "[&b -F]", 1)
 		_, err := Parse("cluster.yaml", []byte(yaml+"      - *b\n      - *b\n"))
 		var errs ValidationErrors
 		if !errors.As(err, &errs) || len(errs) != 1 || !strings.Contains(errs[0].Msg, "more than 10000 YAML aliases") {

@@ -29,7 +29,7 @@ func cablingRowNode(b *board) {
 	b.row("Cabling and NIC health")
 	b.add(b.table("Port → switch port", "The switch and switch port each interface is cabled to, as the switch announces itself over LLDP "+
 		"(read from the node's lldpd; empty when lldpd does not run or the switch sends no LLDP).",
-		"short", 12, 8, []string{"instance", "device", "interface", "chassis_name", "port_id", "port_descr", "chassis_id", "Value"},
+		"short", 12, 8, []string{"instance", "device", "interface", "chassis_name", "port_id", "chassis_id", "Value"},
 		qt(byDevice(sel("roce_lldp_neighbor_info")))).
 		OverrideByName("Value", []dashboard.DynamicConfigValue{{Id: "custom.hidden", Value: true}}))
 	b.add(b.states("NIC health reporters", "devlink health reporters (mlx5: fw, fw_fatal, tx, rx): red while a reporter is in error, "+

@@ -157,21 +157,22 @@ func NodeDetail() *dashboard.DashboardBuilder {
 		q(byDevice(rate("roce_phy_fec_uncorrectable_blocks_total")), "{{instance}} {{device}} uncorrectable")))
 
 	b.row("PCIe")
-	b.add(b.timeseries("PCIe link width", "Negotiated (current) and maximum PCIe lanes. Current below max halves the NIC's host bandwidth.", "short", 6, 8,
+	b.add(b.timeseries("PCIe link width", "Negotiated (current) and maximum PCIe lanes of the NIC (max) and of the port above it (upstream_max). Current below the lower of the two halves the NIC's host bandwidth.", "short", 6, 8,
 		q(sel("roce_pcie_link_width_lanes", dev), "{{instance}} {{device}} {{kind}}")))
-	b.add(b.timeseries("PCIe link speed", "Negotiated (current) and maximum PCIe transfer rate per lane (32 GT/s is Gen5).", "short", 6, 8,
+	b.add(b.timeseries("PCIe link speed", "Negotiated (current) and maximum PCIe transfer rate per lane (32 GT/s is Gen5) of the NIC (max) and of the port above it (upstream_max): a Gen5 NIC in a Gen4 slot runs at 16 GT/s by design.", "short", 6, 8,
 		q(sel("roce_pcie_link_speed_transfers_per_second", dev), "{{instance}} {{device}} {{kind}}")))
 	b.add(b.timeseries("PCIe bandwidth vs port rate", "Usable PCIe bandwidth (after encoding) of the NIC's slot against the RDMA port rate: "+
 		"a slot slower than the port caps the link.", "Bps", 6, 8,
 		q(sel("roce_pcie_bandwidth_bytes_per_second", dev), "{{instance}} {{device}} PCIe {{kind}}"),
 		q(sel("roce_port_rate_bytes_per_second", dev), "{{instance}} {{device}} port rate")))
-	b.add(b.timeseries("PCIe AER errors", "PCIe Advanced Error Reporting events per second by severity.", "cps", 6, 8,
-		q(rate("roce_pcie_aer_errors_total", dev), "{{instance}} {{device}} {{severity}}")))
+	b.add(b.timeseries("PCIe AER errors", "PCIe Advanced Error Reporting events per second by severity, at each end of the NIC's link: the NIC (function) and the port above it (upstream).", "cps", 6, 8,
+		q(rate("roce_pcie_aer_errors_total", dev), "{{instance}} {{device}} {{severity}} ({{end}})")))
 
 	// Empty on nodes without NVIDIA GPUs: the gpu collector exports nothing there.
 	b.row("GPU ↔ NIC path")
-	b.add(b.table("GPU ↔ NIC affinity", "Each GPU's closest RDMA NIC and their PCIe relation as nvidia-smi topo -m names it, "+
-		"with its level (1 PIX, 2 PXB: a shared PCIe switch, what GPUDirect RDMA needs; 3 PHB, 4 NODE, 5 SYS: every transfer crosses the CPU).",
+	b.add(b.table("GPU ↔ NIC affinity", "Each GPU's closest RDMA NIC and their PCIe relation as NCCL classifies the path, "+
+		"with its level (1 PIX, 2 PXB: a shared PCIe switch, what GPUDirect RDMA needs; 3 PHB, 5 SYS: every transfer crosses the CPU). "+
+		"nvidia-smi topo -m's NODE is PHB to NCCL.",
 		"short", 10, 8, []string{"instance", "gpu", "device", "relation", "Value"},
 		qt(sel("roce_gpu_nic_topology", dev)+` * on (instance, gpu) group_left () max by (instance, gpu) (`+sel("roce_gpu_nic_closest_pcie_level")+`)`)).
 		OverrideByName("Value", []dashboard.DynamicConfigValue{{Id: "displayName", Value: "level"}}))

@@ -63,13 +63,13 @@ func TestDSCPChecks(t *testing.T) {
 		{name: "upstream kernel", snap: func(s *node.Snapshot) { port(s, 1).TrafficClass, port(s, 1).TrafficClassFile = nil, false },
 			id: "default_traffic_class", subject: "mlx5_1", want: StatusSkipped, msg: []string{"NCCL_IB_TC=106"}},
 
-		{name: "TC from the plan", id: "nccl_env", subject: "node", want: StatusOK, msg: []string{"NCCL_IB_GID_INDEX=3 NCCL_IB_TC=106"}, notMsg: []string{"NCCL_IB_SL"}},
+		{name: "TC from the plan", id: "nccl_env", subject: "node", want: StatusOK, msg: []string{"NCCL_IB_GID_INDEX=3 NCCL_IB_TC=106 NCCL_IB_FIFO_TC=106"}, notMsg: []string{"NCCL_IB_SL"}},
 		{name: "pcp trust adds SL", plan: func(p *config.Plan) { p.Expectations.Trust = config.TrustPCP },
-			id: "nccl_env", subject: "node", want: StatusOK, msg: []string{"NCCL_IB_TC=106 NCCL_IB_SL=3"}},
+			id: "nccl_env", subject: "node", want: StatusOK, msg: []string{"NCCL_IB_TC=106 NCCL_IB_FIFO_TC=106 NCCL_IB_SL=3"}},
 		{name: "no plan, no TC", noPlan: true, id: "nccl_env", subject: "node", want: StatusOK, notMsg: []string{"NCCL_IB_TC"}},
 		{name: "infiniband SL", snap: makeIB, plan: func(p *config.Plan) {
 			p.Expectations.LinkLayer, p.Expectations.RoCEDSCP, p.Expectations.IBServiceLevel = config.LinkLayerInfiniBand, nil, intp(5)
-		}, id: "nccl_env", subject: "node", want: StatusOK, msg: []string{"NCCL_IB_SL=5"}, notMsg: []string{"NCCL_IB_TC"}},
+		}, id: "nccl_env", subject: "node", want: StatusOK, msg: []string{"NCCL_IB_SL=5"}, notMsg: []string{"NCCL_IB_TC", "NCCL_IB_FIFO_TC"}},
 
 		{name: "bytes on 3 since boot", id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusOK, msg: []string{"on priority 3 since the counters started"}},
 		{name: "bytes on 0 since boot", snap: func(s *node.Snapshot) {

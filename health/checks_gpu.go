@@ -40,6 +40,15 @@ func gpuName(g *node.GPU) string {
 	return fmt.Sprintf("GPU %d (%s%s)", g.Index, g.Place.Address(), numa)
 }
 
+// pathType names a GPU↔NIC relation in NCCL's words (node.Relate), and
+// says nvidia-smi's where NCCL has one word for two.
+func pathType(r node.PCIeRelation) string {
+	if r == node.RelationPHB {
+		return "PHB (NCCL's path type; nvidia-smi topo -m shows PHB or NODE)"
+	}
+	return r.String() + " (NCCL's path type)"
+}
+
 func nicNames(pairs []node.Pair) string {
 	names := make([]string, len(pairs))
 	for i, p := range pairs {
@@ -101,7 +110,7 @@ func checkACSOnPath(e *env, r *results) {
 		}
 		p := closest[0]
 		if !p.Relation.Direct() {
-			r.skip(gpuSubject(g), fmt.Sprintf("%s's closest NIC (%s) is at %s: the path crosses the root complex, so ACS does not decide its route (see gpu_nic_affinity)", gpuName(g), nicNames(closest), p.Relation))
+			r.skip(gpuSubject(g), fmt.Sprintf("%s's closest NIC (%s) is at %s: the path crosses the root complex, so ACS does not decide its route (see gpu_nic_affinity)", gpuName(g), nicNames(closest), pathType(p.Relation)))
 			continue
 		}
 		bridges, known := node.PathACSRedirects(st, p)
@@ -134,12 +143,17 @@ func checkIOMMU(e *env, r *results) {
 		cmd = strings.Join(m.Cmdline, " ")
 	}
 	const fix = "boot with the IOMMU in passthrough: add `iommu=pt` (Intel: `intel_iommu=on iommu=pt`, AMD: `amd_iommu=on iommu=pt`) to GRUB_CMDLINE_LINUX in /etc/default/grub, run `update-grub` (RHEL: `grub2-mkconfig -o /boot/grub2/grub.cfg`), reboot; check `cat /sys/kernel/iommu_groups/*/type` reads identity"
-	switch mode := m.Mode(); mode {
-	case node.IOMMUOff:
+	switch mode := m.Mode(); {
+	case mode == node.IOMMUUnknown && len(m.Unreadable) > 0:
+		// Unreadable is not "off": passing here would hide a translating
+		// IOMMU behind a permission problem.
+		r.warn(SubjectNode, fmt.Sprintf("cannot read the IOMMU state (%s): whether GPU↔NIC DMA is translated is unknown; kernel parameters: %s", strings.Join(m.Unreadable, "; "), cmd),
+			"let the exporter read /sys/class/iommu, /sys/bus/pci/devices/*/iommu_group and /sys/kernel/iommu_groups/*/type (in a container, mount the host's /sys), or check by hand: `ls /sys/class/iommu; cat /sys/kernel/iommu_groups/*/type` should read identity for every GPU and NIC")
+	case mode == node.IOMMUOff:
 		r.ok(SubjectNode, "no IOMMU active: GPU↔NIC DMA is not translated")
-	case node.IOMMUPassthrough:
+	case mode == node.IOMMUPassthrough:
 		r.ok(SubjectNode, fmt.Sprintf("IOMMU in passthrough for every GPU and NIC (kernel parameters: %s)", cmd))
-	case node.IOMMUTranslated:
+	case mode == node.IOMMUTranslated:
 		var which []string
 		for _, a := range slices.Sorted(maps.Keys(m.GroupTypes)) {
 			if t := m.GroupTypes[a]; t != "identity" {
@@ -191,11 +205,11 @@ func checkGPUNICAffinity(e *env, r *results) {
 		rel := closest[0].Relation
 		switch {
 		case rel.Direct():
-			r.ok(gpuSubject(g), fmt.Sprintf("%s: closest NIC %s at %s", gpuName(g), nicNames(closest), rel))
+			r.ok(gpuSubject(g), fmt.Sprintf("%s: closest NIC %s at %s", gpuName(g), nicNames(closest), pathType(rel)))
 		case rel == best:
-			r.ok(gpuSubject(g), fmt.Sprintf("%s: closest NIC %s at %s, the best this board's topology allows (no GPU shares a PCIe switch with a NIC)", gpuName(g), nicNames(closest), rel))
+			r.ok(gpuSubject(g), fmt.Sprintf("%s: closest NIC %s at %s, the best this board's topology allows (no GPU shares a PCIe switch with a NIC)", gpuName(g), nicNames(closest), pathType(rel)))
 		default:
-			msg := fmt.Sprintf("%s: closest NIC %s at %s, while this board pairs GPUs with NICs at %s", gpuName(g), nicNames(closest), rel, best)
+			msg := fmt.Sprintf("%s: closest NIC %s at %s, while this board pairs GPUs with NICs at %s", gpuName(g), nicNames(closest), pathType(rel), best)
 			if rel == node.RelationSYS {
 				msg += "; every transfer crosses the socket interconnect"
 			}
@@ -208,6 +222,50 @@ func checkGPUNICAffinity(e *env, r *results) {
 	}
 }
 
+// gpuIdleSpeedGTs is the speed an idle NVIDIA GPU lowers its link to (Gen1),
+// whatever its generation; under load it raises it to the top speed both
+// ends support.
+const gpuIdleSpeedGTs = 2.5
+
+// nicLineRate is the line rate, in bits/s, of the fastest of the NICs: the
+// sum of each device's active ports, else the plan's rate per port. It is
+// what a GPU's link must carry for GPUDirect RDMA (or NCCL's staging through
+// host memory) to keep that NIC at line rate.
+func (e *env) nicLineRate(pairs []node.Pair) (float64, string) {
+	var best float64
+	var name string
+	for _, p := range pairs {
+		for _, d := range e.snap.Devices {
+			if d.Name != p.NIC.Device {
+				continue
+			}
+			var rate float64
+			for _, pt := range d.Ports {
+				if pt.Up() && pt.RateBitsPerSecond > 0 {
+					rate += pt.RateBitsPerSecond
+				}
+			}
+			if exp, ok := e.expectations(); rate == 0 && ok && exp.LinkRateGbps > 0 {
+				rate = exp.LinkRateGbps * 1e9 * float64(len(d.Ports))
+			}
+			if rate > best {
+				best, name = rate, d.Name
+			}
+		}
+	}
+	return best, name
+}
+
+// checkGPULink judges a GPU's link against what both its ends support. Its
+// width is judged always: GPUs keep their lanes when idle. Its speed is not
+// what it seems: an idle NVIDIA GPU drops to 2.5 GT/s and a busy one runs
+// at the top speed both ends support, and sysfs does not say whether a GPU
+// is busy. So speed is judged only where sysfs proves something: a port
+// above the GPU that supports less than the GPU (a permanent cap, which
+// fails when it cannot carry the closest NIC's line rate), and a link held
+// between 2.5 GT/s and its top speed in two samples in a row (what a riser
+// or retimer that fails equalisation at the top speed leaves, which warns).
+// A GPU stuck at 2.5 GT/s cannot be told from an idle one.
 func checkGPULink(e *env, r *results) {
 	st, ok := gpuState(e, r)
 	if !ok {
@@ -219,19 +277,59 @@ func checkGPULink(e *env, r *results) {
 			r.skip(gpuSubject(g), "PCIe link width not readable")
 			continue
 		}
-		if f.CurrentWidth < f.MaxWidth {
-			r.fail(gpuSubject(g), fmt.Sprintf("%s trained at x%d of x%d: host↔GPU and GPUDirect RDMA bandwidth is cut to %d/%d", gpuName(g), f.CurrentWidth, f.MaxWidth, f.CurrentWidth, f.MaxWidth),
-				"reseat the GPU (or its baseboard / riser cable) and check the slot in the BIOS is not bifurcated; `lspci -vv -s "+g.Place.Address()+" | grep LnkSta` must show Width x"+fmt.Sprint(f.MaxWidth)+"; AER errors on the link (roce_pcie / dmesg 'AER') point to a bad connector")
+		capS, capW := f.LinkCapability()
+		if f.CurrentWidth < capW {
+			r.fail(gpuSubject(g), fmt.Sprintf("%s trained at x%d of the x%d both its ends support: host↔GPU and GPUDirect RDMA bandwidth is cut to %d/%d", gpuName(g), f.CurrentWidth, capW, f.CurrentWidth, capW),
+				"reseat the GPU (or its baseboard / riser cable) and check the slot in the BIOS is not bifurcated; `lspci -vv -s "+g.Place.Address()+" | grep LnkSta` must show Width x"+fmt.Sprint(capW)+"; AER errors on the link (pcie_no_aer_errors, dmesg 'AER') point to a bad connector")
 			continue
 		}
-		msg := fmt.Sprintf("%s at x%d", gpuName(g), f.CurrentWidth)
-		if f.CurrentSpeedGTs > 0 && f.MaxSpeedGTs > 0 && f.CurrentSpeedGTs < f.MaxSpeedGTs {
-			// NVIDIA GPUs drop their link speed when idle to save power and
-			// raise it under load; only the width says the link is bad.
-			msg += fmt.Sprintf(", %g of %g GT/s now (an idle GPU lowers its link speed to save power)", f.CurrentSpeedGTs, f.MaxSpeedGTs)
-		} else if f.CurrentSpeedGTs > 0 {
-			msg += fmt.Sprintf(" %g GT/s", f.CurrentSpeedGTs)
+		capNote := ""
+		if f.UpstreamLimits() && capS > 0 {
+			var judged bool
+			if capNote, judged = judgeGPUCap(e, r, st, g, capS, capW); judged {
+				continue
+			}
 		}
-		r.ok(gpuSubject(g), msg)
+		msg := fmt.Sprintf("%s at x%d", gpuName(g), f.CurrentWidth)
+		switch {
+		case f.CurrentSpeedGTs <= 0 || capS <= 0:
+		case f.CurrentSpeedGTs >= capS:
+			msg += fmt.Sprintf(" %s GT/s, the top speed of both ends", num(f.CurrentSpeedGTs))
+		case f.CurrentSpeedGTs <= gpuIdleSpeedGTs:
+			msg += fmt.Sprintf(", %s of %s GT/s now (an idle GPU lowers its link speed to save power; sysfs cannot tell an idle GPU from one stuck at this speed, `nvidia-smi -q -d PCIE` under load can)", num(f.CurrentSpeedGTs), num(capS))
+		default:
+			prev := e.prevGPU(f.Address)
+			if prev != nil && prev.CurrentSpeedGTs == f.CurrentSpeedGTs {
+				r.warn(gpuSubject(g), fmt.Sprintf("%s held at %s GT/s in two samples in a row, below the %s GT/s both its ends support: an idle GPU drops to %s GT/s and a busy one runs at its top speed, so a link that stays in between failed to train higher", gpuName(g), num(f.CurrentSpeedGTs), num(capS), num(gpuIdleSpeedGTs)),
+					fmt.Sprintf("confirm under load: `nvidia-smi -q -d PCIE -i %s` (Link Generation Current against Max) while a job runs; a link held low is a riser, retimer or cable that fails equalisation at the top speed, or a slot the BIOS set to a lower generation: reseat the GPU and its riser or cable, set the slot's link speed to Auto; AER errors on the link (pcie_no_aer_errors) point to the same connector", g.Place.Address()))
+				continue
+			}
+			msg += fmt.Sprintf(", %s of %s GT/s now, between the idle and the top speed (a GPU changing speed, or a link held low: a second sample tells)", num(f.CurrentSpeedGTs), num(capS))
+		}
+		r.ok(gpuSubject(g), msg+capNote)
 	}
+}
+
+// judgeGPUCap judges a GPU whose port above supports less than the GPU: the
+// link can never be faster than that port, whatever the load. That is the
+// platform (an older server, a switch or riser of an older generation),
+// and it matters where the capped link cannot carry the line rate of the
+// NIC the GPU's network traffic goes through. It records a finding and
+// says so (judged) when the cap is a problem; otherwise it returns the note
+// the GPU's passing finding carries.
+func judgeGPUCap(e *env, r *results, st *node.GPUState, g *node.GPU, capS float64, capW int) (note string, judged bool) {
+	f := g.PCI
+	capBits := node.PCIeBandwidth(capS, capW) * 8
+	what := fmt.Sprintf("%s is capped at %s (%s Gb/s) by %s: the GPU supports %s", gpuName(g), linkText(capS, capW), gbps(capBits), upstreamText(f.Upstream), linkText(f.MaxSpeedGTs, f.MaxWidth))
+	fix := fmt.Sprintf("the port above the GPU (a slot of an older PCIe generation, or a riser, retimer card or PCIe switch between them) supports less than the GPU: `lspci -vv -s %s | grep LnkCap` shows it; move the GPU to a slot, riser or switch of its own generation", f.Upstream.Address)
+	need, nic := e.nicLineRate(st.Closest(g))
+	switch {
+	case need <= 0:
+		r.warn(gpuSubject(g), what+"; with no RDMA NIC rate to compare, whether it slows the network cannot be told", fix)
+		return "", true
+	case capBits < need:
+		r.fail(gpuSubject(g), fmt.Sprintf("%s; less than the %s Gb/s of its closest NIC %s, so GPUDirect RDMA (and NCCL's staging through host memory) through this GPU cannot reach line rate", what, gbps(need), nic), fix)
+		return "", true
+	}
+	return fmt.Sprintf("; capped at %s (%s Gb/s) by %s, where the GPU supports %s: enough for the %s Gb/s of its closest NIC %s", linkText(capS, capW), gbps(capBits), upstreamText(f.Upstream), linkText(f.MaxSpeedGTs, f.MaxWidth), gbps(need), nic), false
 }

@@ -84,6 +84,15 @@ func TestGPUChecksDegradedDGX(t *testing.T) {
 	if f, _ := find(fs, "gpu_nic_affinity", "gpu3"); !strings.Contains(f.Message, "mlx5_3 (NUMA node 1)") {
 		t.Errorf("affinity message should name the NIC out of place: %s", f.Message)
 	}
+	// Its closest NICs are on other host bridges of its socket: nvidia-smi's
+	// NODE, NCCL's PHB, and the message says whose word it uses.
+	if f, _ := find(fs, "gpu_nic_affinity", "gpu3"); !strings.Contains(f.Message, "closest NIC mlx5_0, mlx5_1, mlx5_2 at PHB (NCCL's path type; nvidia-smi topo -m shows PHB or NODE)") {
+		t.Errorf("affinity message vocabulary: %s", f.Message)
+	}
+	// GPU 5's x8 link came with AER errors, judged on the GPU as on a NIC.
+	if f, _ := find(fs, "pcie_no_aer_errors", "gpu5"); f.Status != StatusWarn || !strings.Contains(f.Message, "on 0000:c3:00.0: 412 correctable since boot") {
+		t.Errorf("GPU 5 AER: %+v", f)
+	}
 	if f, _ := find(fs, "pcie_acs_off_on_gpu_nic_path", "gpu2"); !strings.Contains(f.Fix, "setpci -s 0000:4e:00.0 ECAP_ACS+0x6.w=0000") {
 		t.Errorf("ACS fix: %s", f.Fix)
 	}
@@ -134,6 +143,15 @@ func TestIOMMUCheck(t *testing.T) {
 	fs = mutateGPU(t, func(st *node.GPUState) { st.IOMMU.GroupTypes = nil })
 	if f := status(t, fs, "iommu_passthrough_or_off", "node"); f.Status != StatusWarn {
 		t.Errorf("types unreadable: %+v", f)
+	}
+	// /sys/class/iommu could not be read: nothing read is no proof of no
+	// IOMMU, so it is not a pass.
+	fs = mutateGPU(t, func(st *node.GPUState) {
+		st.IOMMU = node.IOMMU{Unreadable: []string{"/sys/class/iommu: permission denied"}}
+	})
+	if f := status(t, fs, "iommu_passthrough_or_off", "node"); f.Status != StatusWarn || !strings.Contains(f.Message, "cannot read") ||
+		!strings.Contains(f.Message, "/sys/class/iommu: permission denied") {
+		t.Errorf("unreadable IOMMU state: %+v", f)
 	}
 	fs = mutateGPU(t, func(st *node.GPUState) { st.IOMMU = node.IOMMU{} })
 	if f := status(t, fs, "iommu_passthrough_or_off", "node"); f.Status != StatusOK {
@@ -212,5 +230,143 @@ func TestGPULinkSpeedIdleIsNotDegraded(t *testing.T) {
 	fs = mutateGPU(t, func(st *node.GPUState) { st.GPUs[1].PCI.CurrentWidth = 4 })
 	if f := status(t, fs, "gpu_pcie_link_not_degraded", "gpu1"); f.Status != StatusFail {
 		t.Errorf("x4: %+v", f)
+	}
+}
+
+// mutateGPUTwice is mutateGPU with a previous sample 10s before, edited by
+// prev, the current one by cur.
+func mutateGPUTwice(t *testing.T, prev, cur func(st *node.GPUState)) []Finding {
+	t.Helper()
+	s := gpuFixture(t, "dgx-h100-8gpu-8nic")
+	p := cloneSnapshot(t, s)
+	p.Time = s.Time.Add(-10 * time.Second)
+	prev(p.GPU)
+	cur(s.GPU)
+	s.Previous = p
+	fs := Run(s, nil, "")
+	checkInvariants(t, fs)
+	return fs
+}
+
+// gpuIn puts GPU i (an H100, Gen5 x16) below a port of the given capability,
+// its link trained at the most that port allows.
+func gpuIn(i int, speed float64, width int) func(st *node.GPUState) {
+	return func(st *node.GPUState) {
+		f := st.GPUs[i].PCI
+		f.Upstream.MaxSpeedGTs, f.Upstream.MaxWidth = speed, width
+		f.CurrentSpeedGTs, f.CurrentWidth = speed, width
+	}
+}
+
+// A GPU's speed is judged where sysfs proves a limit: the port above it
+// supports less (a permanent cap, judged against its NIC's line rate), or the
+// link stays between the idle and the top speed. An idle GPU at 2.5 GT/s in
+// a slot that supports more is not a finding.
+func TestGPULinkAgainstBothEnds(t *testing.T) {
+	fs := mutateGPU(t, func(st *node.GPUState) {
+		gpuIn(1, 16, 16)(st)
+		st.GPUs[1].PCI.MaxSpeedGTs = 16 // an A100: Gen4 itself
+		st.GPUs[1].PCI.CurrentSpeedGTs = 2.5
+	})
+	if f := status(t, fs, "gpu_pcie_link_not_degraded", "gpu1"); f.Status != StatusOK || !strings.Contains(f.Message, "2.5 of 16 GT/s now (an idle GPU") {
+		t.Errorf("idle Gen4 GPU at Gen1 in a Gen4 slot: %+v", f)
+	}
+
+	fs = mutateGPU(t, gpuIn(1, 8, 16))
+	f := status(t, fs, "gpu_pcie_link_not_degraded", "gpu1")
+	if f.Status != StatusFail {
+		t.Errorf("GPU behind a Gen3 port: %+v", f)
+	}
+	for _, want := range []string{"capped at 8 GT/s x16 (126 Gb/s) by the port above it, 0000:42:00.0 (8 GT/s x16)", "the GPU supports 32 GT/s x16", "400 Gb/s of its closest NIC mlx5_1"} {
+		if !strings.Contains(f.Message, want) {
+			t.Errorf("message %q lacks %q", f.Message, want)
+		}
+	}
+	if !strings.Contains(f.Fix, "lspci -vv -s 0000:42:00.0 | grep LnkCap") || !strings.Contains(f.Fix, "riser") {
+		t.Errorf("fix: %s", f.Fix)
+	}
+
+	// Gen5 GPU in a Gen4 slot: 252 Gb/s does not carry a 400G NIC, does
+	// carry a 200G one.
+	fs = mutateGPU(t, gpuIn(1, 16, 16))
+	if f := status(t, fs, "gpu_pcie_link_not_degraded", "gpu1"); f.Status != StatusFail {
+		t.Errorf("Gen5 GPU in a Gen4 slot, 400G NIC: %+v", f)
+	}
+	s := gpuFixture(t, "dgx-h100-8gpu-8nic")
+	gpuIn(1, 16, 16)(s.GPU)
+	for _, d := range s.Devices {
+		for _, p := range d.Ports {
+			p.RateBitsPerSecond = 200e9
+		}
+	}
+	fs = Run(s, nil, "")
+	if f := status(t, fs, "gpu_pcie_link_not_degraded", "gpu1"); f.Status != StatusOK || !strings.Contains(f.Message, "enough for the 200 Gb/s of its closest NIC mlx5_1") {
+		t.Errorf("Gen5 GPU in a Gen4 slot, 200G NIC: %+v", f)
+	}
+
+	// Capped, and held below even the cap in two samples: the cap is fine
+	// for a 200G NIC, the link below it is not.
+	heldUnderCap := func(st *node.GPUState) {
+		gpuIn(1, 16, 16)(st)
+		st.GPUs[1].PCI.CurrentSpeedGTs = 8
+	}
+	s = gpuFixture(t, "dgx-h100-8gpu-8nic")
+	p := cloneSnapshot(t, s)
+	p.Time = s.Time.Add(-10 * time.Second)
+	for _, snap := range []*node.Snapshot{s, p} {
+		heldUnderCap(snap.GPU)
+		for _, d := range snap.Devices {
+			for _, pt := range d.Ports {
+				pt.RateBitsPerSecond = 200e9
+			}
+		}
+	}
+	s.Previous = p
+	fs = Run(s, nil, "")
+	if f := status(t, fs, "gpu_pcie_link_not_degraded", "gpu1"); f.Status != StatusWarn || !strings.Contains(f.Message, "held at 8 GT/s in two samples in a row, below the 16 GT/s both its ends support") {
+		t.Errorf("held at 8 GT/s below a 16 GT/s cap: %+v", f)
+	}
+
+	// An x16 GPU in an x8 port is capped, not downtrained: no reseat.
+	fs = mutateGPU(t, gpuIn(2, 32, 8))
+	if f := status(t, fs, "gpu_pcie_link_not_degraded", "gpu2"); f.Status != StatusFail || !strings.Contains(f.Message, "capped at 32 GT/s x8") || strings.Contains(f.Fix, "reseat") {
+		t.Errorf("x16 GPU in an x8 port: %+v", f)
+	}
+
+	// Held at 16 GT/s on a Gen5 link: once is a GPU changing speed, twice in
+	// a row is a link that did not train higher.
+	held := func(st *node.GPUState) { st.GPUs[4].PCI.CurrentSpeedGTs = 16 }
+	fs = mutateGPU(t, held)
+	if f := status(t, fs, "gpu_pcie_link_not_degraded", "gpu4"); f.Status != StatusOK || !strings.Contains(f.Message, "a second sample tells") {
+		t.Errorf("one sample at 16 GT/s: %+v", f)
+	}
+	fs = mutateGPUTwice(t, held, held)
+	f = status(t, fs, "gpu_pcie_link_not_degraded", "gpu4")
+	if f.Status != StatusWarn || !strings.Contains(f.Message, "held at 16 GT/s in two samples in a row, below the 32 GT/s both its ends support") || !strings.Contains(f.Fix, "nvidia-smi -q -d PCIE -i 0000:9d:00.0") {
+		t.Errorf("two samples at 16 GT/s: %+v", f)
+	}
+	fs = mutateGPUTwice(t, func(*node.GPUState) {}, held)
+	if f := status(t, fs, "gpu_pcie_link_not_degraded", "gpu4"); f.Status != StatusOK {
+		t.Errorf("32 then 16 GT/s (slowing down): %+v", f)
+	}
+	fs = mutateGPUTwice(t, func(st *node.GPUState) { st.GPUs[4].PCI.CurrentSpeedGTs = 2.5 }, func(st *node.GPUState) { st.GPUs[4].PCI.CurrentSpeedGTs = 2.5 })
+	if f := status(t, fs, "gpu_pcie_link_not_degraded", "gpu4"); f.Status != StatusOK || !strings.Contains(f.Message, "idle") {
+		t.Errorf("idle in both samples: %+v", f)
+	}
+}
+
+// The GPU's link errors count at both ends too: the GPU and the switch
+// port above it.
+func TestGPUAERBothEnds(t *testing.T) {
+	fs := mutateGPU(t, func(st *node.GPUState) { st.GPUs[3].PCI.Upstream.AER["correctable"] = 88 })
+	if f := status(t, fs, "pcie_no_aer_errors", "gpu3"); f.Status != StatusWarn || !strings.Contains(f.Message, "on the port above it, 0000:60:00.0: 88 correctable since boot") {
+		t.Errorf("errors at the switch port above GPU 3: %+v", f)
+	}
+	if f := status(t, fs, "pcie_no_aer_errors", "gpu2"); f.Status != StatusOK {
+		t.Errorf("GPU 2: %+v", f)
+	}
+	fs = mutateGPUTwice(t, func(*node.GPUState) {}, func(st *node.GPUState) { st.GPUs[3].PCI.AER["nonfatal"] = 1 })
+	if f := status(t, fs, "pcie_no_aer_errors", "gpu3"); f.Status != StatusFail || !strings.Contains(f.Message, "on 0000:61:00.0: 1 new nonfatal") || !strings.Contains(f.Fix, "GPU") {
+		t.Errorf("new non-fatal error on GPU 3: %+v", f)
 	}
 }

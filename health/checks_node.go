@@ -343,3 +343,34 @@ func checkVerbsDevice(e *env, r *results) {
 		r.ok(d.Name, fmt.Sprintf("%s present", strings.Join(d.VerbsPresent, ", ")))
 	}
 }
+
+func checkRailsTestable(e *env, r *results) {
+	p := e.plan.Probes
+	if !p.Enabled || (!p.IBWriteBW.Enabled && !p.IBWriteLat.Enabled) {
+		r.skip(SubjectNode, "the pair probes (ib_write_bw, ib_write_lat) are off in the plan")
+		return
+	}
+	untestable := e.plan.UntestableRails(e.node.Name)
+	if len(e.plan.Nodes) < 2 {
+		r.skip(SubjectNode, "the plan has no other node to pair with")
+		return
+	}
+	if len(untestable) == 0 {
+		r.ok(SubjectNode, fmt.Sprintf("each of the %d rails has a partner rail on another node of the plan", len(e.node.Interfaces)))
+		return
+	}
+	widest := untestable[0] // every other node has at most this many rails
+	for _, rail := range untestable {
+		i := e.node.Interfaces[rail]
+		subject := i.Netdev
+		if subject == "" {
+			subject = i.RDMADevice
+		}
+		what := i.Netdev
+		if i.RDMADevice != "" {
+			what += " (" + i.RDMADevice + ")"
+		}
+		r.warn(subject, fmt.Sprintf("rail %d, %s, has no partner: every other node in the plan has at most %d compute interfaces, and the pair probes pair rail i with rail i, so no probe tests this NIC (roce_probe_untestable_rails)", rail, what, widest),
+			"if other nodes have this NIC too, list it in their plan entries at the same place (rail order); if none has, the probes cannot test it: test it by hand against a node cabled to the same fabric (`ib_write_bw -d "+i.RDMADevice+"` on both, the client given the server's compute IP)")
+	}
+}

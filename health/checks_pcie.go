@@ -2,9 +2,7 @@ package health
 
 import (
 	"fmt"
-	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/roce-exporter/roce_exporter/node"
@@ -121,8 +119,9 @@ func (e *env) pciFor(d *node.Device) (*node.PCIFunction, string) {
 	return nil, fmt.Sprintf("no PCIe link information for %s (%s)", d.Name, d.PCIAddress)
 }
 
-// upstreamLimited reports whether a port above the NIC is narrower than the NIC's own
-// link; on a tie the collector may name either, and blaming the slot would mislead.
+// upstreamLimited reports whether a link above the function's own is the
+// narrowest of the path; on a tie the reader may name either, and blaming a
+// link above would mislead.
 func upstreamLimited(f *node.PCIFunction) bool {
 	return f.LimitedBy != "" && f.LimitedBy != f.Address && f.AvailableBandwidth > 0 && f.AvailableBandwidth < f.CurrentBandwidth
 }
@@ -131,34 +130,86 @@ func linkText(speedGTs float64, width int) string {
 	return fmt.Sprintf("%s GT/s x%d", num(speedGTs), width)
 }
 
-// slotFix is what to do about a PCIe link that is narrower or slower than it should be.
-func slotFix(f *node.PCIFunction, needBits float64) string {
-	need := ""
-	switch {
-	case needBits > 400e9:
-		need = "a Gen6 x16 slot"
-	case needBits > 200e9:
-		need = "a Gen5 x16 slot"
-	case needBits > 100e9:
-		need = "a Gen4 x16 slot"
-	case needBits > 0:
-		need = "a Gen3 x16 slot"
-	}
-	where := "the card's own PCIe link"
-	if upstreamLimited(f) {
-		where = fmt.Sprintf("the upstream port %s (slot, riser or PCIe switch), not the card itself,", f.LimitedBy)
-	}
-	fix := fmt.Sprintf("the bottleneck is %s: power the node off and reseat the card and its riser or cable", where)
-	if need != "" {
-		fix += fmt.Sprintf(", and make sure it sits in %s", need)
-	}
-	return fix + fmt.Sprintf("; in the BIOS set the slot's link speed and width to Auto and check its bifurcation (x16, not x8x8); `lspci -vv -s %s | grep -E 'LnkCap|LnkSta'` shows capability against the trained link", f.Address)
+// belowCapability reports whether the function's link trained below what
+// both its ends support: a link that can be repaired.
+func belowCapability(f *node.PCIFunction) bool {
+	s, w := f.LinkCapability()
+	return s > 0 && w > 0 && (f.CurrentSpeedGTs < s || f.CurrentWidth < w)
 }
 
-// linkAtMax reports whether the card's PCIe path gives all its own link can: it
-// trained at its maximum speed and width and nothing upstream is narrower.
-func linkAtMax(f *node.PCIFunction, avail float64) bool {
-	return f.MaxBandwidth > 0 && f.CurrentSpeedGTs >= f.MaxSpeedGTs && f.CurrentWidth >= f.MaxWidth && avail >= f.MaxBandwidth
+// upstreamText names the port above a function with its capability:
+// "the port above it, 0000:17:01.0 (16 GT/s x16)".
+func upstreamText(u *node.PCIPort) string {
+	if u.MaxSpeedGTs > 0 && u.MaxWidth > 0 {
+		return fmt.Sprintf("the port above it, %s (%s)", u.Address, linkText(u.MaxSpeedGTs, u.MaxWidth))
+	}
+	return "the port above it, " + u.Address
+}
+
+// capabilityText says how far the function's link can train and which end
+// decides it: the card, its slot (the port above it), or both alike.
+func capabilityText(f *node.PCIFunction) string {
+	switch u := f.Upstream; {
+	case u == nil:
+		return "the card's maximum"
+	case f.UpstreamLimits():
+		return fmt.Sprintf("the most its slot allows: the card supports %s, %s", linkText(f.MaxSpeedGTs, f.MaxWidth), upstreamText(u))
+	}
+	return "the maximum of both the card and the port above it, " + f.Upstream.Address
+}
+
+// neededSlot is the PCIe generation of x16 slot that carries needBits.
+func neededSlot(needBits float64) string {
+	switch {
+	case needBits > 400e9:
+		return "a Gen6 x16 slot"
+	case needBits > 200e9:
+		return "a Gen5 x16 slot"
+	case needBits > 100e9:
+		return "a Gen4 x16 slot"
+	}
+	return "a Gen3 x16 slot"
+}
+
+// lspciLink is the command that shows a link's capability against its state,
+// at the function and at the port above it.
+func lspciLink(f *node.PCIFunction) string {
+	cmd := fmt.Sprintf("`lspci -vv -s %s | grep -E 'LnkCap|LnkSta'` shows the card's capability against the trained link", f.Address)
+	if f.Upstream != nil {
+		cmd += fmt.Sprintf(", `lspci -vv -s %s | grep LnkCap` the port's", f.Upstream.Address)
+	}
+	return cmd + ", and `dmesg | grep 'limited by'` the link the kernel found narrowest at boot"
+}
+
+// downtrainedFix is what to do about a link that trained below what both its
+// ends support: the card and its slot can do better, so something between
+// them (seating, riser, retimer, cable) or the BIOS holds it back.
+func downtrainedFix(f *node.PCIFunction) string {
+	return "the link trained below what both the card and its slot support: power the node off and reseat the card and its riser or cable (a marginal contact, or a retimer that fails equalisation at the top speed, trains lower); in the BIOS set the slot's link speed to Auto and check its bifurcation (x16, not x8x8); " + lspciLink(f)
+}
+
+// bandwidthFix is what to do about a PCIe path that cannot carry needBits,
+// by where it is narrowest: a link trained below its capability is
+// repaired; a link at its capability is the hardware, and only another slot,
+// platform or card lifts it.
+func bandwidthFix(f *node.PCIFunction, needBits float64) string {
+	switch {
+	case belowCapability(f):
+		return downtrainedFix(f)
+	case upstreamLimited(f):
+		return fmt.Sprintf("the narrowest link is above the card, at %s (a PCIe switch's uplink or a riser): `lspci -vv -s %s | grep -E 'LnkCap|LnkSta'` tells whether it trained below its capability (reseat the switch board or riser, set the slot's link speed to Auto in the BIOS) or is built that narrow (then this slot cannot feed the NIC at line rate: use one with a wider path to the CPU)", f.LimitedBy, f.LimitedBy)
+	case f.UpstreamLimits():
+		return fmt.Sprintf("the link is at the most its slot allows (%s supports less than the card's %s): nothing to reseat; move the card to %s, or, if the slot should be wider, check its bifurcation in the BIOS (x16, not x8x8); a server of an older PCIe generation cannot carry this port at line rate", upstreamText(f.Upstream), linkText(f.MaxSpeedGTs, f.MaxWidth), neededSlot(needBits))
+	}
+	return fmt.Sprintf("the link is at the card's own maximum (%s): nothing to reseat; this card cannot carry %s Gb/s over PCIe, so its ports cannot all run at line rate; `lspci -vv -s %s | grep -E 'LnkCap|LnkSta'` shows the link", linkText(f.MaxSpeedGTs, f.MaxWidth), gbps(needBits), f.Address)
+}
+
+// linkAtCapability reports whether the card's PCIe path gives all its link
+// can: it trained at what both its ends support and nothing above is
+// narrower.
+func linkAtCapability(f *node.PCIFunction, avail float64) bool {
+	capBW := f.LinkCapabilityBandwidth()
+	return capBW > 0 && !belowCapability(f) && avail >= capBW
 }
 
 func checkPCIeBandwidth(e *env, r *results) {
@@ -193,6 +244,8 @@ func checkPCIeBandwidth(e *env, r *results) {
 		}
 		if upstreamLimited(f) {
 			detail = append(detail, "limited by upstream port "+f.LimitedBy)
+		} else if f.UpstreamLimits() && !belowCapability(f) {
+			detail = append(detail, "the most its slot allows")
 		}
 		paren := ""
 		if len(detail) > 0 {
@@ -201,28 +254,37 @@ func checkPCIeBandwidth(e *env, r *results) {
 		msg := fmt.Sprintf("PCIe gives %s Gb/s usable%s for %s Gb/s of %s", gbps(availBits), paren, gbps(needBits), dm.what)
 		// A dual-port card whose link carries either port at line rate but not
 		// both at once (a ConnectX-3 on Gen3 x8) is built that way: with the
-		// link at its maximum there is nothing to repair, so it warns at most.
-		byDesign := dm.ports > 1 && dm.largest <= availBits && linkAtMax(f, avail)
+		// link at all its two ends support there is nothing to repair, so it
+		// warns at most.
+		byDesign := dm.ports > 1 && dm.largest <= availBits && linkAtCapability(f, avail)
+		design, whose := "the card's", "the card's maximum"
+		if f.UpstreamLimits() {
+			design, whose = "the platform's", "the most the card and its slot support"
+		}
 		switch {
 		case availBits < needBits && byDesign:
 			all := "both ports"
 			if dm.ports > 2 {
 				all = fmt.Sprintf("all %d ports", dm.ports)
 			}
-			r.warn(d.Name, fmt.Sprintf("%s: each port alone fits, but %s cannot run at line rate at once; the link trained at the card's maximum, so this is the card's design limit, not a fault", msg, all),
-				fmt.Sprintf("nothing on this node needs repair: jobs that need line rate on every port at once need a card whose PCIe link carries %s Gb/s (a wider or newer-generation link); `lspci -vv -s %s | grep -E 'LnkCap|LnkSta'` shows the link", gbps(needBits), f.Address))
+			r.warn(d.Name, fmt.Sprintf("%s: each port alone fits, but %s cannot run at line rate at once; the link trained at %s, so this is %s design limit, not a fault", msg, all, whose, design),
+				fmt.Sprintf("nothing on this node needs repair: jobs that need line rate on every port at once need a card and slot whose PCIe link carries %s Gb/s (a wider or newer-generation link); `lspci -vv -s %s | grep -E 'LnkCap|LnkSta'` shows the link", gbps(needBits), f.Address))
 		case availBits < needBits:
-			r.fail(d.Name, msg+": the NIC cannot reach line rate", slotFix(f, needBits))
+			r.fail(d.Name, msg+": the NIC cannot reach line rate", bandwidthFix(f, needBits))
 		case availBits < 1.1*needBits && byDesign:
-			r.ok(d.Name, msg+": less than 10% headroom with every port at line rate at once, the card's design limit with its link at its maximum")
+			r.ok(d.Name, fmt.Sprintf("%s: less than 10%% headroom with every port at line rate at once, %s design limit with its link at %s", msg, design, whose))
 		case availBits < 1.1*needBits:
-			r.warn(d.Name, msg+": less than 10% headroom, and PCIe packet overhead takes 5-15%", slotFix(f, needBits))
+			r.warn(d.Name, msg+": less than 10% headroom, and PCIe packet overhead takes 5-15%", bandwidthFix(f, needBits))
 		default:
 			r.ok(d.Name, msg)
 		}
 	}
 }
 
+// checkPCIeDegraded judges the link against what both its ends support, not
+// the card's own maximum: a Gen5 card in a Gen4 slot trains at 16 GT/s by
+// design, and only a link below the lower of the two ends has something to
+// repair.
 func checkPCIeDegraded(e *env, r *results) {
 	for _, d := range e.devices {
 		if why := e.vfReason(d); why != "" {
@@ -238,52 +300,74 @@ func checkPCIeDegraded(e *env, r *results) {
 			r.skip(d.Name, fmt.Sprintf("PCIe link speed or width of %s could not be read", f.Address))
 			continue
 		}
-		cur, max := linkText(f.CurrentSpeedGTs, f.CurrentWidth), linkText(f.MaxSpeedGTs, f.MaxWidth)
-		if f.CurrentSpeedGTs >= f.MaxSpeedGTs && f.CurrentWidth >= f.MaxWidth {
-			r.ok(d.Name, fmt.Sprintf("PCIe link at %s, the card's maximum", cur))
+		cur := linkText(f.CurrentSpeedGTs, f.CurrentWidth)
+		if !belowCapability(f) {
+			r.ok(d.Name, fmt.Sprintf("PCIe link at %s, %s", cur, capabilityText(f)))
 			continue
 		}
-		msg := fmt.Sprintf("PCIe link trained at %s, the card can do %s", cur, max)
-		if f.CurrentBandwidth > 0 && f.MaxBandwidth > 0 {
-			msg += fmt.Sprintf(" (%s of %s Gb/s usable)", gbps(f.CurrentBandwidth*8), gbps(f.MaxBandwidth*8))
+		s, w := f.LinkCapability()
+		usable := ""
+		if capBW := f.LinkCapabilityBandwidth(); f.CurrentBandwidth > 0 && capBW > 0 {
+			usable = fmt.Sprintf(" (%s of %s Gb/s usable)", gbps(f.CurrentBandwidth*8), gbps(capBW*8))
+		}
+		msg := fmt.Sprintf("PCIe link trained at %s%s, the card can do %s", cur, usable, linkText(f.MaxSpeedGTs, f.MaxWidth))
+		if u := f.Upstream; u != nil {
+			msg = fmt.Sprintf("PCIe link trained at %s%s, below the %s that both the card (%s) and %s, support", cur, usable, linkText(s, w), linkText(f.MaxSpeedGTs, f.MaxWidth), upstreamText(u))
 		}
 		dm, ok := e.linkDemand(d)
 		if ok && f.CurrentBandwidth > 0 && f.CurrentBandwidth*8 < dm.total {
-			r.fail(d.Name, msg+fmt.Sprintf(": too little for %s Gb/s of %s", gbps(dm.total), dm.what), slotFix(f, dm.total))
+			r.fail(d.Name, msg+fmt.Sprintf(": too little for %s Gb/s of %s", gbps(dm.total), dm.what), downtrainedFix(f))
 			continue
 		}
-		r.warn(d.Name, msg+": a downtrained link usually means a seating, riser or BIOS problem and does not recover by itself", slotFix(f, dm.total))
+		r.warn(d.Name, msg+": a downtrained link usually means a seating, riser or BIOS problem and does not recover by itself", downtrainedFix(f))
 	}
 }
 
-func checkPCIeAER(e *env, r *results) {
-	for _, d := range e.devices {
-		f, why := e.pciFor(d)
-		if f == nil {
-			r.skip(d.Name, why)
-			continue
+// aerEnd is one end of a PCIe link whose AER counters are judged: the
+// function, or the port above it, which sees the other direction's errors.
+type aerEnd struct {
+	name string
+	cur  map[string]uint64
+	prev map[string]uint64
+}
+
+// linkAEREnds are the ends of f's link that count AER errors, the function
+// first; prev is f in the previous sample (nil without one).
+func linkAEREnds(f, prev *node.PCIFunction) []aerEnd {
+	var ends []aerEnd
+	if f.AER != nil {
+		end := aerEnd{name: f.Address, cur: f.AER}
+		if prev != nil {
+			end.prev = prev.AER
 		}
-		if f.AER == nil {
-			r.skip(d.Name, fmt.Sprintf("%s reports no AER counters", f.Address))
-			continue
+		ends = append(ends, end)
+	}
+	if u := f.Upstream; u != nil && u.AER != nil {
+		end := aerEnd{name: "the port above it, " + u.Address, cur: u.AER}
+		if prev != nil && prev.Upstream != nil && prev.Upstream.Address == u.Address {
+			end.prev = prev.Upstream.AER
 		}
-		var prev map[string]uint64
-		if pf := e.prevPCI(f.Address); pf != nil {
-			prev = pf.AER
-		}
-		fix := fmt.Sprintf("`dmesg | grep -i aer` shows the errors and the reporting device; reseat the card and its riser, check the slot and cabling, and update the BIOS and NIC firmware; `lspci -vvv -s %s` shows the AER status registers", f.Address)
-		// Uncorrectable errors happening now fail: they lose or corrupt
-		// transfers. New correctable ones are only retransmissions and warn,
-		// as do totals since boot of any severity, which may be long over.
-		var now, fails, history []string
-		var anyCompared bool
-		var last string
+		ends = append(ends, end)
+	}
+	return ends
+}
+
+// judgeAER records one finding for the ends of one link. Uncorrectable
+// errors happening now fail: they lose or corrupt transfers. New
+// correctable ones are only retransmissions and warn, as do totals since
+// boot of any severity, which may be long over.
+func judgeAER(e *env, r *results, subject string, ends []aerEnd, fix string) {
+	var clauses []string
+	var failing, rising, old, anyCompared bool
+	var last string
+	for _, end := range ends {
+		var fails, now, history []string
 		for _, sev := range []string{"fatal", "nonfatal", "correctable"} {
-			v, ok := f.AER[sev]
+			v, ok := end.cur[sev]
 			if !ok {
 				continue
 			}
-			pv, havePrev := prev[sev]
+			pv, havePrev := end.prev[sev]
 			w := e.window(v, pv, havePrev)
 			if w.compared {
 				anyCompared, last = true, w.last()
@@ -300,100 +384,75 @@ func checkPCIeAER(e *env, r *results) {
 				history = append(history, fmt.Sprintf("%d %s since boot", v, sev))
 			}
 		}
-		const causes = "PCIe errors come from a marginal slot, riser or card seating; uncorrectable ones lose or corrupt transfers and can reset the NIC, correctable ones cost retransmissions"
-		switch {
-		case len(fails) > 0:
-			r.fail(d.Name, "PCIe AER on "+f.Address+": "+strings.Join(slices.Concat(fails, now, history), ", ")+": "+causes, fix)
-		case len(now) > 0:
-			r.warn(d.Name, "PCIe AER on "+f.Address+": "+strings.Join(slices.Concat(now, history), ", ")+": "+causes, fix)
-		case len(history) > 0:
-			note := "; a second sample tells whether they still happen"
-			if anyCompared {
-				note = ", none new" + last
-			}
-			r.warn(d.Name, "PCIe AER on "+f.Address+": "+strings.Join(history, ", ")+note+"; "+causes, fix)
-		case anyCompared:
-			r.ok(d.Name, "no PCIe AER errors since boot, none"+last)
-		default:
-			r.ok(d.Name, "no PCIe AER errors since boot")
+		if items := slices.Concat(fails, now, history); len(items) > 0 {
+			clauses = append(clauses, "on "+end.name+": "+strings.Join(items, ", "))
 		}
+		failing, rising, old = failing || len(fails) > 0, rising || len(now) > 0, old || len(history) > 0
+	}
+	const causes = "PCIe errors come from a marginal slot, riser or card seating; uncorrectable ones lose or corrupt transfers and can reset the device, correctable ones cost retransmissions"
+	msg := "PCIe AER " + strings.Join(clauses, "; ")
+	clean := "no PCIe AER errors since boot"
+	where := ""
+	if len(ends) > 1 {
+		where = fmt.Sprintf(" at either end of the link (%s and %s)", ends[0].name, ends[1].name)
+	}
+	switch {
+	case failing:
+		r.fail(subject, msg+": "+causes, fix)
+	case rising:
+		r.warn(subject, msg+": "+causes, fix)
+	case old:
+		note := "; a second sample tells whether they still happen"
+		if anyCompared {
+			note = ", none new" + last
+		}
+		r.warn(subject, msg+note+"; "+causes, fix)
+	case anyCompared:
+		r.ok(subject, clean+", none"+last+where)
+	default:
+		r.ok(subject, clean+where)
 	}
 }
 
-func firmwareFix(d *node.Device, version string) string {
-	addr := orPlaceholder(d.PCIAddress, "<pci address>")
-	switch d.Driver {
-	case "mlx5_core", "mlx4_core":
-		return fmt.Sprintf("bring %[1]s (%[2]s) to %[3]s like its siblings: `mlxfwmanager --query` lists the versions, `mlxfwmanager -u -d %[2]s` (or `flint -d %[2]s -i <firmware %[3]s image for PSID %[4]s> burn`) flashes it, then `mlxfwreset -d %[2]s reset` or a reboot activates it", d.Name, addr, version, orPlaceholder(d.BoardID, "<PSID>"))
-	case "bnxt_en":
-		return fmt.Sprintf("flash %s (%s) with the same Broadcom firmware package (%s) as its siblings using Broadcom's niccli or bnxtnvm tool, then reboot", d.Name, addr, version)
-	case "ice", "i40e":
-		return fmt.Sprintf("update %s (%s) to NVM %s like its siblings with Intel's nvmupdate64e tool, then reboot", d.Name, addr, version)
+// aerFix is what to do about AER errors on the link of f, a card or GPU
+// (what) with its firmware.
+func aerFix(f *node.PCIFunction, what, firmware string) string {
+	regs := fmt.Sprintf("`lspci -vvv -s %s` shows the AER status registers", f.Address)
+	if f.Upstream != nil {
+		regs = fmt.Sprintf("`lspci -vvv -s %s` and `lspci -vvv -s %s` show the AER status registers at both ends", f.Address, f.Upstream.Address)
 	}
-	return fmt.Sprintf("flash %s (%s) with firmware %s like its siblings using the NIC vendor's tool, then reboot", d.Name, addr, version)
+	return fmt.Sprintf("`dmesg | grep -i aer` shows the errors and the reporting device; reseat the %s and its riser, check the slot and cabling, and update the BIOS and the %s firmware; %s", what, firmware, regs)
 }
 
-func checkFirmware(e *env, r *results) {
-	if exp, ok := e.expectations(); ok && !exp.FirmwareConsistent {
-		r.skip(SubjectNode, "the plan sets firmware_consistent: false")
+func checkPCIeAER(e *env, r *results) {
+	for _, d := range e.devices {
+		f, why := e.pciFor(d)
+		if f == nil {
+			r.skip(d.Name, why)
+			continue
+		}
+		ends := linkAEREnds(f, e.prevPCI(f.Address))
+		if len(ends) == 0 {
+			r.skip(d.Name, fmt.Sprintf("%s reports no AER counters", f.Address))
+			continue
+		}
+		judgeAER(e, r, d.Name, ends, aerFix(f, "card", "NIC"))
+	}
+	// A GPU's link carries GPUDirect RDMA and NCCL's staging through host
+	// memory: its errors slow the network's traffic as much as the NIC's.
+	if e.snap.GPU == nil {
 		return
 	}
-	groups := map[string][]*node.Device{}
-	for _, d := range e.snap.Devices {
-		if d.FirmwareVersion == "" {
-			r.skip(d.Name, "firmware version could not be read")
+	for _, g := range e.snap.GPU.GPUs {
+		f := g.PCI
+		if f == nil {
 			continue
 		}
-		key := modelKey(e, d)
-		groups[key] = append(groups[key], d)
-	}
-	for _, key := range slices.Sorted(maps.Keys(groups)) {
-		devs := groups[key]
-		byVersion := map[string][]string{}
-		for _, d := range devs {
-			byVersion[d.FirmwareVersion] = append(byVersion[d.FirmwareVersion], d.Name)
-		}
-		if len(byVersion) == 1 {
-			for _, d := range devs {
-				if len(devs) == 1 {
-					r.ok(d.Name, fmt.Sprintf("firmware %s (only %s device on this node)", d.FirmwareVersion, key))
-				} else {
-					r.ok(d.Name, fmt.Sprintf("firmware %s, same as the other %d %s device(s)", d.FirmwareVersion, len(devs)-1, key))
-				}
-			}
+		ends := linkAEREnds(f, e.prevGPU(f.Address))
+		if len(ends) == 0 {
+			r.skip(gpuSubject(g), fmt.Sprintf("%s reports no AER counters", f.Address))
 			continue
 		}
-		versions := slices.Sorted(maps.Keys(byVersion))
-		sort.SliceStable(versions, func(i, j int) bool { return len(byVersion[versions[i]]) > len(byVersion[versions[j]]) })
-		majority := versions[0]
-		tie := len(byVersion[versions[1]]) == len(byVersion[majority])
-		var summary []string
-		for _, v := range versions {
-			summary = append(summary, fmt.Sprintf("%s on %s", v, joinNatural(byVersion[v])))
-		}
-		for _, d := range devs {
-			switch {
-			case tie:
-				// The highest dotted version, compared numerically.
-				newest := slices.MaxFunc(versions, naturalCompare)
-				r.warn(d.Name, fmt.Sprintf("%s devices run different firmware with no majority (%s)", key, strings.Join(summary, "; ")), firmwareFix(d, newest))
-			case d.FirmwareVersion == majority:
-				r.ok(d.Name, fmt.Sprintf("firmware %s, the majority version of %s devices", majority, key))
-			default:
-				r.warn(d.Name, fmt.Sprintf("firmware %s differs from the %d other %s device(s) on %s (%s)", d.FirmwareVersion, len(byVersion[majority]), key, majority, strings.Join(summary, "; ")), firmwareFix(d, majority))
-			}
-		}
+		judgeAER(e, r, gpuSubject(g), ends, aerFix(f, "GPU", "GPU (VBIOS)"))
 	}
-}
-
-// modelKey groups devices that should share firmware: same chip and same board
-// (PSID), because different boards of one chip legitimately run different images.
-func modelKey(e *env, d *node.Device) string {
-	if d.HCAType != "" || d.BoardID != "" {
-		return strings.Trim(d.HCAType+" "+d.BoardID, " ")
-	}
-	if f := e.snap.PCI[d.PCIAddress]; f != nil && f.DeviceID != "" {
-		return d.Driver + " " + f.VendorID + ":" + f.DeviceID
-	}
-	return orPlaceholder(d.Driver, "unknown")
 }

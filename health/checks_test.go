@@ -29,8 +29,9 @@ type checkCase struct {
 	// msg and fix are substrings the message and fix must contain.
 	msg []string
 	fix []string
-	// notMsg must not appear in the message.
+	// notMsg must not appear in the message, notFix in the fix.
 	notMsg []string
+	notFix []string
 }
 
 func runCase(t *testing.T, c checkCase) {
@@ -78,6 +79,11 @@ func runCase(t *testing.T, c checkCase) {
 	for _, m := range c.fix {
 		if !strings.Contains(f.Fix, m) {
 			t.Errorf("%s %s: fix %q lacks %q", c.id, c.subject, f.Fix, m)
+		}
+	}
+	for _, m := range c.notFix {
+		if strings.Contains(f.Fix, m) {
+			t.Errorf("%s %s: fix %q must not contain %q", c.id, c.subject, f.Fix, m)
 		}
 	}
 }
@@ -436,13 +442,13 @@ func TestPCIeAndFirmwareChecks(t *testing.T) {
 	runCases(t, []checkCase{
 		{name: "Gen5 x16 for 400G", id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusOK, msg: []string{"504.1 Gb/s", "32 GT/s x16", "400 Gb/s"}},
 		{name: "x8", snap: x8, id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusFail,
-			msg: []string{"252.1 Gb/s", "32 GT/s x8", "400 Gb/s"}, fix: []string{"reseat", "Gen5 x16", "lspci -vv -s 0000:28:00.0"}},
+			msg: []string{"252.1 Gb/s", "32 GT/s x8", "400 Gb/s"}, fix: []string{"reseat", "bifurcation", "lspci -vv -s 0000:28:00.0"}},
 		{name: "little headroom", snap: func(s *node.Snapshot) { s.PCI[pciAddr(1)].AvailableBandwidth = 52.5e9 },
 			id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusWarn, msg: []string{"420 Gb/s", "headroom"}},
 		{name: "upstream port limits", snap: func(s *node.Snapshot) {
 			f := s.PCI[pciAddr(1)]
 			f.AvailableBandwidth, f.LimitedBy = 31.507e9, "0000:27:01.0"
-		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusFail, msg: []string{"limited by upstream port 0000:27:01.0"}, fix: []string{"upstream port 0000:27:01.0"}},
+		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusFail, msg: []string{"limited by upstream port 0000:27:01.0"}, fix: []string{"above the card, at 0000:27:01.0", "lspci -vv -s 0000:27:01.0"}},
 		{name: "port down uses the planned rate", snap: func(s *node.Snapshot) {
 			x8(s)
 			p := port(s, 1)
@@ -469,7 +475,7 @@ func TestPCIeAndFirmwareChecks(t *testing.T) {
 
 		{name: "full link", id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusOK, msg: []string{"32 GT/s x16"}},
 		{name: "x8 of x16, too slow", snap: x8, id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusFail,
-			msg: []string{"32 GT/s x8", "can do 32 GT/s x16", "too little"}, fix: []string{"reseat", "bifurcation"}},
+			msg: []string{"32 GT/s x8", "both the card (32 GT/s x16)", "too little"}, fix: []string{"reseat", "bifurcation"}},
 		{name: "Gen4 in a Gen5 card, still enough for 200G", snap: func(s *node.Snapshot) {
 			port(s, 1).RateBitsPerSecond = 200e9
 			f := s.PCI[pciAddr(1)]
@@ -499,7 +505,7 @@ func TestPCIeAndFirmwareChecks(t *testing.T) {
 		{name: "clean, two samples", prev: func(_, _ *node.Snapshot) {}, id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusOK, msg: []string{"since boot, none in the last 10s"}},
 		{name: "new nonfatal", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER["nonfatal"] = 1 }, prev: func(_, _ *node.Snapshot) {},
 			id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusFail, msg: []string{"1 new nonfatal"}},
-		{name: "no counters", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER = nil }, id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusSkipped},
+		{name: "no counters", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER, s.PCI[pciAddr(2)].Upstream.AER = nil, nil }, id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusSkipped},
 
 		{name: "same", id: "firmware_consistent", subject: "mlx5_0", want: StatusOK, msg: []string{"28.39.1002", "2 MT4129 MT_0000000838"}},
 		{name: "odd one out", snap: func(s *node.Snapshot) { s.Devices[2].FirmwareVersion = "28.37.1014" },
@@ -518,6 +524,91 @@ func TestPCIeAndFirmwareChecks(t *testing.T) {
 			id: "firmware_consistent", subject: "node", want: StatusSkipped, msg: []string{"firmware_consistent: false"}},
 		{name: "unreadable version", snap: func(s *node.Snapshot) { s.Devices[2].FirmwareVersion = "" },
 			id: "firmware_consistent", subject: "mlx5_2", want: StatusSkipped},
+	})
+}
+
+// gen5CardInGen4Slot puts rail i's ConnectX-7 (Gen5 x16) in a slot whose
+// root port supports 16 GT/s, where its link trains at 16 GT/s x16.
+func gen5CardInGen4Slot(i int) func(s *node.Snapshot) {
+	return func(s *node.Snapshot) {
+		f := s.PCI[pciAddr(i)]
+		f.Upstream.MaxSpeedGTs = 16
+		f.CurrentSpeedGTs = 16
+		f.CurrentBandwidth, f.AvailableBandwidth = node.PCIeBandwidth(16, 16), node.PCIeBandwidth(16, 16)
+	}
+}
+
+// The link's capability is the lower of its two ends: a Gen5 card in a Gen4
+// slot is at its best at 16 GT/s, and only a link below both ends is
+// downtrained. Where the slot cannot carry the port, the fix says so instead
+// of sending the operator to reseat a card that sits where it should.
+func TestPCIeLinkAgainstBothEnds(t *testing.T) {
+	at200G := func(i int) func(s *node.Snapshot) {
+		return func(s *node.Snapshot) {
+			gen5CardInGen4Slot(i)(s)
+			port(s, i).RateBitsPerSecond = 200e9
+		}
+	}
+	noRate := func(p *config.Plan) { p.Expectations.LinkRateGbps = 0 }
+	runCases(t, []checkCase{
+		{name: "Gen5 card in a Gen4 slot", snap: at200G(1), plan: noRate, id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusOK,
+			msg: []string{"16 GT/s x16, the most its slot allows: the card supports 32 GT/s x16, the port above it, 0000:27:01.0 (16 GT/s x16)"}},
+		{name: "Gen5 card in a Gen4 slot carries 200G", snap: at200G(1), plan: noRate, id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusOK,
+			msg: []string{"252 Gb/s", "the most its slot allows", "200 Gb/s"}},
+		{name: "Gen5 card in a Gen4 slot, 400G port", snap: gen5CardInGen4Slot(1), id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusOK},
+		{name: "Gen5 card in a Gen4 slot cannot carry 400G", snap: gen5CardInGen4Slot(1), id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusFail,
+			msg: []string{"252 Gb/s", "400 Gb/s", "cannot reach line rate"},
+			fix: []string{"nothing to reseat", "0000:27:01.0 (16 GT/s x16)", "a Gen5 x16 slot"}, notFix: []string{"reseat the card", "power the node off"}},
+		{name: "card and slot both Gen5, link at Gen4", snap: func(s *node.Snapshot) {
+			gen5CardInGen4Slot(1)(s)
+			s.PCI[pciAddr(1)].Upstream.MaxSpeedGTs = 32
+		}, id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusFail,
+			msg: []string{"trained at 16 GT/s x16 (252 of 504.1 Gb/s usable), below the 32 GT/s x16 that both the card (32 GT/s x16) and the port above it, 0000:27:01.0 (32 GT/s x16), support", "too little for 400 Gb/s"},
+			fix: []string{"reseat the card", "link speed to Auto", "lspci -vv -s 0000:27:01.0 | grep LnkCap", "limited by"}},
+		{name: "Gen4 slot, link at x8", snap: func(s *node.Snapshot) {
+			gen5CardInGen4Slot(1)(s)
+			f := s.PCI[pciAddr(1)]
+			f.CurrentWidth, f.CurrentBandwidth, f.AvailableBandwidth = 8, node.PCIeBandwidth(16, 8), node.PCIeBandwidth(16, 8)
+		}, id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusFail, msg: []string{"16 GT/s x8 (126 of 252 Gb/s usable), below the 16 GT/s x16 that both"}},
+		{name: "x16 card in an x8 slot", snap: func(s *node.Snapshot) {
+			f := s.PCI[pciAddr(1)]
+			f.Upstream.MaxWidth = 8
+			f.CurrentWidth, f.CurrentBandwidth, f.AvailableBandwidth = 8, 31.507e9, 31.507e9
+		}, id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusFail, fix: []string{"bifurcation", "a Gen5 x16 slot"}, notFix: []string{"power the node off"}},
+		{name: "x16 card in an x8 slot is not downtrained", snap: func(s *node.Snapshot) {
+			f := s.PCI[pciAddr(1)]
+			f.Upstream.MaxWidth = 8
+			f.CurrentWidth, f.CurrentBandwidth, f.AvailableBandwidth = 8, 31.507e9, 31.507e9
+		}, id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusOK, msg: []string{"the most its slot allows"}},
+		{name: "no port above the card: its own maximum", snap: func(s *node.Snapshot) { s.PCI[pciAddr(1)].Upstream = nil },
+			id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusOK, msg: []string{"the card's maximum"}},
+		{name: "both ends at Gen5", id: "pcie_link_not_degraded", subject: "mlx5_1", want: StatusOK, msg: []string{"32 GT/s x16, the maximum of both the card and the port above it, 0000:27:01.0"}},
+		{name: "two 200G ports in a Gen4 slot: the platform's design", snap: func(s *node.Snapshot) {
+			gen5CardInGen4Slot(1)(s)
+			port(s, 1).RateBitsPerSecond = 200e9
+			port(s, 0).RateBitsPerSecond = 200e9
+			s.Devices[0].PCIAddress = "0000:28:00.1"
+			s.PCI["0000:28:00.1"] = s.PCI[pciAddr(1)]
+		}, plan: noRate, id: "pcie_bandwidth_sufficient", subject: "mlx5_1", want: StatusWarn,
+			msg: []string{"400 Gb/s", "each port alone fits", "the most the card and its slot support", "the platform's design limit"}},
+
+		{name: "the root port counted errors", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].Upstream.AER["correctable"] = 12 },
+			id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"PCIe AER on the port above it, 0000:37:01.0: 12 correctable since boot"},
+			fix: []string{"lspci -vvv -s 0000:38:00.0", "lspci -vvv -s 0000:37:01.0"}},
+		{name: "new fatal at the root port", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].Upstream.AER["fatal"] = 1 }, prev: func(_, _ *node.Snapshot) {},
+			id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusFail, msg: []string{"on the port above it, 0000:37:01.0: 1 new fatal error(s) in the last 10s"}},
+		{name: "errors at both ends", snap: func(s *node.Snapshot) {
+			s.PCI[pciAddr(2)].AER["correctable"] = 9
+			s.PCI[pciAddr(2)].Upstream.AER["correctable"] = 40
+		}, prev: func(prev, _ *node.Snapshot) {
+			prev.PCI[pciAddr(2)].AER["correctable"] = 9
+			prev.PCI[pciAddr(2)].Upstream.AER["correctable"] = 31
+		}, id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn,
+			msg: []string{"on 0000:38:00.0: 9 correctable since boot; on the port above it, 0000:37:01.0: 9 new correctable error(s) in the last 10s (40 since boot)"}},
+		{name: "clean at both ends", prev: func(_, _ *node.Snapshot) {}, id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusOK,
+			msg: []string{"at either end of the link (0000:38:00.0 and the port above it, 0000:37:01.0)"}},
+		{name: "only the root port has counters", snap: func(s *node.Snapshot) { s.PCI[pciAddr(2)].AER = nil; s.PCI[pciAddr(2)].Upstream.AER["nonfatal"] = 2 },
+			id: "pcie_no_aer_errors", subject: "mlx5_2", want: StatusWarn, msg: []string{"2 nonfatal since boot"}},
 	})
 }
 
@@ -938,17 +1029,23 @@ func TestFindingsAreValidUTF8(t *testing.T) {
 	delete(s.Ethtool, old)
 	delete(s.DCB, old)
 	fs := Run(s, nil, "node01")
-	escaped := false
+	escaped, named := false, false
 	for _, f := range fs {
-		for _, text := range []string{f.Subject, f.Message, f.Fix} {
+		for _, text := range []string{f.Message, f.Fix} {
 			if !utf8.ValidString(text) {
 				t.Errorf("%s %s: invalid UTF-8 in %q", f.ID, f.Subject, text)
 			}
 			escaped = escaped || strings.Contains(text, `v\xff\xfe`)
 		}
+		// The subject is the name itself, as the snapshot and the
+		// interface's series know it.
+		named = named || f.Subject == bad
 	}
 	if !escaped {
 		t.Error("no finding names the interface (escaped as v\\xff\\xfe)")
+	}
+	if !named {
+		t.Error("no finding has the interface as its subject")
 	}
 }
 
@@ -1251,4 +1348,36 @@ func TestRoCELAGRate(t *testing.T) {
 		{name: "slave speeds unknown", noPlan: true, snap: slaveSpeed(-1), id: "port_rate_matches_netdev", subject: "mlx5_0", want: StatusSkipped,
 			msg: []string{"no up slave of bond0 (ens1f0np0, ens1f1np1)"}},
 	})
+}
+
+// A rail past every other node's last one is named with a warning; with the
+// pair probes off, or a plan of one node, there is nothing to judge.
+func TestRailsTestableByPeers(t *testing.T) {
+	narrow := strings.Replace(testPlanYAML, "      - {netdev: ens3f0np0, rdma_device: mlx5_2, ip: 192.168.102.12/24}\n", "", 1)
+	for _, tc := range []struct {
+		name, yaml string
+		want       Status
+		subject    string
+		text       string
+	}{
+		{"node02 lacks rail 2", narrow, StatusWarn, "ens3f0np0", "rail 2, ens3f0np0 (mlx5_2), has no partner: every other node in the plan has at most 2"},
+		{"every rail paired", testPlanYAML, StatusOK, SubjectNode, "each of the 3 rails has a partner"},
+		{"probes off", strings.Replace(narrow, "  enabled: true", "  enabled: false", 1), StatusSkipped, SubjectNode, "pair probes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plan, err := config.Parse("unit.yaml", []byte(tc.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []Finding
+			for _, f := range Run(buildSnap(), plan, "node01") {
+				if f.ID == "rails_testable_by_peers" {
+					got = append(got, f)
+				}
+			}
+			if len(got) != 1 || got[0].Status != tc.want || got[0].Subject != tc.subject || !strings.Contains(got[0].Message, tc.text) {
+				t.Errorf("findings %+v", got)
+			}
+		})
+	}
 }

@@ -372,6 +372,19 @@ func (e *env) prevPCI(addr string) *node.PCIFunction {
 	return e.prev.PCI[addr]
 }
 
+// prevGPU is the link of the GPU at addr in the previous sample.
+func (e *env) prevGPU(addr string) *node.PCIFunction {
+	if e.prev == nil || e.prev.GPU == nil {
+		return nil
+	}
+	for _, g := range e.prev.GPU.GPUs {
+		if g.PCI != nil && g.PCI.Address == addr {
+			return g.PCI
+		}
+	}
+	return nil
+}
+
 // sourceReason explains why a collector's part of the snapshot is missing; "" when
 // it was read, in full or in part.
 func (e *env) sourceReason(source, what string) string {

@@ -2,6 +2,7 @@ package health
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -105,7 +106,7 @@ func TestFixtureHealthy(t *testing.T) {
 			}
 			nccl, _ := find(fs, "nccl_env", "node")
 			want := "NCCL_SOCKET_IFNAME==ens1f0np0,ens2f0np0,ens3f0np0,ens4f0np0,ens5f0np0,ens6f0np0,ens7f0np0,ens8f0np0 " +
-				"NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1 NCCL_IB_GID_INDEX=3 NCCL_IB_TC=106"
+				"NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1 NCCL_IB_GID_INDEX=3 NCCL_IB_TC=106 NCCL_IB_FIFO_TC=106"
 			if nccl.Message != want {
 				t.Errorf("nccl_env = %q\nwant      %q", nccl.Message, want)
 			}
@@ -119,6 +120,32 @@ func TestFixtureHealthy(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Eight Gen5 ConnectX-7 cards in the Gen4 slots of an Ice Lake or Milan
+// server, each link at 16 GT/s x16 for a 200G port: nothing to fix, so
+// nothing but passes and skips, and the PCIe findings say the slot decides.
+func TestFixtureGen5NICsInGen4Slots(t *testing.T) {
+	exp := fixtureReader(t, "mlx5-gen5-nics-in-gen4-slots")
+	plan := fixturePlan(t)
+	plan.Expectations.LinkRateGbps = 200
+	exp.Snapshot()
+	fs := Run(exp.Snapshot(), plan, "node01")
+	checkInvariants(t, fs)
+	for _, f := range fs {
+		if f.Status != StatusOK && f.Status != StatusSkipped {
+			t.Errorf("%s %s is %s: %s", f.ID, f.Subject, f.Status, f.Message)
+		}
+	}
+	for i := range 8 {
+		dev := fmt.Sprintf("mlx5_%d", i)
+		if f, _ := find(fs, "pcie_link_not_degraded", dev); f.Status != StatusOK || !strings.Contains(f.Message, "16 GT/s x16, the most its slot allows: the card supports 32 GT/s x16, the port above it, ") {
+			t.Errorf("%s: %+v", dev, f)
+		}
+		if f, _ := find(fs, "pcie_bandwidth_sufficient", dev); f.Status != StatusOK || !strings.Contains(f.Message, "252 Gb/s usable (16 GT/s x16, the most its slot allows) for 200 Gb/s") {
+			t.Errorf("%s: %+v", dev, f)
+		}
+	}
 }
 
 func TestFixtureDegraded(t *testing.T) {

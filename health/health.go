@@ -70,7 +70,8 @@ type Finding struct {
 	// ID is the check's stable id, e.g. "mtu_matches_plan".
 	ID string `json:"id"`
 	// Subject is an RDMA device ("mlx5_0", or "mlx5_0/2" on a multi-port device), a
-	// network interface ("ens1f0np0") or "node".
+	// network interface ("ens1f0np0") or "node": the node's own name, which may hold
+	// bytes that are not UTF-8 (node.LabelUTF8 prints it).
 	Subject string `json:"subject"`
 	Status  Status `json:"status"`
 	// Message is one line saying what was found, with the observed values.
@@ -161,10 +162,13 @@ type results struct {
 }
 
 // add records a finding. ok and skip take no fix: one on a passing finding would
-// read as "something is wrong". Names from the node may hold any bytes; a finding
-// is printed and exported, so it is made valid UTF-8.
+// read as "something is wrong". Names from the node may hold any bytes: the
+// message and fix are made valid UTF-8 here, the subject stays the name itself,
+// so that it matches the interface and device names of the snapshot (and its
+// label is the one the interface's own series carry); whoever prints it writes
+// it with node.LabelUTF8.
 func (r *results) add(subject string, st Status, msg, fix string) {
-	r.out = append(r.out, Finding{ID: r.id, Subject: node.ValidUTF8(subject), Status: st,
+	r.out = append(r.out, Finding{ID: r.id, Subject: subject, Status: st,
 		Message: node.ValidUTF8(msg), Fix: node.ValidUTF8(fix)})
 }
 

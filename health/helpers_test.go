@@ -21,6 +21,7 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 func netdevName(i int) string { return fmt.Sprintf("ens%df0np0", i+1) }
 func devName(i int) string    { return fmt.Sprintf("mlx5_%d", i) }
 func pciAddr(i int) string    { return fmt.Sprintf("0000:%02x:00.0", 0x18+0x10*i) }
+func rootAddr(i int) string   { return fmt.Sprintf("0000:%02x:01.0", 0x17+0x10*i) }
 func railIP(i int) netip.Addr { return netip.MustParseAddr(fmt.Sprintf("192.168.%d.11", 100+i)) }
 
 // mappedGID spells an IPv4 address as the kernel prints an IPv4-mapped GID.
@@ -95,6 +96,8 @@ func buildSnap() *node.Snapshot {
 			CurrentSpeedGTs: 32, MaxSpeedGTs: 32, CurrentWidth: 16, MaxWidth: 16,
 			CurrentBandwidth: 63.014e9, MaxBandwidth: 63.014e9, AvailableBandwidth: 63.014e9,
 			LimitedBy: pci, AER: map[string]uint64{"correctable": 0, "fatal": 0, "nonfatal": 0},
+			Upstream: &node.PCIPort{Address: rootAddr(i), MaxSpeedGTs: 32, MaxWidth: 16,
+				AER: map[string]uint64{"correctable": 0, "fatal": 0, "nonfatal": 0}},
 		}
 		s.Transceivers[nd] = testModule()
 		s.Ethtool[nd] = &node.EthtoolStats{
@@ -165,6 +168,8 @@ nodes:
       - {netdev: ens1f0np0, rdma_device: mlx5_0, ip: 192.168.100.12/24}
       - {netdev: ens2f0np0, rdma_device: mlx5_1, ip: 192.168.101.12/24}
       - {netdev: ens3f0np0, rdma_device: mlx5_2, ip: 192.168.102.12/24}
+probes:
+  enabled: true
 `
 
 func testPlan(t *testing.T) *config.Plan {

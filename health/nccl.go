@@ -11,10 +11,13 @@ import (
 	"github.com/roce-exporter/roce_exporter/config"
 )
 
-// checkNCCLEnv prints the NCCL variables that pin NCCL to this node's compute ports,
-// the same derivation the NCCL probe uses: exact-match lists ('=' prefix) so that a
-// device named mlx5_1 does not also select mlx5_10, and the GID index read from the
-// GID table rather than assumed to be 3 (it is not in containers).
+// checkNCCLEnv prints the NCCL variables that pin NCCL to this node's compute ports:
+// exact-match lists ('=' prefix) so that a device named mlx5_1 does not also select
+// mlx5_10, as the NCCL probe sets them for each node's ranks, and this node's own GID
+// index read from its GID table rather than assumed to be 3 (it is not in containers,
+// and an extra IPv6 or VLAN address shifts it). The index is this node's alone: the
+// probe leaves it to NCCL (2.21 and later pick the RoCE v2 GID themselves) unless the
+// plan sets it for the node (probes.nccl.node_env).
 func checkNCCLEnv(e *env, r *results) {
 	var ifnames, hcas, problems, notIB []string
 	gidIndex := map[string]int{}
@@ -139,7 +142,10 @@ func ncclClassVars(e *env, roce, anyHCA bool) []string {
 	var vars []string
 	if roce {
 		if tc, ok := exp.RoCETrafficClass(); ok {
-			vars = append(vars, "NCCL_IB_TC="+strconv.Itoa(tc))
+			// NCCL_IB_FIFO_TC (NCCL 2.22.3 and later) is the class of the receiver's
+			// clear-to-send messages, NCCL_IB_TC's unless set: named beside it, so a
+			// value set elsewhere cannot leave them on a lossy class.
+			vars = append(vars, "NCCL_IB_TC="+strconv.Itoa(tc), "NCCL_IB_FIFO_TC="+strconv.Itoa(tc))
 		}
 		if exp.Trust == config.TrustPCP && exp.PFCPriority != nil {
 			vars = append(vars, "NCCL_IB_SL="+strconv.Itoa(*exp.PFCPriority))

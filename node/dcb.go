@@ -37,6 +37,23 @@ type DCBState struct {
 	// marking of the CNPs this NIC sends; nil where the files do not exist.
 	CNPDSCP *int
 	CNPPrio *int
+	// Buffer is the split of the port's receive buffer (mlx5's dcbnl
+	// buffer object, or mlnx_qos's "Receive buffer size" line); nil where
+	// the driver has none or the capture does not show it.
+	Buffer *ReceiveBuffer
+}
+
+// ReceiveBuffer is how a NIC's port receive buffer is split among its
+// buffers and which buffer each priority lands in.
+type ReceiveBuffer struct {
+	// Size is each buffer's size in bytes.
+	Size [8]uint32
+	// TotalSize is the whole port buffer in bytes (mlnx_qos prints it as
+	// max_buffer_size, total_size before mlnx-tools v23.07), 0 when not
+	// reported.
+	TotalSize uint32
+	// PriorityBuffer is the buffer each priority's packets are held in.
+	PriorityBuffer [8]uint8
 }
 
 // ECNSetting is one role's per-priority ECN enable files.

@@ -31,3 +31,27 @@ func TestNeighbourNames(t *testing.T) {
 		}
 	}
 }
+
+func TestDevlinkInfoFirmware(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		running, stored     map[string]string
+		component, run, sto string
+		storedKnown         bool
+	}{
+		{"mlx5", map[string]string{"fw.version": "28.41.1000", "fw": "28.41.1000"}, map[string]string{"fw.version": "28.43.1014", "fw": "28.43.1014"}, "fw", "28.41.1000", "28.43.1014", true},
+		{"mlx5 old", map[string]string{"fw.version": "16.26.0100"}, map[string]string{"fw.version": "16.26.0100"}, "fw.version", "16.26.0100", "16.26.0100", true},
+		{"mlx5 unreadable stored", map[string]string{"fw": "22.41.0188"}, map[string]string{"fw": "255.255.65535"}, "fw", "22.41.0188", "", false},
+		{"mlx5 zero stored", map[string]string{"fw": "22.41.0188"}, map[string]string{"fw": "0.0.0000"}, "fw", "22.41.0188", "", false},
+		{"bnxt", map[string]string{"fw": "216.1.216.0", "fw.roce": "216.1.16.0"}, nil, "fw", "216.1.216.0", "", false},
+		{"ice", map[string]string{"fw.mgmt": "6.1.2", "fw.undi": "1.2992.0"}, map[string]string{"fw.undi": "1.2992.0"}, "fw.mgmt", "6.1.2", "", false},
+		{"roce only", map[string]string{"fw.roce": "216.1.16.0"}, nil, "", "", "", false},
+	} {
+		i := &DevlinkInfo{Running: tc.running, Stored: tc.stored}
+		c, v := i.Firmware()
+		s, ok := i.StoredFirmware()
+		if c != tc.component || v != tc.run || s != tc.sto || ok != tc.storedKnown {
+			t.Errorf("%s: %q %q stored %q %v; want %q %q stored %q %v", tc.name, c, v, s, ok, tc.component, tc.run, tc.sto, tc.storedKnown)
+		}
+	}
+}

@@ -24,6 +24,19 @@ const (
 	FamilyPHYCorrectedBits
 	FamilyPHYLinkDownEvents
 	FamilyGlobalPauseFrames
+	// FamilyRXQueueDiscards counts packets the NIC dropped because the host
+	// had posted no buffer in the receive queue (ring) they were steered
+	// to: the host, not the network, was too slow. Port buffer drops are
+	// FamilyPHYDiscards.
+	FamilyRXQueueDiscards
+	// FamilyCoSBytes, FamilyCoSPackets and FamilyCoSDiscards are bnxt_en's
+	// per-CoS-queue receive counters, with the queue index in Priority.
+	// They are never exported: ResolveCoSDiscards turns the discards into
+	// per-priority discards where the queue of a priority is known, and
+	// removes all three.
+	FamilyCoSBytes
+	FamilyCoSPackets
+	FamilyCoSDiscards
 	NumFamilies
 )
 
@@ -43,6 +56,10 @@ var familyNames = [NumFamilies]string{
 	FamilyPHYCorrectedBits:           "phy_corrected_bits",
 	FamilyPHYLinkDownEvents:          "phy_link_down_events",
 	FamilyGlobalPauseFrames:          "global_pause_frames",
+	FamilyRXQueueDiscards:            "rx_queue_discards",
+	FamilyCoSBytes:                   "cos_bytes",
+	FamilyCoSPackets:                 "cos_packets",
+	FamilyCoSDiscards:                "cos_discards",
 }
 
 // String returns the family's short name, e.g. "pfc_pause_frames".
@@ -51,6 +68,12 @@ func (f Family) String() string {
 		return "unknown"
 	}
 	return familyNames[f]
+}
+
+// Exported reports whether a family becomes a metric; the CoS families
+// only feed ResolveCoSDiscards.
+func (f Family) Exported() bool {
+	return f > FamilyUnmapped && f < FamilyCoSBytes
 }
 
 // Directions of a statistic: rx is what the port received (for pause: the
@@ -175,6 +198,11 @@ func buildClassifier() map[string]EthtoolCounter {
 	perPrio("tx_bytes_pri%d", FamilyPriorityBytes, DirTX, "")
 	perPrio("rx_packets_pri%d", FamilyPriorityPackets, DirRX, "")
 	perPrio("tx_packets_pri%d", FamilyPriorityPackets, DirTX, "")
+	// The receive counters of the eight CoS queues (rx_port_stats_ext):
+	// a queue is not a priority, see ResolveCoSDiscards.
+	perPrio("rx_bytes_cos%d", FamilyCoSBytes, DirRX, "")
+	perPrio("rx_packets_cos%d", FamilyCoSPackets, DirRX, "")
+	perPrio("rx_discard_packets_cos%d", FamilyCoSDiscards, DirRX, "")
 
 	// ice: upstream names, the out-of-tree driver's UNIFIED_STATS names
 	// (ice_ethtool.h PICK(legacy, unified)), and the pre-2019 upstream names.
@@ -198,6 +226,23 @@ func buildClassifier() map[string]EthtoolCounter {
 
 	one("rx_discards_phy", FamilyPHYDiscards, DirRX, "")
 	one("tx_discards_phy", FamilyPHYDiscards, DirTX, "")
+	// bnxt_en's port statistics (rx_port_stats/tx_port_stats of the
+	// firmware): packets the port itself discarded.
+	one("rx_stat_discard", FamilyPHYDiscards, DirRX, "")
+	one("tx_stat_discard", FamilyPHYDiscards, DirTX, "")
+	// ice: PRTRPB_RDPC, the port's receive packet buffer drop count
+	// (upstream name, then the out-of-tree driver's unified one).
+	one("rx_dropped.nic", FamilyPHYDiscards, DirRX, "")
+	one("port-rx-dropped_pkts", FamilyPHYDiscards, DirRX, "")
+
+	// Receive-queue drops: mlx5 "the receive queue had no software buffer
+	// for the incoming packet"; bnxt_en the sum of its rings' hardware
+	// rx_discards (rx_total_ring_discards; older drivers, RHEL 8's among
+	// them, call the same sum rx_total_discard_pkts). The per-ring
+	// "[N]: rx_discards" lines are not mapped: the total counts them once.
+	one("rx_out_of_buffer", FamilyRXQueueDiscards, DirRX, "")
+	one("rx_total_ring_discards", FamilyRXQueueDiscards, DirRX, "")
+	one("rx_total_discard_pkts", FamilyRXQueueDiscards, DirRX, "")
 
 	one("rx_crc_errors_phy", FamilyPHYCRCErrors, "", "")
 	one("rx_fcs_err_frames", FamilyPHYCRCErrors, "", "")
@@ -221,6 +266,84 @@ func buildClassifier() map[string]EthtoolCounter {
 	one("port-rx-xoff_events", FamilyGlobalPauseFrames, DirRX, "")
 	one("port-tx-xoff_events", FamilyGlobalPauseFrames, DirTX, "")
 	return m
+}
+
+// ResolveCoSDiscards turns bnxt_en's per-CoS-queue receive discards
+// (rx_discard_packets_cos<N>) into per-priority discards, reason
+// DiscardOther, and drops the CoS values, which are never exported.
+//
+// A CoS queue is not a priority: the firmware maps priorities onto queues
+// (several priorities may share one), and ethtool does not print the map.
+// It prints its result though: bnxt's rx_bytes_pri<P> and
+// rx_packets_pri<P> are rx_bytes_cos<Q> and rx_packets_cos<Q> of P's queue
+// Q, read from the same buffer in the same call (bnxt_get_ethtool_stats,
+// pri2cos_idx). So P's queue is among those whose bytes and packets equal
+// P's, and where all of those queues have the same discard count, that count
+// is P's. Where they differ (idle queues that dropped differently) or the
+// driver prints no per-priority counters (its pri2cos is not valid), P gets
+// no discard value: a wrong priority would page for the wrong class.
+func ResolveCoSDiscards(values []EthtoolValue) []EthtoolValue {
+	type cosCounters struct {
+		bytes, packets, discards [8]uint64
+		have                     [8]uint8 // bits: 1 bytes, 2 packets, 4 discards
+	}
+	var cos cosCounters
+	var priBytes, priPackets [8]uint64
+	var havePri [8]uint8
+	found := false
+	for _, v := range values {
+		if v.Priority < 0 || v.Priority > 7 || v.Direction != DirRX {
+			continue
+		}
+		switch v.Family {
+		case FamilyCoSBytes:
+			cos.bytes[v.Priority], cos.have[v.Priority] = v.Value, cos.have[v.Priority]|1
+			found = true
+		case FamilyCoSPackets:
+			cos.packets[v.Priority], cos.have[v.Priority] = v.Value, cos.have[v.Priority]|2
+			found = true
+		case FamilyCoSDiscards:
+			cos.discards[v.Priority], cos.have[v.Priority] = v.Value, cos.have[v.Priority]|4
+			found = true
+		case FamilyPriorityBytes:
+			priBytes[v.Priority], havePri[v.Priority] = v.Value, havePri[v.Priority]|1
+		case FamilyPriorityPackets:
+			priPackets[v.Priority], havePri[v.Priority] = v.Value, havePri[v.Priority]|2
+		}
+	}
+	if !found {
+		return values
+	}
+	out := values[:0]
+	for _, v := range values {
+		switch v.Family {
+		case FamilyCoSBytes, FamilyCoSPackets, FamilyCoSDiscards:
+		default:
+			out = append(out, v)
+		}
+	}
+	for p := 0; p < 8; p++ {
+		if havePri[p] != 3 {
+			continue
+		}
+		var discards uint64
+		candidates := 0
+		agree := true
+		for q := 0; q < 8; q++ {
+			if cos.have[q] != 7 || cos.bytes[q] != priBytes[p] || cos.packets[q] != priPackets[p] {
+				continue
+			}
+			if candidates > 0 && cos.discards[q] != discards {
+				agree = false
+			}
+			discards = cos.discards[q]
+			candidates++
+		}
+		if candidates > 0 && agree {
+			out = append(out, EthtoolValue{Family: FamilyPriorityDiscards, Direction: DirRX, Priority: p, Label: DiscardOther, Value: discards})
+		}
+	}
+	return out
 }
 
 // expand substitutes the single %d of a driver name format. It runs only at

@@ -3,6 +3,7 @@ package node
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +35,51 @@ type PCIPlace struct {
 	Path []string
 	// NUMANode is the function's numa_node; -1 when the firmware gives none.
 	NUMANode int
+	// IDs holds the ids of the bridges on Path, by address, where they were
+	// read: NCCL tells a Broadcom PEX switch by them (see Relate).
+	IDs map[string]PCIID
+}
+
+// PCIID is what a PCI function says it is: its vendor, device and
+// subsystem (board) ids, the sysfs files vendor, device, subsystem_vendor
+// and subsystem_device.
+type PCIID struct {
+	Vendor, Device, SubsystemVendor, SubsystemDevice uint16
+}
+
+// ParsePCIID parses the four id files ("0x1000"); an error names the first
+// that is not a 16-bit hexadecimal number.
+func ParsePCIID(vendor, device, subsystemVendor, subsystemDevice string) (PCIID, error) {
+	var v [4]uint16
+	for i, s := range []string{vendor, device, subsystemVendor, subsystemDevice} {
+		n, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(s), "0x"), 16, 16)
+		if err != nil || !strings.HasPrefix(strings.TrimSpace(s), "0x") {
+			return PCIID{}, fmt.Errorf("PCI id %q: want 0x and four hexadecimal digits", truncate(s, 40))
+		}
+		v[i] = uint16(n)
+	}
+	return PCIID{v[0], v[1], v[2], v[3]}, nil
+}
+
+// ncclDevice is the id the way NCCL packs a PCI node's pci.device
+// (src/graph/topo.cc): vendor, device, subsystem vendor, subsystem device,
+// 16 bits each, from the top.
+func (id PCIID) ncclDevice() uint64 {
+	return uint64(id.Vendor)<<48 | uint64(id.Device)<<32 | uint64(id.SubsystemVendor)<<16 | uint64(id.SubsystemDevice)
+}
+
+// bcmGen is NCCL's getBcmGen (src/graph/topo.cc, ncclTopoFlattenBcmSwitches):
+// 4 for a Broadcom PEX88xxx (1000:c010, subsystem 1000:axxx, at any level),
+// 5 for a PEX89xxx (1000:c030, subsystem 1000:0xxx at the top level, 1000:1xxx
+// below it), 0 for any other switch.
+func bcmGen(device uint64, level int) int {
+	switch device & 0xfffffffffffff000 {
+	case 0x1000c0101000a000:
+		return 4
+	case 0x1000c03010000000 | uint64(level)*0x1000:
+		return 5
+	}
+	return 0
 }
 
 // ParsePCIPlace reads a place from a function's resolved sysfs directory,
@@ -67,50 +113,53 @@ func (p PCIPlace) Address() string {
 	return p.Path[len(p.Path)-1]
 }
 
-// switches lists the PCIe switches above the function, nearest first, each
-// named by its upstream port. It follows NCCL's own reading of sysfs
-// (src/graph/xml.cc, ncclTopoGetXmlFromSys: "Go up one level in the PCI
-// tree. Rewind two '/' and follow the upper PCI switch, or stop if we reach
-// a CPU root complex"): a switch is an upstream port with its downstream
-// ports below it, so every second directory up is one switch, and the root
-// port belongs to the host bridge.
+// switches lists the PCI switches NCCL puts above the function, nearest
+// first, each named by its upstream port. It follows NCCL's reading of
+// sysfs (src/graph/xml.cc, ncclTopoGetXmlFromSys: "Go up one level in the
+// PCI tree. Rewind two '/' and follow the upper PCI switch, or stop if we
+// reach a CPU root complex"): a node's parent is the directory two levels
+// up, as long as both levels are PCI addresses, so every second directory up
+// is one switch and a function whose grandparent is the host bridge hangs
+// off the CPU.
 func (p PCIPlace) switches() []string {
 	var out []string
-	// Path[0] is the root port; the function is Path[n-1], its downstream
-	// port Path[n-2] and that switch's upstream port Path[n-3].
-	for i := len(p.Path) - 3; i >= 1; i -= 2 {
+	// The function is Path[n-1], its downstream port Path[n-2] and that
+	// switch's upstream port Path[n-3]; Path[0] is the root port, a switch to
+	// NCCL only when the chain below it has an odd length.
+	for i := len(p.Path) - 3; i >= 0; i -= 2 {
 		out = append(out, p.Path[i])
 	}
 	return out
 }
 
-// PCIeRelation is the path between two PCI functions, in the words of
-// `nvidia-smi topo -m` and NCCL, nearest first.
+// PCIeRelation is the path between two PCI functions as NCCL classifies it
+// (src/graph/paths.cc, ncclTopoSetPaths), nearest first. NCCL's words are
+// nvidia-smi topo -m's but for one: NCCL has no NODE; a path through the CPU
+// within one NUMA node, nvidia-smi's PHB and NODE alike, is PHB to NCCL.
 type PCIeRelation int
 
 // The relations, ordered by distance. Their numeric value is what the
-// exporter's level gauge reports (lower is closer).
+// exporter's level gauge reports (lower is closer); 4 was NODE, which
+// NCCL does not have, and SYS keeps the number it was published with.
 const (
-	RelationUnknown PCIeRelation = iota
-	// RelationPIX: through at most one PCIe switch.
-	RelationPIX
-	// RelationPXB: through several PCIe switches, not the host bridge.
-	RelationPXB
-	// RelationPHB: through a PCIe host bridge (the CPU's root complex).
-	RelationPHB
-	// RelationNODE: between host bridges of one NUMA node.
-	RelationNODE
+	RelationUnknown PCIeRelation = 0
+	// RelationPIX: through one PCIe switch (NCCL: at most a single bridge).
+	RelationPIX PCIeRelation = 1
+	// RelationPXB: through several PCIe switches, not the CPU.
+	RelationPXB PCIeRelation = 2
+	// RelationPHB: through the CPU's PCIe host bridge, within one NUMA node.
+	RelationPHB PCIeRelation = 3
 	// RelationSYS: across the interconnect between NUMA nodes (UPI, xGMI).
-	RelationSYS
+	RelationSYS PCIeRelation = 5
 )
 
-var relationNames = [...]string{"unknown", "PIX", "PXB", "PHB", "NODE", "SYS"}
+var relationNames = map[PCIeRelation]string{RelationPIX: "PIX", RelationPXB: "PXB", RelationPHB: "PHB", RelationSYS: "SYS"}
 
 func (r PCIeRelation) String() string {
-	if r < 0 || int(r) >= len(relationNames) {
-		return "unknown"
+	if n, ok := relationNames[r]; ok {
+		return n
 	}
-	return relationNames[r]
+	return "unknown"
 }
 
 // Direct reports a relation whose traffic stays below the root complex
@@ -119,34 +168,126 @@ func (r PCIeRelation) String() string {
 // (NCCL_NET_GDR_LEVEL defaults to PXB).
 func (r PCIeRelation) Direct() bool { return r == RelationPIX || r == RelationPXB }
 
-// Relate computes the relation of two functions from their places, as
-// nvidia-smi topo defines it: PIX when they share a PCIe switch and cross
-// only it, PXB when they cross more switches below a common one, PHB when
-// they meet only at the host bridge, NODE when they sit under different
-// host bridges of one NUMA node, SYS when their NUMA nodes differ. An
-// unknown NUMA node (-1, a single-socket machine's firmware) counts as the
-// same node: it cannot be told apart.
+// Relate computes the relation of two functions from their places as NCCL
+// does: each function hangs off the switch above it (switches) or the CPU;
+// a path that meets in one switch with no switch-to-switch hop is PIX, one
+// with such a hop PXB, one through the CPU PHB, and one across two NUMA
+// nodes SYS (a CPU in NCCL is a NUMA node: two host bridges of one socket
+// are one CPU). Broadcom PEX switches are flattened first, as
+// ncclTopoFlattenBcmSwitches does (NCCL 2.9.6+ for Gen4, 2.20.3+ for Gen5):
+// their second level is an artefact of the chip, so a GPU and a NIC on two
+// of its sub-switches are PIX to NCCL where nvidia-smi says PXB. An unknown
+// NUMA node (-1, a single-socket machine's firmware) counts as the same
+// node: it cannot be told apart. Not modelled: NCCL's extra links between
+// Broadcom switches (pci_switch_link) and paths through NVLink (PXN).
 func Relate(a, b PCIPlace) PCIeRelation {
 	if a.Host == "" || b.Host == "" || len(a.Path) == 0 || len(b.Path) == 0 {
 		return RelationUnknown
 	}
-	if a.Host != b.Host {
-		if a.NUMANode >= 0 && b.NUMANode >= 0 && a.NUMANode != b.NUMANode {
-			return RelationSYS
-		}
-		return RelationNODE
-	}
-	sa, sb := a.switches(), b.switches()
-	// The nearest switch both share; the switches each side crosses below it.
+	sa, sb := flattenBcmSwitches(a, b)
 	for i, s := range sa {
 		if j := slices.Index(sb, s); j >= 0 {
-			if i+j+1 <= 1 {
+			if i == 0 && j == 0 {
 				return RelationPIX
 			}
 			return RelationPXB
 		}
 	}
+	if a.NUMANode >= 0 && b.NUMANode >= 0 && a.NUMANode != b.NUMANode {
+		return RelationSYS
+	}
 	return RelationPHB
+}
+
+// SameHostBridge reports two functions below one PCI host bridge. NCCL
+// does not tell that apart from two host bridges of one NUMA node (both are
+// PHB), but a GPU and a NIC on one root complex are nearer than two across
+// the CPU's internal fabric: a tie-break among equal relations where the
+// exporter picks one GPU for a NIC (perftest's use_cuda).
+func SameHostBridge(a, b PCIPlace) bool { return a.Host != "" && a.Host == b.Host }
+
+// bcmSwitch is a switch of NCCL's graph while it is flattened.
+type bcmSwitch struct {
+	addr   string
+	device uint64
+	depth  int
+	links  []*bcmSwitch
+	into   *bcmSwitch // the switch it was merged into
+}
+
+// flattenBcmSwitches returns the switches above a and b, nearest first, with
+// each Broadcom sub-switch replaced by the switch NCCL merges it into. It
+// runs ncclTopoFlattenBcmSwitches on the part of the tree the two paths
+// span, in NCCL's order (parents before children, siblings by address):
+// a Gen4/Gen5 switch at level 0 takes every linked switch with the level-1
+// signature of its generation (their links become its own), then is marked
+// (device |= 0xffff) so that it neither takes nor is taken again.
+func flattenBcmSwitches(a, b PCIPlace) (sa, sb []string) {
+	nodes := map[string]*bcmSwitch{}
+	for _, p := range []PCIPlace{a, b} {
+		sw := p.switches()
+		var parent *bcmSwitch
+		for k := len(sw) - 1; k >= 0; k-- {
+			n := nodes[sw[k]]
+			if n == nil {
+				n = &bcmSwitch{addr: sw[k], depth: len(sw) - 1 - k}
+				if id, ok := p.IDs[sw[k]]; ok {
+					n.device = id.ncclDevice()
+				}
+				nodes[sw[k]] = n
+			}
+			if parent != nil && !slices.Contains(n.links, parent) {
+				n.links = append(n.links, parent)
+				parent.links = append(parent.links, n)
+			}
+			parent = n
+		}
+	}
+	order := slices.SortedFunc(maps.Values(nodes), func(x, y *bcmSwitch) int {
+		if x.depth != y.depth {
+			return x.depth - y.depth
+		}
+		return strings.Compare(x.addr, y.addr)
+	})
+	for _, s := range order {
+		gen := bcmGen(s.device, 0)
+		if s.into != nil || gen == 0 {
+			continue
+		}
+		var subs []*bcmSwitch
+		s.links = slices.DeleteFunc(s.links, func(l *bcmSwitch) bool {
+			if bcmGen(l.device, 1) != gen {
+				return false
+			}
+			subs = append(subs, l)
+			return true
+		})
+		for _, sub := range subs {
+			for _, l := range sub.links {
+				if l == s {
+					continue
+				}
+				s.links = append(s.links, l)
+				l.links[slices.Index(l.links, sub)] = s
+			}
+			sub.into = s
+		}
+		s.device |= 0xffff
+	}
+	chain := func(p PCIPlace) []string {
+		var out []string
+		for _, addr := range p.switches() {
+			n := nodes[addr]
+			if n.into != nil {
+				n = n.into
+			}
+			if len(out) == 0 || out[len(out)-1] != n.addr {
+				out = append(out, n.addr)
+			}
+		}
+		return out
+	}
+	return chain(a), chain(b)
 }
 
 // Bridges lists the PCI bridges traffic between a and b crosses below the
@@ -255,7 +396,8 @@ const (
 	// every GPU↔NIC transfer is translated, and peer-to-peer traffic goes
 	// through the root complex.
 	IOMMUTranslated IOMMUMode = "translated"
-	// IOMMUUnknown: active, but the group types could not be read.
+	// IOMMUUnknown: active but the group types could not be read, or
+	// whether it is active could not be read at all.
 	IOMMUUnknown IOMMUMode = "unknown"
 )
 
@@ -271,24 +413,32 @@ type IOMMU struct {
 	// (iommu=, intel_iommu=, amd_iommu=, iommu.passthrough=), in order;
 	// nil when /proc/cmdline was not read.
 	Cmdline []string
+	// Unreadable names what exists but could not be read ("path: error"):
+	// /sys/class/iommu, a device's iommu_group link, a group's type. Units
+	// and GroupTypes are then incomplete, and an empty Units says nothing.
+	Unreadable []string
 }
 
-// Mode says how DMA of the GPUs and NICs is treated: off without IOMMU
-// units, translated when any of their groups translates, passthrough when
-// all are identity.
+// Mode says how DMA of the GPUs and NICs is treated: translated when any of
+// their groups translates; unknown when part of the state could not be
+// read (an unreadable /sys/class/iommu is no proof that no IOMMU is active);
+// off without IOMMU units or groups, passthrough when every group is
+// identity.
 func (m IOMMU) Mode() IOMMUMode {
-	if len(m.Units) == 0 {
-		return IOMMUOff
-	}
-	if len(m.GroupTypes) == 0 {
-		return IOMMUUnknown
-	}
 	for _, t := range m.GroupTypes {
 		if t != "identity" {
 			return IOMMUTranslated
 		}
 	}
-	return IOMMUPassthrough
+	switch {
+	case len(m.Unreadable) > 0:
+		return IOMMUUnknown
+	case len(m.GroupTypes) > 0:
+		return IOMMUPassthrough
+	case len(m.Units) == 0:
+		return IOMMUOff
+	}
+	return IOMMUUnknown
 }
 
 // IOMMUCmdline picks the IOMMU parameters out of /proc/cmdline.

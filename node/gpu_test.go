@@ -15,10 +15,10 @@ func place(t *testing.T, dir string, numa int) PCIPlace {
 	return p
 }
 
-// TestRelate checks every relation of nvidia-smi topo -m on one tree: a
-// switch with a GPU and a NIC on two downstream ports (PIX), a GPU one
-// switch further down (PXB), another root port of the same host bridge
-// (PHB), another host bridge of the same socket (NODE) and the other
+// TestRelate checks every relation NCCL has on one tree: a switch with a
+// GPU and a NIC on two downstream ports (PIX), a GPU one switch further down
+// (PXB), another root port of the same host bridge (PHB), another host
+// bridge of the same socket (nvidia-smi's NODE, PHB to NCCL) and the other
 // socket (SYS).
 func TestRelate(t *testing.T) {
 	const sw = "/sys/devices/pci0000:17/0000:17:01.0/0000:18:00.0"
@@ -40,9 +40,9 @@ func TestRelate(t *testing.T) {
 		{"two switches", gpuPXB, nic, RelationPXB},
 		{"host bridge", gpuPIX, phb, RelationPHB},
 		{"directly on root ports", direct, phb, RelationPHB},
-		{"same socket", gpuPIX, node, RelationNODE},
+		{"same socket, other host bridge", gpuPIX, node, RelationPHB},
 		{"other socket", gpuPIX, sys, RelationSYS},
-		{"unknown numa is not another socket", noNUMA, sys, RelationNODE},
+		{"unknown numa is not another socket", noNUMA, sys, RelationPHB},
 		{"empty place", PCIPlace{}, nic, RelationUnknown},
 	} {
 		if got := Relate(c.a, c.b); got != c.want {
@@ -51,6 +51,10 @@ func TestRelate(t *testing.T) {
 	}
 	if got, want := Bridges(gpuPIX, nic), []string{"0000:18:00.0", "0000:19:00.0", "0000:19:01.0"}; !slices.Equal(got, want) {
 		t.Errorf("Bridges = %v, want %v", got, want)
+	}
+	// Both PHB to NCCL; the host bridge tells them apart where one GPU must be picked.
+	if !SameHostBridge(gpuPIX, phb) || SameHostBridge(gpuPIX, node) || SameHostBridge(PCIPlace{}, PCIPlace{}) {
+		t.Error("SameHostBridge: pci0000:17 twice only")
 	}
 	if !RelationPXB.Direct() || RelationPHB.Direct() {
 		t.Error("Direct: PIX/PXB only")
@@ -124,6 +128,15 @@ func TestIOMMUMode(t *testing.T) {
 		{IOMMU{Units: []string{"dmar0"}}, IOMMUUnknown},
 		{IOMMU{Units: []string{"dmar0"}, GroupTypes: map[string]string{"a": "identity", "b": "identity"}}, IOMMUPassthrough},
 		{IOMMU{Units: []string{"dmar0"}, GroupTypes: map[string]string{"a": "identity", "b": "DMA-FQ"}}, IOMMUTranslated},
+		// /sys/class/iommu could not be read: no units read is not "off".
+		{IOMMU{Unreadable: []string{"/sys/class/iommu: permission denied"}}, IOMMUUnknown},
+		// One device's group could not be read: the others' identity does
+		// not make the node passthrough.
+		{IOMMU{Units: []string{"dmar0"}, GroupTypes: map[string]string{"a": "identity"}, Unreadable: []string{"b: input/output error"}}, IOMMUUnknown},
+		// A translated group is known, whatever else could not be read.
+		{IOMMU{GroupTypes: map[string]string{"a": "DMA"}, Unreadable: []string{"/sys/class/iommu: permission denied"}}, IOMMUTranslated},
+		// Groups are proof of an IOMMU, listed units or not.
+		{IOMMU{GroupTypes: map[string]string{"a": "DMA-FQ"}}, IOMMUTranslated},
 	} {
 		if got := c.m.Mode(); got != c.want {
 			t.Errorf("%+v: %v, want %v", c.m, got, c.want)

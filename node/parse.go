@@ -178,23 +178,44 @@ func truncate(s string, n int) string {
 }
 
 // ValidUTF8 returns s with every byte that is not part of valid UTF-8
-// written as the four characters \xNN. Linux allows any bytes in interface
-// and device names; a label value or a message must be UTF-8, and escaping
-// keeps the name recognisable where dropping or replacing would not.
+// written as the four characters \xNN, for text a person reads (a message,
+// a log line). Linux allows any bytes in interface and device names; text
+// must be UTF-8, and escaping keeps the name recognisable where dropping or
+// replacing would not. Two names can read alike (a byte 0xff and the text
+// `\xff`): where a name identifies something, use LabelUTF8.
 func ValidUTF8(s string) string {
 	if utf8.ValidString(s) {
 		return s
 	}
+	return escapeUTF8(s, false)
+}
+
+// LabelUTF8 is the valid UTF-8 form of a name that identifies something (a
+// label value, a subject): one to one, so that two interfaces whose names
+// differ never read the same. A name that is valid UTF-8 and holds no `\x`
+// is itself, which is every name in practice; in any other a backslash is
+// written `\\` and a byte that is not UTF-8 `\xNN`. A result that holds `\x`
+// therefore always came from such a name, whose escapes decode unambiguously.
+func LabelUTF8(s string) string {
+	if utf8.ValidString(s) && !strings.Contains(s, `\x`) {
+		return s
+	}
+	return escapeUTF8(s, true)
+}
+
+func escapeUTF8(s string, backslash bool) string {
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size <= 1 {
+		switch {
+		case r == utf8.RuneError && size <= 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-			i++
-			continue
+		case r == '\\' && backslash:
+			b.WriteString(`\\`)
+		default:
+			b.WriteString(s[i : i+size])
 		}
-		b.WriteString(s[i : i+size])
 		i += size
 	}
 	return b.String()

@@ -209,6 +209,48 @@ func TestValidUTF8(t *testing.T) {
 	}
 }
 
+// LabelUTF8 is one to one: a name with a byte 0xff and a name spelled
+// with the text `\xff` (both legal interface names) stay apart, while every
+// ordinary name is itself.
+func TestLabelUTF8IsOneToOne(t *testing.T) {
+	for in, want := range map[string]string{
+		"ens1f0np0":    "ens1f0np0",
+		"ünï":          "ünï",
+		`a\b`:          `a\b`, // a backslash alone is no escape
+		"v\xff":        `v\xff`,
+		`v\xff`:        `v\\xff`,
+		"v\xff\\":      `v\xff\\`,
+		"\xed\xa0\x80": `\xed\xa0\x80`,
+	} {
+		got := LabelUTF8(in)
+		if got != want || !utf8.ValidString(got) {
+			t.Errorf("LabelUTF8(%q) = %q, want %q", in, got, want)
+		}
+	}
+	seen := map[string]string{}
+	for _, in := range []string{"v\xff", `v\xff`, `v\\xff`, "v\\\xff", `v\x`, "v\\x", "v\xff\xfe", `v\xff\xfe`, "v\xff" + `\xfe`, `v\xff` + "\xfe", `\`, `\\`, "\xc3", `\xc3`, "ü", `\xc3\xbc`} {
+		out := LabelUTF8(in)
+		if prev, dup := seen[out]; dup && prev != in {
+			t.Errorf("%q and %q both give %q", prev, in, out)
+		}
+		seen[out] = in
+	}
+}
+
+func FuzzLabelUTF8(f *testing.F) {
+	f.Add("v\xff", `v\xff`)
+	f.Add(`\x`, "\\x")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		la, lb := LabelUTF8(a), LabelUTF8(b)
+		if !utf8.ValidString(la) {
+			t.Fatalf("LabelUTF8(%q) = %q is not UTF-8", a, la)
+		}
+		if a != b && la == lb {
+			t.Fatalf("LabelUTF8(%q) == LabelUTF8(%q) == %q", a, b, la)
+		}
+	})
+}
+
 func TestCountersExtName(t *testing.T) {
 	for raw, want := range map[string]string{
 		"port_rcv_data_64":            "port_rcv_data",

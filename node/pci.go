@@ -32,6 +32,73 @@ type PCIFunction struct {
 	// its PF's port and link: its port rate is not more traffic on the bus,
 	// and its own link attributes are reserved ("Unknown", width 0).
 	PhysFn string
+	// Upstream is the other end of the function's link; nil when the
+	// function sits on a root bus with no bridge above it (an integrated
+	// function, most VMs).
+	Upstream *PCIPort
+}
+
+// PCIPort is the port at the upstream end of a function's link: the root
+// port or PCIe switch downstream port the function hangs off, its parent
+// directory in sysfs. Its max_link_speed and max_link_width are the slot's
+// side of what the link can train to, and its AER counters the errors it
+// saw on that link, which the function's own counters do not hold.
+type PCIPort struct {
+	Address     string
+	MaxSpeedGTs float64 // 0 when unknown
+	MaxWidth    int     // 0 when unknown
+	// AER is keyed by AERSeverities, like PCIFunction.AER; nil when the port
+	// has no AER capability.
+	AER map[string]uint64
+}
+
+// LinkCapability is the fastest the function's link can train to: the lower
+// of the function's own maximum and its upstream port's, end by end, as the
+// link trains to the best both ends support. NCCL reads a device's link the
+// same way (src/graph/xml.cc: link_speed and link_width are the minimum of
+// max_link_speed/max_link_width and ../max_link_speed/../max_link_width).
+// A side that is unknown (0) leaves the other; 0 when neither is known.
+func (f *PCIFunction) LinkCapability() (speedGTs float64, width int) {
+	speedGTs, width = f.MaxSpeedGTs, f.MaxWidth
+	if u := f.Upstream; u != nil {
+		speedGTs, width = lowerKnown(speedGTs, u.MaxSpeedGTs), int(lowerKnown(float64(width), float64(u.MaxWidth)))
+	}
+	return speedGTs, width
+}
+
+// LinkCapabilityBandwidth is the usable bytes/s of the link at its
+// capability; 0 when unknown.
+func (f *PCIFunction) LinkCapabilityBandwidth() float64 {
+	s, w := f.LinkCapability()
+	if s <= 0 || w <= 0 {
+		return 0
+	}
+	return PCIeBandwidth(s, w)
+}
+
+// UpstreamLimits reports whether the upstream port supports less speed or
+// fewer lanes than the function: a Gen5 card in a Gen4 slot, an x16 card in
+// an x8 (or bifurcated) slot, behind a riser or switch of an older
+// generation. The link can then never reach the card's own maximum, and
+// that is the platform, not a fault of the link.
+func (f *PCIFunction) UpstreamLimits() bool {
+	u := f.Upstream
+	if u == nil {
+		return false
+	}
+	return u.MaxSpeedGTs > 0 && f.MaxSpeedGTs > 0 && u.MaxSpeedGTs < f.MaxSpeedGTs ||
+		u.MaxWidth > 0 && f.MaxWidth > 0 && u.MaxWidth < f.MaxWidth
+}
+
+// lowerKnown is the smaller of two values of which 0 means unknown.
+func lowerKnown(a, b float64) float64 {
+	switch {
+	case a <= 0:
+		return b
+	case b <= 0:
+		return a
+	}
+	return min(a, b)
 }
 
 // AERSeverities are the keys of PCIFunction.AER, in report order.

@@ -58,6 +58,9 @@ type Snapshot struct {
 	// HealthReporters are the devlink health reporters of the node's NICs,
 	// in handle order (SourceDevlink).
 	HealthReporters []*HealthReporter
+	// DevlinkInfo is `devlink dev info` of the node's NICs, in handle
+	// order (SourceDevlink, read on the refresh interval).
+	DevlinkInfo []*DevlinkInfo
 	// LLDP maps an interface to its LLDP neighbour (SourceLLDP); an
 	// interface without one is not in it.
 	LLDP map[string]*LLDPNeighbor

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -96,12 +97,40 @@ func ModuleFromFlat(b []byte) *ModuleEEPROM {
 	return m
 }
 
+// ModuleReadError is a failed module read as ethtool reported it in a
+// capture: "Cannot get Module EEPROM data: Input/output error", or the
+// netlink warnings mlx5 sent with a "successful" read of nothing, after
+// which ethtool printed bytes that are not the module's (Linux commit
+// d1c94bc5b90c, "net/mlx5e: Fix return value in case of module EEPROM read
+// error"). It wraps ErrModuleReadFailed.
+type ModuleReadError struct {
+	// Line is the capture's line number, Message ethtool's words.
+	Line    int
+	Message string
+	// Reason is strerror's text after "Cannot get ...: " (e.g.
+	// "Input/output error"), "" for a netlink warning.
+	Reason string
+}
+
+func (e *ModuleReadError) Error() string {
+	return fmt.Sprintf("line %d: ethtool could not read the module: %q", e.Line, e.Message)
+}
+
+func (e *ModuleReadError) Unwrap() error { return ErrModuleReadFailed }
+
+// ErrModuleReadFailed means a module's memory could not be read: the
+// driver reported a failure, or returned fewer bytes than asked.
+var ErrModuleReadFailed = errors.New("module EEPROM read failed")
+
 // ParseModuleHex reads `ethtool -m <if> hex on` output: one dump, or
 // several, each after a line holding the command that printed it
-// (`$ ethtool -m eth0 page 0x11 hex on`). A dump with no page in its
-// command is the flat memory starting at offset 0 (the ioctl layout, or
-// the lower page over netlink); a dump of a page sits at offsets 0x80-0xff
-// as ethtool prints it.
+// (`$ ethtool -m eth0 page 0x11 hex on`, after whatever prompt the shell
+// printed: `# `, `[root@host ~]# `, `user@host:~$ sudo `). A dump with no
+// page in its command is flat memory at the offsets ethtool prints (from 0:
+// the ioctl layout, or the lower page over netlink); a dump of a page sits
+// at offsets 0x80-0xff as ethtool prints it. A failed read that ethtool
+// reported (an error, or a netlink warning before bytes that are then not
+// the module's) is a *ModuleReadError.
 func ParseModuleHex(r io.Reader) (*ModuleEEPROM, error) {
 	type dump struct {
 		page, bank int
@@ -109,33 +138,50 @@ func ParseModuleHex(r io.Reader) (*ModuleEEPROM, error) {
 	}
 	var dumps []*dump
 	cur := &dump{page: -1, data: map[int]byte{}}
+	next := func(args []string, line int) error {
+		if len(cur.data) > 0 {
+			dumps = append(dumps, cur)
+		}
+		cur = &dump{page: -1, data: map[int]byte{}}
+		for i := 0; i+1 < len(args); i++ {
+			switch args[i] {
+			case "page", "bank":
+				v, err := strconv.ParseUint(args[i+1], 0, 8)
+				if err != nil {
+					return fmt.Errorf("line %d: %s %q: %w", line, args[i], args[i+1], err)
+				}
+				if args[i] == "page" {
+					cur.page = int(v)
+				} else {
+					cur.bank = int(v)
+				}
+			}
+		}
+		return nil
+	}
 	sc := bufio.NewScanner(r)
 	line := 0
 	for sc.Scan() {
 		line++
 		s := strings.TrimSpace(sc.Text())
+		if args, ok := PromptCommand(s, "ethtool"); ok {
+			if err := next(args, line); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		switch {
 		case s == "":
 			continue
+		case strings.HasPrefix(s, "netlink warning:") || strings.HasPrefix(s, "netlink error:"):
+			return nil, &ModuleReadError{Line: line, Message: s}
+		case strings.HasPrefix(s, "Cannot get Module EEPROM data:") || strings.HasPrefix(s, "Cannot get module EEPROM information:"):
+			_, reason, _ := strings.Cut(s, ": ")
+			return nil, &ModuleReadError{Line: line, Message: s, Reason: strings.TrimSpace(reason)}
 		case strings.HasPrefix(s, "$") || strings.HasPrefix(s, "#"):
-			if len(cur.data) > 0 {
-				dumps = append(dumps, cur)
-			}
-			cur = &dump{page: -1, data: map[int]byte{}}
-			f := strings.Fields(s)
-			for i := 0; i+1 < len(f); i++ {
-				switch f[i] {
-				case "page", "bank":
-					v, err := strconv.ParseUint(f[i+1], 0, 8)
-					if err != nil {
-						return nil, fmt.Errorf("line %d: %s %q: %w", line, f[i], f[i+1], err)
-					}
-					if f[i] == "page" {
-						cur.page = int(v)
-					} else {
-						cur.bank = int(v)
-					}
-				}
+			// A comment, or a command line ethtool did not print.
+			if err := next(strings.Fields(s), line); err != nil {
+				return nil, err
 			}
 			continue
 		case strings.HasPrefix(s, "Offset") || strings.HasPrefix(s, "---"):
@@ -171,29 +217,36 @@ func ParseModuleHex(r io.Reader) (*ModuleEEPROM, error) {
 		return nil, errors.New("no module EEPROM bytes")
 	}
 	m := &ModuleEEPROM{}
+	// Flat dumps are one memory: several commands may have printed parts
+	// of it ("hex on offset 256" after a dump from 0).
+	flatData := map[int]byte{}
 	for _, d := range dumps {
 		if d.page < 0 {
-			end := 0
-			for o := range d.data {
-				end = max(end, o+1)
+			maps.Copy(flatData, d.data)
+		}
+	}
+	if len(flatData) > 0 {
+		// Flat memory is laid out from offset 0; the bytes after the first
+		// gap cannot be put on a page.
+		end := 0
+		for {
+			if _, ok := flatData[end]; !ok {
+				break
 			}
-			if end < ModulePageLen {
-				return nil, fmt.Errorf("flat dump of %d bytes: the lower page has %d", end, ModulePageLen)
-			}
-			flat := make([]byte, end)
-			for o, v := range d.data {
-				flat[o] = v
-			}
-			fm := ModuleFromFlat(flat)
-			if m.Lower == nil {
-				m.Lower = fm.Lower
-			}
-			for k, p := range fm.Upper {
-				if m.Upper == nil {
-					m.Upper = map[uint16][]byte{}
-				}
-				m.Upper[k] = p
-			}
+			end++
+		}
+		if end < ModulePageLen {
+			return nil, fmt.Errorf("flat dump without the lower page: %d bytes from offset 0", end)
+		}
+		flat := make([]byte, end)
+		for o := range end {
+			flat[o] = flatData[o]
+		}
+		fm := ModuleFromFlat(flat)
+		m.Lower, m.Upper = fm.Lower, fm.Upper
+	}
+	for _, d := range dumps {
+		if d.page < 0 {
 			continue
 		}
 		p := make([]byte, ModulePageLen)
@@ -291,6 +344,41 @@ func ModuleType(id uint8) string {
 	return fmt.Sprintf("0x%02x", id)
 }
 
+// ErrModuleCorrupt means the bytes read cannot be the module's memory: they
+// contradict themselves. A NIC's firmware can hand back the wrong page or
+// address (bnxt_en read an SFP's A2h diagnostics where its A0h identity
+// belongs: "bnxt_en: Invalid data read from SFP EEPROM", netdev, 2025-04),
+// and such bytes still look like a module.
+var ErrModuleCorrupt = errors.New("module EEPROM corrupt")
+
+// moduleIDSFP is SFF-8024's "SFP/SFP+/SFP28" (SFF-8472 memory).
+const moduleIDSFP = 0x03
+
+// checkModuleIntegrity refuses memory that contradicts itself. An SFP's
+// base identity fields (bytes 0-62) carry a checksum in byte 63 (SFF-8472
+// CC_BASE), which the kernel's own SFP driver checks before it trusts a
+// module (drivers/net/phy/sfp.c); SFF-8636 and CMIS repeat the identifier
+// in byte 128, upper page 00h. Their checksums are not checked: cheap
+// modules with a wrong one are common and are still read by ethtool.
+func checkModuleIntegrity(m *ModuleEEPROM) error {
+	id := m.Lower[0]
+	switch {
+	case id == moduleIDSFP:
+		var sum byte
+		for _, b := range m.Lower[:63] {
+			sum += b
+		}
+		if sum != m.Lower[63] {
+			return fmt.Errorf("%w: SFP base checksum (byte 63) is 0x%02x, bytes 0-62 sum to 0x%02x", ErrModuleCorrupt, m.Lower[63], sum)
+		}
+	case isSFF8636(id) || isCMIS(id):
+		if p := m.page(0, 0); p != nil && p[0] != 0 && p[0] != id {
+			return fmt.Errorf("%w: identifier 0x%02x in byte 0 but 0x%02x in byte 128", ErrModuleCorrupt, id, p[0])
+		}
+	}
+	return nil
+}
+
 // ErrModuleUnsupported is returned for a module the decoder does not know
 // (SFP's SFF-8472, an empty cage's zeros).
 var ErrModuleUnsupported = errors.New("module management interface not supported")
@@ -300,6 +388,9 @@ var ErrModuleUnsupported = errors.New("module management interface not supported
 func DecodeModule(m *ModuleEEPROM) (*Transceiver, error) {
 	if m == nil || len(m.Lower) < ModulePageLen {
 		return nil, errors.New("module EEPROM without a full lower page")
+	}
+	if err := checkModuleIntegrity(m); err != nil {
+		return nil, err
 	}
 	id := m.Lower[0]
 	t := &Transceiver{Identifier: id, Type: ModuleType(id), TemperatureCelsius: math.NaN(), SupplyVolts: math.NaN()}

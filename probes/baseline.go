@@ -37,6 +37,8 @@ type Baselines struct {
 	path   string
 	logger *slog.Logger
 	links  map[string][]float64
+	// saveErr is why the last save failed, nil after one that worked.
+	saveErr error
 }
 
 type baselineDoc struct {
@@ -48,7 +50,9 @@ type baselineDoc struct {
 // LoadBaselines reads dir/baselines.json. A missing file is an empty
 // store; a corrupt or truncated one, or one that is not a regular file of
 // at most maxBaselineBytes (a FIFO, a directory, a symlink to a device), is
-// renamed aside and logged, never fatal.
+// renamed aside and logged, never fatal. The error says that dir cannot be
+// created or written to (a read-only root file system without a state
+// volume): the caller decides whether to go on without persistence.
 func LoadBaselines(dir string, logger *slog.Logger) (*Baselines, error) {
 	b := &Baselines{logger: logger, links: map[string][]float64{}}
 	if dir == "" {
@@ -57,6 +61,14 @@ func LoadBaselines(dir string, logger *slog.Logger) (*Baselines, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("probe state directory: %w", err)
 	}
+	// An existing directory on a read-only mount, or one this user may not
+	// write, would fail every save: found now, not at the first good run.
+	probe, err := os.CreateTemp(dir, "."+baselineFile+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("probe state directory: %w", err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
 	b.path = filepath.Join(dir, baselineFile)
 	// Temporary files of a writer killed mid-write are garbage.
 	stale, _ := filepath.Glob(filepath.Join(dir, "."+baselineFile+".tmp-*"))
@@ -155,7 +167,16 @@ func (b *Baselines) Record(key string, value float64) error {
 		v = v[len(v)-baselineWindow:]
 	}
 	b.links[key] = v
-	return b.saveLocked()
+	b.saveErr = b.saveLocked()
+	return b.saveErr
+}
+
+// SaveError is why the last save failed; nil when it worked, or when
+// nothing was saved yet.
+func (b *Baselines) SaveError() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.saveErr
 }
 
 // saveLocked writes atomically: a temporary file in the same directory,

@@ -48,7 +48,9 @@ func (f *freshness) prune(latest map[string]*Result) {
 	}
 	f.pruned = now
 	for k, r := range latest {
-		if b := f.bound[r.Probe]; b > 0 && now.Sub(r.Start) > 4*b {
+		// Divided, not multiplied: 4 × a bound near the longest Duration
+		// wrapped negative and made every result four bounds old.
+		if b := f.bound[r.Probe]; b > 0 && now.Sub(r.Start)/4 > b {
 			delete(latest, k)
 		}
 	}

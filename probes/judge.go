@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/roce-exporter/roce_exporter/probes/schedule"
 )
 
 // SetSelf names the node the store belongs to.
@@ -31,44 +33,94 @@ type DeviceJudgement struct {
 	Device      string
 	Rail        int
 	PeersFailed int
+	// PeersPassed counts the peers whose pass still speaks for the rail: a
+	// pass followed by failures with three or more other peers is superseded
+	// (supersededBy), as a NIC that broke since no longer passes.
 	PeersPassed int
-	// LastPassed is the start of the newest fresh passing test (zero: none):
-	// a path is suspected only when both ends passed with others after the
-	// failure.
+	// LastPassed is the start of the newest such pass (zero: none): a path is
+	// suspected only when both ends passed with others after the failure.
 	LastPassed time.Time
 	// FailedPeers are the peers it failed with, sorted (shown, not exported).
 	FailedPeers []string
 }
 
+// supersededBy is how many later failures, with as many different peers,
+// make a pass no evidence for its rail any more. A rail that broke fails with
+// its scheduled peer and, at once, with its two witnesses (triangulate.go):
+// three failures after every pass it had. Fewer are not enough: a broken path
+// between two switches fails every flow hashed onto it, and a node behind it
+// can fail with two peers in a row across it while its NIC is sound; its
+// passes must stand. A triangulation also gives such a node passes after
+// each failure (a witness elsewhere), which no later failure of the path
+// outnumbers.
+const supersededBy = 3
+
 // Judge returns the judgement of every device with a fresh pair-probe
 // result, sorted by probe and device. Each link counts once, with its last
-// fresh result: a fixed link stops counting as failed as soon as it passes.
+// fresh result: a fixed link stops counting as failed as soon as it passes,
+// and a broken rail stops counting as passing as soon as it failed with
+// supersededBy peers after its passes.
 func (s *Store) Judge() []DeviceJudgement {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.fresh.now()
-	byDev := map[[2]string]*DeviceJudgement{}
+	byDev := map[[2]string][]*Result{}
 	for _, r := range s.latest {
-		if (r.Probe != KindIBWriteBW && r.Probe != KindIBWriteLat) || r.Peer == "" || !s.fresh.isFresh(r, now) {
+		if !isPairProbe(r.Probe) || r.Peer == "" || !s.fresh.isFresh(r, now) {
 			continue
 		}
 		k := [2]string{r.Probe, r.Device}
-		j := byDev[k]
-		if j == nil {
-			j = &DeviceJudgement{Probe: r.Probe, Device: r.Device, Rail: r.Rail}
-			byDev[k] = j
-		}
-		if r.Success {
+		byDev[k] = append(byDev[k], r)
+	}
+	out := map[[2]string]*DeviceJudgement{}
+	for k, rs := range byDev {
+		j := &DeviceJudgement{Probe: rs[0].Probe, Device: rs[0].Device, Rail: rs[0].Rail}
+		out[k] = j
+		for _, r := range rs {
+			if !r.Success {
+				j.PeersFailed++
+				j.FailedPeers = append(j.FailedPeers, r.Peer)
+				continue
+			}
+			if failuresAfter(rs, r.Start) >= supersededBy {
+				continue
+			}
 			j.PeersPassed++
 			if r.Start.After(j.LastPassed) {
 				j.LastPassed = r.Start
 			}
-		} else {
-			j.PeersFailed++
-			j.FailedPeers = append(j.FailedPeers, r.Peer)
 		}
 	}
-	return SortedJudgements(byDev)
+	return SortedJudgements(out)
+}
+
+// failuresAfter counts the failing results (one per peer: a link's latest)
+// that started after t.
+func failuresAfter(rs []*Result, t time.Time) int {
+	n := 0
+	for _, r := range rs {
+		if !r.Success && r.Start.After(t) {
+			n++
+		}
+	}
+	return n
+}
+
+func isPairProbe(kind string) bool { return kind == KindIBWriteBW || kind == KindIBWriteLat }
+
+// Outcomes are the fresh results of one pair probe kind, as the pure
+// schedule reads a node's own view (schedule.Triangulate, FarEndRails).
+func (s *Store) Outcomes(kind string) []schedule.Outcome {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.fresh.now()
+	var out []schedule.Outcome
+	for _, r := range s.latest {
+		if r.Probe == kind && r.Peer != "" && s.fresh.isFresh(r, now) {
+			out = append(out, schedule.Outcome{Peer: r.Peer, Rail: r.Rail, Passed: r.Success, At: r.Start})
+		}
+	}
+	return out
 }
 
 // SortedJudgements lists judgements by probe, then device, each with its

@@ -76,8 +76,10 @@ func TestResponderReadsTheNodeOncePerServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	rs.run(ctx)
-	if starts := len(calls(t, dir)); n.reads.Load() != int64(starts) || starts < 2 {
-		t.Errorf("%d reads for %d servers started", n.reads.Load(), starts)
+	// The context may end between a read and the start it was for: one read
+	// more than starts, never more.
+	if starts, reads := len(calls(t, dir)), n.reads.Load(); starts < 2 || reads < int64(starts) || reads > int64(starts)+1 {
+		t.Errorf("%d reads for %d servers started", reads, starts)
 	}
 	if latest := s.Store().Latest(); len(latest) != 1 || latest[0].Bandwidth == nil || latest[0].Bandwidth.ExpectedBytesPerSecond != 0.9*400e9/8 {
 		t.Errorf("served tests not judged on the node's port rate: %+v", latest)

@@ -3,11 +3,7 @@ package probes
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/config"
@@ -16,9 +12,9 @@ import (
 )
 
 // ncclRunner launches all_reduce_perf across the plan's nodes with mpirun
-// from the leader, the way operators do it by hand, with the NCCL network
-// selection pinned from the plan so a silent fallback to TCP or the wrong
-// GID shows up as a failure rather than a slow success.
+// from the leader, the way operators do it by hand, with each node's NCCL
+// network selection pinned from its own plan entry (nccl_launch.go), so a
+// silent fallback to TCP shows up as a failure rather than a slow success.
 type ncclRunner struct {
 	// probeKind is KindNCCL for the whole-cluster run, KindNCCLGroup for the
 	// rotating groups (judged against the groups' own baseline).
@@ -31,102 +27,31 @@ func (r *ncclRunner) cfg() config.NCCL { return r.plan.Probes.NCCL }
 
 func (r *ncclRunner) kind() string { return r.probeKind }
 
-// readsNode: the GID index of the compute addresses for NCCL_IB_GID_INDEX,
-// whether the node offers GPUDirect RDMA, and the load gate.
+// readsNode: the GPU↔NIC relation and GPUDirect support GPUDirect is judged
+// by, and the load gate.
 func (r *ncclRunner) readsNode() bool { return true }
-
-// env returns the NCCL variables derived from the plan and the node (snap).
-// Values from the plan's env map win, so an operator can override the
-// derivation.
-func (r *ncclRunner) env(snap *node.Snapshot) map[string]string {
-	var ifnames, hcas []string
-	gids := map[int]bool{}
-	for _, i := range r.self.Interfaces {
-		ifnames = append(ifnames, i.Netdev)
-		if i.RDMADevice != "" {
-			hcas = append(hcas, i.RDMADevice+":1")
-			if ip := i.IP(); ip.IsValid() {
-				if g, ok := gidIndex(snap, i.RDMADevice, ip); ok {
-					gids[g] = true
-				}
-			}
-		}
-	}
-	// NCCL's own report of the transport it chose (NET/IB or NET/Socket,
-	// GDRDMA on the channels, the HCAs) is printed at INFO in the INIT and
-	// NET subsystems; the runner judges it besides the bandwidth.
-	env := map[string]string{"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"}
-	if len(ifnames) > 0 {
-		env["NCCL_SOCKET_IFNAME"] = "=" + strings.Join(ifnames, ",")
-	}
-	if len(hcas) > 0 {
-		env["NCCL_IB_HCA"] = "=" + strings.Join(hcas, ",")
-	}
-	switch gi := r.plan.Probes.IBWriteBW.GIDIndex; {
-	case gi != nil:
-		env["NCCL_IB_GID_INDEX"] = strconv.Itoa(*gi)
-	case len(gids) == 1:
-		for g := range gids {
-			env["NCCL_IB_GID_INDEX"] = strconv.Itoa(g)
-		}
-	}
-	// The class the plan's DSCP map sends to the PFC priority; NCCL's default 0 is
-	// DSCP 0, the best-effort class. The health check nccl_env prints the same.
-	exp := r.plan.Expectations
-	if tc, ok := exp.RoCETrafficClass(); ok {
-		env["NCCL_IB_TC"] = strconv.Itoa(tc)
-		if exp.Trust == config.TrustPCP && exp.PFCPriority != nil {
-			env["NCCL_IB_SL"] = strconv.Itoa(*exp.PFCPriority) // becomes the VLAN PCP
-		}
-	} else if exp.IBServiceLevel != nil {
-		env["NCCL_IB_SL"] = strconv.Itoa(*exp.IBServiceLevel)
-	}
-	for k, v := range r.cfg().Env {
-		env[k] = v
-	}
-	return env
-}
-
-// argvFor is the mpirun command line over the named nodes (a group).
-func (r *ncclRunner) argvFor(names []string, env map[string]string) []string {
-	c := r.cfg()
-	var hosts []string
-	for _, name := range names {
-		n, _ := r.plan.Node(name)
-		hosts = append(hosts, fmt.Sprintf("%s:%d", n.ManagementIP, c.GPUsPerNode))
-	}
-	argv := []string{c.MPIRun, config.MPIRunRanksFlag, strconv.Itoa(c.GPUsPerNode * len(hosts)), config.MPIRunHostsFlag, strings.Join(hosts, ",")}
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		// "-x NAME" exports the variable from mpirun's own environment,
-		// which we set; the value never passes through a shell.
-		argv = append(argv, "-x", k)
-	}
-	argv = append(argv, c.ExtraMPIRunArgs...)
-	return append(argv, c.Command, "-b", strconv.FormatInt(int64(c.MinBytes), 10), "-e", strconv.FormatInt(int64(c.MaxBytes), 10), "-f", "2", "-g", "1")
-}
 
 // probe runs all_reduce_perf across the nodes of t.
 func (r *ncclRunner) probe(ctx context.Context, t target, before *node.Snapshot, res *Result) verdict {
-	env := r.env(before)
-	res.Command = r.argvFor(t.nodes, env)
+	maxBytes, sizing := r.sweepMaxBytes(ctx)
+	l := r.launch(t.nodes)
+	res.Command = r.argv(l, maxBytes)
 	procEnv := os.Environ()
-	for k, v := range env {
+	for k, v := range l.shared {
 		procEnv = append(procEnv, k+"="+v)
 	}
 	out := runCommand(ctx, r.cfg().Timeout, res.Command, procEnv, nil)
 	res.ExitCode, res.StderrTail = out.ExitCode, out.Stderr
+	if sizing != "" {
+		res.Warnings = append(res.Warnings, sizing)
+	}
 	if v, didNotRun := failedToRun(res, out); didNotRun {
 		return v
 	}
 	text := out.combined()
 	parsed, err := parse.NCCL(bytes.NewReader(text))
 	if parsed != nil {
-		res.Warnings = parsed.Warnings
+		res.Warnings = append(res.Warnings, parsed.Warnings...)
 		res.NCCL = &NCCL{WrongResults: parsed.WrongResults(), BusBandwidth: parsed.BusBandwidthBySize()}
 		r.setBandwidth(res, parsed)
 	}
@@ -136,7 +61,7 @@ func (r *ncclRunner) probe(ctx context.Context, t target, before *node.Snapshot,
 	if err != nil || parsed == nil || len(parsed.Rows) == 0 {
 		return failed(ReasonExecError)
 	}
-	if v := r.judgeTransport(res, text, before); v.reason != "" {
+	if v := r.judgeTransport(res, text, before, t.devices); v.reason != "" {
 		return v
 	}
 	if floor := r.cfg().MinBusBandwidthGBps * 1e9; floor > 0 && res.Bandwidth != nil {
@@ -164,9 +89,11 @@ func (r *ncclRunner) setBandwidth(res *Result, parsed *parse.NCCLResult) {
 }
 
 // judgeTransport reads NCCL's transport report and returns the reason a run
-// fails on it, whatever its bandwidth: a fallback to sockets, or RDMA
-// without GPUDirect on a node that offers GPUDirect.
-func (r *ncclRunner) judgeTransport(res *Result, out []byte, snap *node.Snapshot) verdict {
+// fails on it, whatever its bandwidth: a fallback to TCP sockets, or this
+// node's ranks without GPUDirect RDMA although its GPUs and NICs share a PCIe
+// switch (judgeGPUDirect). GPUDirect off by NCCL's own distance rule is by
+// design: such a run is judged on its bandwidth.
+func (r *ncclRunner) judgeTransport(res *Result, out []byte, snap *node.Snapshot, devices []string) verdict {
 	tr := parse.NCCLTransport(string(out))
 	if !tr.Reported() {
 		return verdict{}
@@ -175,8 +102,15 @@ func (r *ncclRunner) judgeTransport(res *Result, out []byte, snap *node.Snapshot
 	if tr.SocketFallback() {
 		return failed(ReasonSocketFallback)
 	}
-	if avail, known := gpuDirectAvailable(snap); known && avail && tr.NoGDRDMA() {
-		return failed(ReasonNoGDRDMA)
+	hosts, failing := judgeGPUDirect(&tr, localView(r.self.Name, snap, devices))
+	res.NCCL.GPUDirect = hosts
+	for _, h := range hosts {
+		if h.suspect {
+			res.Warnings = append(res.Warnings, "GPUDirect RDMA on "+orUnnamed(h.Host)+": cannot tell: "+h.Why)
+		}
+	}
+	if failing != nil {
+		return verdict{reason: ReasonNoGDRDMA, hint: gpuDirectHint(failing)}
 	}
 	return verdict{}
 }

@@ -3,6 +3,7 @@ package probes
 import (
 	"context"
 	"net/netip"
+	"slices"
 
 	"github.com/roce-exporter/roce_exporter/node"
 )
@@ -67,13 +68,13 @@ func portRate(s *node.Snapshot, device string) (float64, bool) {
 	return p.RateBitsPerSecond, true
 }
 
-// nearestGPU is the index (nvidia-smi / CUDA_DEVICE_ORDER=PCI_BUS_ID order)
-// of the GPU nearest the RDMA device in the PCIe tree: the best relation,
-// then the lowest index; false without GPUs or when the device's place is
-// unknown.
-func nearestGPU(s *node.Snapshot, device string) (int, bool) {
+// nearestGPU is the GPU nearest the RDMA device in the PCIe tree: the best
+// relation, then one on the NIC's own host bridge (NCCL's PHB does not
+// tell), then the lowest index (PCI order); nil without GPUs or when the
+// device's place is unknown.
+func nearestGPU(s *node.Snapshot, device string) *node.GPU {
 	if s == nil || s.GPU == nil {
-		return 0, false
+		return nil
 	}
 	var nic *node.RDMANIC
 	for _, c := range s.GPU.NICs {
@@ -82,16 +83,40 @@ func nearestGPU(s *node.Snapshot, device string) (int, bool) {
 		}
 	}
 	if nic == nil {
-		return 0, false
+		return nil
 	}
-	best, idx := node.RelationUnknown, 0
+	best, nearest, sameHost := node.RelationUnknown, (*node.GPU)(nil), false
 	for _, g := range s.GPU.GPUs {
 		r := node.Relate(g.Place, nic.Place)
-		if r != node.RelationUnknown && (best == node.RelationUnknown || r < best) {
-			best, idx = r, g.Index
+		hb := node.SameHostBridge(g.Place, nic.Place)
+		if r != node.RelationUnknown && (best == node.RelationUnknown || r < best || r == best && hb && !sameHost) {
+			best, nearest, sameHost = r, g, hb
 		}
 	}
-	return idx, best != node.RelationUnknown
+	return nearest
+}
+
+// gpuNICRelation is the nearest PCIe relation of any of the node's GPUs to
+// any of devices (every RDMA NIC the gpu source placed when devices is
+// empty): the best path NCCL can give a GPU to a NIC it uses, and so
+// whether its default NCCL_NET_GDR_LEVEL (PXB) gives this node GPUDirect
+// RDMA at all. RelationUnknown without GPUs or their places.
+func gpuNICRelation(s *node.Snapshot, devices []string) node.PCIeRelation {
+	best := node.RelationUnknown
+	if s == nil || s.GPU == nil {
+		return best
+	}
+	for _, nic := range s.GPU.NICs {
+		if len(devices) > 0 && !slices.Contains(devices, nic.Device) {
+			continue
+		}
+		for _, g := range s.GPU.GPUs {
+			if r := node.Relate(g.Place, nic.Place); r != node.RelationUnknown && (best == node.RelationUnknown || r < best) {
+				best = r
+			}
+		}
+	}
+	return best
 }
 
 // gpuDirectAvailable says whether the node offers GPUDirect RDMA; not known

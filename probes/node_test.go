@@ -29,10 +29,15 @@ type fakeNode struct {
 	// share of the rate each direction moved.
 	previous time.Duration
 	util     float64
-	// gpus puts GPU gpus[device] beside the device; gdrKnown gives the node
+	// gpus puts GPU gpus[device] beside the device, at PCI address
+	// 0000:<0x40+index>:00.0; gdrKnown gives the node
 	// GPUs (a gpu source that read), gdr the peer-memory module.
 	gpus          map[string]int
 	gdr, gdrKnown bool
+	// board puts a GPU beside each device at this relation: PIX (both
+	// under one PCIe switch) or PHB (both on root ports of one host
+	// bridge); none when unknown.
+	board node.PCIeRelation
 }
 
 var fakeDevices = []struct{ device, netdev, ip string }{
@@ -74,9 +79,21 @@ func (f fakeNode) snapshot(t time.Time, extra float64) *node.Snapshot {
 			if s.GPU == nil {
 				s.GPU = &node.GPUState{}
 			}
-			host := fmt.Sprintf("pci0000:%02x", i)
-			s.GPU.NICs = append(s.GPU.NICs, &node.RDMANIC{Device: d.device, Place: node.PCIPlace{Host: host, Path: []string{"0000:01:00.0"}, NUMANode: 0}})
-			s.GPU.GPUs = append(s.GPU.GPUs, &node.GPU{Index: g, Place: node.PCIPlace{Host: host, Path: []string{"0000:02:00.0"}, NUMANode: 0}})
+			// Under one PCIe switch with its device, so that it is the device's
+			// nearest GPU by nvidia-smi's classes and NCCL's alike.
+			gpu, nic := boardPlaces(node.RelationPIX, fmt.Sprintf("pci0000:%02x", i))
+			gpu.Path[len(gpu.Path)-1] = fmt.Sprintf("0000:%02x:00.0", 0x40+g)
+			s.GPU.NICs = append(s.GPU.NICs, &node.RDMANIC{Device: d.device, Place: nic})
+			s.GPU.GPUs = append(s.GPU.GPUs, &node.GPU{Index: g, Place: gpu})
+		}
+	}
+	if f.board != node.RelationUnknown {
+		s.GPU = &node.GPUState{}
+		for i, d := range fakeDevices {
+			host := fmt.Sprintf("pci0000:%02x", 0x10*(i+1))
+			gpu, nic := boardPlaces(f.board, host)
+			s.GPU.NICs = append(s.GPU.NICs, &node.RDMANIC{Device: d.device, Place: nic})
+			s.GPU.GPUs = append(s.GPU.GPUs, &node.GPU{Index: i, Place: gpu})
 		}
 	}
 	if f.gdrKnown {
@@ -88,6 +105,25 @@ func (f fakeNode) snapshot(t time.Time, extra float64) *node.Snapshot {
 		}
 	}
 	return s
+}
+
+// boardPlaces places a GPU and a NIC under host bridge host at relation r:
+// below one PCIe switch (an upstream port and two downstream ports) for
+// PIX, each on its own root port for PHB.
+func boardPlaces(r node.PCIeRelation, host string) (gpu, nic node.PCIPlace) {
+	bus := host[len(host)-2:]
+	switch r {
+	case node.RelationPIX:
+		root, usp := "0000:"+bus+":01.0", "0000:"+bus+":02.0"
+		gpu = node.PCIPlace{Host: host, Path: []string{root, usp, "0000:" + bus + ":03.0", "0000:" + bus + ":04.0"}}
+		nic = node.PCIPlace{Host: host, Path: []string{root, usp, "0000:" + bus + ":03.1", "0000:" + bus + ":05.0"}}
+	case node.RelationPHB:
+		gpu = node.PCIPlace{Host: host, Path: []string{"0000:" + bus + ":01.0", "0000:" + bus + ":06.0"}}
+		nic = node.PCIPlace{Host: host, Path: []string{"0000:" + bus + ":01.1", "0000:" + bus + ":07.0"}}
+	default:
+		panic("boardPlaces: no such board")
+	}
+	return gpu, nic
 }
 
 // busyNode is a fakeNode whose ports carry others' traffic from its first
@@ -159,20 +195,55 @@ func TestNearestGPU(t *testing.T) {
 	for _, c := range []struct {
 		scenario, device string
 		want             int
+		address          string
 	}{
-		{"dgx-h100-8gpu-8nic", "mlx5_3", 3},
-		{"dgx-h100-8gpu-8nic", "mlx5_6", 6},
-		{"dgx-h100-degraded", "mlx5_3", 4},
+		{"dgx-h100-8gpu-8nic", "mlx5_3", 3, "0000:61:00.0"},
+		{"dgx-h100-8gpu-8nic", "mlx5_6", 6, "0000:d1:00.0"},
+		{"dgx-h100-degraded", "mlx5_3", 4, "0000:9d:00.0"},
 	} {
 		base := filepath.Join("..", "collector", "testdata", c.scenario)
 		n := newReaderNode(t, reader.Options{SysPath: filepath.Join(base, "sys"), DevPath: filepath.Join(base, "dev"),
 			Sources: []string{node.SourceRDMA, node.SourceGPU}, Timeout: 5 * time.Second})
 		snap, _ := n.Collect(context.Background())
-		if g, ok := nearestGPU(snap, c.device); !ok || g != c.want {
-			t.Errorf("%s %s: GPU %d %v, want %d", c.scenario, c.device, g, ok, c.want)
+		if g := nearestGPU(snap, c.device); g == nil || g.Index != c.want || g.Place.Address() != c.address {
+			t.Errorf("%s %s: GPU %+v, want %d", c.scenario, c.device, g, c.want)
 		}
-		if _, ok := nearestGPU(snap, "mlx5_99"); ok {
+		if nearestGPU(snap, "mlx5_99") != nil {
 			t.Error("unknown device: no GPU")
+		}
+	}
+}
+
+// The GPU↔NIC relation a run's GPUDirect verdict rests on, through the
+// exporter's reader: the DGX H100's NICs share PCIe switches with GPUs; the
+// degraded fixture's mlx5_3 sits away from every GPU, yet the node as a
+// whole still has such pairs. The fake boards are what they claim.
+func TestGPUNICRelation(t *testing.T) {
+	for _, c := range []struct {
+		scenario string
+		devices  []string
+		direct   bool
+	}{
+		{"dgx-h100-8gpu-8nic", []string{"mlx5_3"}, true},
+		{"dgx-h100-8gpu-8nic", nil, true},
+		{"dgx-h100-degraded", []string{"mlx5_3"}, false},
+		{"dgx-h100-degraded", []string{"mlx5_0", "mlx5_3"}, true},
+	} {
+		base := filepath.Join("..", "collector", "testdata", c.scenario)
+		n := newReaderNode(t, reader.Options{SysPath: filepath.Join(base, "sys"), DevPath: filepath.Join(base, "dev"),
+			Sources: []string{node.SourceRDMA, node.SourceGPU}, Timeout: 5 * time.Second})
+		snap, _ := n.Collect(context.Background())
+		if r := gpuNICRelation(snap, c.devices); r == node.RelationUnknown || r.Direct() != c.direct {
+			t.Errorf("%s %v: %v, want direct %v", c.scenario, c.devices, r, c.direct)
+		}
+	}
+	if r := gpuNICRelation(nil, nil); r != node.RelationUnknown {
+		t.Errorf("no snapshot: %v", r)
+	}
+	for _, board := range []node.PCIeRelation{node.RelationPIX, node.RelationPHB} {
+		snap := fakeNode{rate: 1, board: board}.snapshot(time.Now(), 0)
+		if r := gpuNICRelation(snap, []string{"mlx5_1"}); r != board {
+			t.Errorf("fake %v board reads %v", board, r)
 		}
 	}
 }

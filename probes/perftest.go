@@ -25,11 +25,13 @@ type perftestRunner struct {
 	tclass     int
 	haveTClass bool
 	rocePrio   int
+	// retryPause is the pause before a refused connection is tried again.
+	retryPause time.Duration
 }
 
 // newPerftestRunner makes a runner for kind with the plan's traffic class.
 func newPerftestRunner(kind string, cfg config.Perftest, plan *config.Plan) *perftestRunner {
-	r := &perftestRunner{probeKind: kind, cfg: cfg, fraction: plan.Expectations.MinBandwidthFraction, rocePrio: -1}
+	r := &perftestRunner{probeKind: kind, cfg: cfg, fraction: plan.Expectations.MinBandwidthFraction, rocePrio: -1, retryPause: 2 * time.Second}
 	r.tclass, r.haveTClass = plan.Expectations.RoCETrafficClass()
 	if p := plan.Expectations.PFCPriority; p != nil {
 		r.rocePrio = *p
@@ -40,7 +42,7 @@ func newPerftestRunner(kind string, cfg config.Perftest, plan *config.Plan) *per
 func (r *perftestRunner) kind() string { return r.probeKind }
 
 // readsNode: the GID index of the link's address, the port rate the floor is
-// a share of, the GPU nearest the NIC for --use_cuda, and the load gate.
+// a share of, the GPU nearest the NIC for --use_cuda_bus_id, and the load gate.
 func (r *perftestRunner) readsNode() bool { return true }
 
 func (r *perftestRunner) latency() bool { return r.probeKind == KindIBWriteLat }
@@ -48,8 +50,10 @@ func (r *perftestRunner) latency() bool { return r.probeKind == KindIBWriteLat }
 // perftestPlacement is what the node says about running perftest on a link:
 // the GID index of its address and the GPU nearest its device.
 type perftestPlacement struct {
-	gid, gpu         int
-	haveGID, haveGPU bool
+	gid     int
+	haveGID bool
+	// gpu is the PCI address of the GPU nearest the device, "" when none is known.
+	gpu string
 }
 
 // placement reads the link's GID index (the plan's, else the device's RoCE v2
@@ -61,8 +65,8 @@ func (r *perftestRunner) placement(snap *node.Snapshot, l Link) perftestPlacemen
 	} else if ip, err := netip.ParseAddr(l.LocalIP); err == nil {
 		p.gid, p.haveGID = gidIndex(snap, l.Device, ip)
 	}
-	if r.cfg.UseCUDA {
-		p.gpu, p.haveGPU = nearestGPU(snap, l.Device)
+	if g := nearestGPU(snap, l.Device); r.cfg.UseCUDA && g != nil {
+		p.gpu = g.Place.Address()
 	}
 	return p
 }
@@ -92,8 +96,12 @@ func (r *perftestRunner) args(l Link, at perftestPlacement, server bool) []strin
 		// not the one NCCL is told to use.
 		argv = append(argv, config.PerftestTrafficClassFlag+"="+strconv.Itoa(r.tclass))
 	}
-	if r.cfg.UseCUDA && at.haveGPU {
-		argv = append(argv, config.PerftestUseCUDAFlag+"="+strconv.Itoa(at.gpu))
+	if r.cfg.UseCUDA && at.gpu != "" {
+		// By PCI address: --use_cuda=<n> is CUDA's device order (fastest first
+		// unless CUDA_DEVICE_ORDER=PCI_BUS_ID), which need not be the PCI order
+		// the node's GPU indices follow. perftest hands it to
+		// cuDeviceGetByPCIBusId, which takes sysfs' domain:bus:device.function.
+		argv = append(argv, config.PerftestUseCUDABusIDFlag+"="+at.gpu)
 	}
 	argv = append(argv, r.cfg.ExtraArgs...)
 	if !server {
@@ -127,14 +135,11 @@ func (r *perftestRunner) probe(ctx context.Context, t target, before *node.Snaps
 		if perftestOutcome(out) != ReasonConnectRefused {
 			break
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(2 * time.Second):
-		}
+		sleepCtx(ctx, r.retryPause)
 	}
 	res.ExitCode, res.StderrTail = out.ExitCode, out.Stderr
 	v := r.evaluate(res, out, before)
-	if r.cfg.UseCUDA && !at.haveGPU {
+	if r.cfg.UseCUDA && at.gpu == "" {
 		res.Warnings = append(res.Warnings, "use_cuda: no GPU known near "+t.Device+" (no NVIDIA GPU, or the gpu collector is off): tested from host memory")
 	}
 	return v

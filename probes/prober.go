@@ -87,9 +87,12 @@ func (s *Scheduler) measure(ctx context.Context, p prober, t target) *Result {
 			}
 		}
 	}
-	res.Start = time.Now()
+	// Stamped by the scheduler's clock, which the store judges freshness and
+	// order by; timed by the monotonic one.
+	res.Start = s.opts.Now()
+	began := time.Now()
 	run := p.probe(ctx, t, before, res)
-	res.Duration = time.Since(res.Start)
+	res.Duration = time.Since(began)
 	if ctx.Err() != nil {
 		return res // shut down mid-run: not a measurement, nothing to record
 	}

@@ -32,4 +32,13 @@ func TestHintForEveryReason(t *testing.T) {
 	if h := Hint(ReasonGIDIndex); !strings.Contains(h, "show_gids") || !strings.Contains(h, "RoCE v2") {
 		t.Errorf("gid_index hint must point at show_gids and the RoCE v2 GID: %q", h)
 	}
+	// A queue pair that never connects is often a GID index forced on a node
+	// whose table differs: the hint must not send the operator to the network
+	// team first.
+	if h := Hint(ReasonQPConnectTimeout); strings.Contains(h, "not NCCL") || !strings.Contains(h, "per node") || !strings.Contains(h, "node_env") {
+		t.Errorf("qp_connect_timeout hint: %q", h)
+	}
+	if h := Hint(ReasonNoGDRDMA); strings.Contains(h, "=SYS") || !strings.Contains(h, "PIX or PXB") {
+		t.Errorf("no_gdrdma hint: %q", h)
+	}
 }

@@ -29,6 +29,9 @@ type responder struct {
 	// this responder (perftest prints the same report on both sides), with
 	// the node as read before the server started.
 	onServed func(l Link, out execResult, connectedAt time.Time, completed bool, snap *node.Snapshot)
+	// refuse, when set, says from the node read before a server starts that
+	// it must not serve (identity.go: not the plan entry it runs as).
+	refuse func(snap *node.Snapshot) bool
 	// served counts tests a client ran against this responder; only
 	// run's goroutine touches it.
 	served int
@@ -38,8 +41,11 @@ type responder struct {
 func (s *Scheduler) newResponder(r *perftestRunner, l Link, logger *slog.Logger) *responder {
 	return &responder{runner: r, link: l, locks: s.locks, logger: logger,
 		readNode: func(ctx context.Context) *node.Snapshot { return s.configOfNode(ctx, r.kind()) },
+		refuse:   func(snap *node.Snapshot) bool { return s.judgeIdentity(snap) == identityMismatch },
 		onServed: s.served(r)}
 }
+
+var closedChannel = func() <-chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // connectedMarker: perftest prints the queue pair addresses once a client
 // has connected and the out-of-band exchange is done.
@@ -49,6 +55,18 @@ func (rs *responder) run(ctx context.Context) {
 	var backoff restartBackoff
 	for ctx.Err() == nil {
 		snap := rs.readNode(ctx)
+		if rs.refuse != nil && rs.refuse(snap) {
+			// Not the plan entry it would serve as: a test served here would be
+			// recorded in another node's name.
+			if !sleepCtx(ctx, min(rs.runner.cfg.Timeout, 30*time.Second)) {
+				return
+			}
+			continue
+		}
+		// A local client is testing the device: serve no one until it is done.
+		if !rs.locks.waitFree(ctx, rs.link.Device) {
+			return
+		}
 		argv := rs.runner.args(rs.link, rs.runner.placement(snap, rs.link), true)
 		connected := make(chan struct{})
 		var once sync.Once
@@ -73,8 +91,18 @@ func (rs *responder) run(ctx context.Context) {
 		idle := time.NewTimer(rs.runner.cfg.Timeout)
 		locked := false
 		finished := false
+		preempted := false
 		var connectedAt time.Time
 		overran := false
+		onConnect := func() {
+			connected = nil
+			connectedAt = time.Now()
+			locked = rs.locks.tryLock(rs.link.Device)
+			idle.Reset(rs.runner.cfg.Duration + 30*time.Second)
+			rs.served++
+		}
+		// Closed: the first turn of the loop looks at the lock as it is now.
+		changed := closedChannel
 		for !finished {
 			select {
 			case <-p.done: // also when ctx ends: that kills the process
@@ -86,11 +114,27 @@ func (rs *responder) run(ctx context.Context) {
 				<-p.done
 				finished = true
 			case <-connected:
-				connected = nil
-				connectedAt = time.Now()
-				locked = rs.locks.tryLock(rs.link.Device)
-				idle.Reset(rs.runner.cfg.Duration + 30*time.Second)
-				rs.served++
+				onConnect()
+			case <-changed:
+				var busy bool
+				busy, changed = rs.locks.state(rs.link.Device)
+				if !busy || !connectedAt.IsZero() {
+					continue
+				}
+				select {
+				case <-connected: // a client got in first: serve it
+					onConnect()
+					continue
+				default:
+				}
+				// A local client took the device while nobody was connected:
+				// stop listening, so that a peer arriving now finds the port
+				// closed (a busy witness, which it skips) instead of a server
+				// that would halve both tests.
+				preempted = true
+				p.kill()
+				<-p.done
+				finished = true
 			}
 		}
 		idle.Stop()
@@ -102,7 +146,7 @@ func (rs *responder) run(ctx context.Context) {
 			out.TimedOut = overran
 			rs.onServed(rs.link, out, connectedAt, !overran, snap)
 		}
-		if p.endedBy == nil && connectedAt.IsZero() {
+		if p.endedBy == nil && connectedAt.IsZero() && !preempted {
 			// A perftest server waits for its client; one that ends on its
 			// own without one (no device, port in use, a wrapper that exits
 			// 0 at once) was restarted 1,511 times in 10 s.

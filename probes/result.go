@@ -113,6 +113,9 @@ type NCCL struct {
 	// Transport is NCCL's own report of its transport (NCCL_DEBUG=INFO); nil
 	// when the output held none.
 	Transport *parse.Transport `json:"nccl_transport,omitempty"`
+	// GPUDirect is the GPUDirect RDMA verdict of each host of the run that
+	// had RDMA channels or said something about GPUDirect.
+	GPUDirect []HostGPUDirect `json:"gpudirect,omitempty"`
 }
 
 // Key identifies the link (or run) a result belongs to. Both ends of a

@@ -77,7 +77,13 @@ probes:
 
 func newTestScheduler(t *testing.T, plan *config.Plan, node Node) *Scheduler {
 	t.Helper()
-	s, err := New(Options{Plan: plan, Self: "node01", Node: node, StateDir: t.TempDir(),
+	return newTestSchedulerAs(t, plan, node, "node01")
+}
+
+// newTestSchedulerAs is newTestScheduler for the plan's node self.
+func newTestSchedulerAs(t *testing.T, plan *config.Plan, node Node, self string) *Scheduler {
+	t.Helper()
+	s, err := New(Options{Plan: plan, Self: self, Node: node, StateDir: t.TempDir(),
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)
@@ -367,18 +373,24 @@ func TestNCCLRunner(t *testing.T) {
 	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "judged on the largest size, 134217728 bytes") }) {
 		t.Errorf("the fallback is not stated: %q", res.Warnings)
 	}
+	// Both nodes' plan entries name the same netdevs and HCAs: one app
+	// context, every variable exported to every rank with -x.
 	argv := calls(t, dir)[0]
-	for _, want := range []string{"-np 16", "-H 10.0.0.11:8,10.0.0.12:8", "-x NCCL_IB_GID_INDEX", "-x NCCL_IB_HCA", "-x NCCL_IB_TC", "-x NCCL_SOCKET_IFNAME",
-		"/opt/nccl-tests/build/all_reduce_perf -b 8 -e 8589934592 -f 2 -g 1"} {
-		if !strings.Contains(argv, want) {
-			t.Errorf("mpirun argv %q lacks %q", argv, want)
-		}
+	want := "-np 16 -H 10.0.0.11:8,10.0.0.12:8 -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS -x NCCL_IB_FIFO_TC -x NCCL_IB_HCA -x NCCL_IB_TC -x NCCL_SOCKET_IFNAME" +
+		" --mca btl_tcp_if_include 10.0.0.0/24 --mca oob_tcp_if_include 10.0.0.0/24 /opt/nccl-tests/build/all_reduce_perf -b 8 -e 8589934592 -f 2 -g 1"
+	if argv != want {
+		t.Errorf("mpirun argv\n%s\nwant\n%s", argv, want)
 	}
 	env, _ := os.ReadFile(filepath.Join(dir, "env"))
-	for _, want := range []string{"NCCL_IB_GID_INDEX=3", "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1", "NCCL_SOCKET_IFNAME==ens1f0np0,ens2f0np0", "NCCL_IB_TC=106"} {
+	for _, want := range []string{"NCCL_IB_HCA==mlx5_0:1,mlx5_1:1", "NCCL_SOCKET_IFNAME==ens1f0np0,ens2f0np0", "NCCL_IB_TC=106", "NCCL_IB_FIFO_TC=106"} {
 		if !strings.Contains(string(env), want) {
 			t.Errorf("NCCL env lacks %q:\n%s", want, env)
 		}
+	}
+	// The leader's GID index is not every node's: NCCL (2.21 and later)
+	// picks each device's RoCE v2 GID itself unless the plan says.
+	if strings.Contains(argv+string(env), "NCCL_IB_GID_INDEX") {
+		t.Errorf("NCCL_IB_GID_INDEX forced on every rank: %s\n%s", argv, env)
 	}
 }
 

@@ -26,6 +26,9 @@ type Options struct {
 	Logger   *slog.Logger
 	// Now is the wall clock (tests replace it).
 	Now func() time.Time
+	// Topology names the switch of a node's rail, for the choice of
+	// witnesses (schedule.Triangulate); nil when unknown.
+	Topology schedule.SwitchOf
 }
 
 // Scheduler runs the plan's probes on their intervals: rail-matched
@@ -44,8 +47,20 @@ type Scheduler struct {
 	lat       *perftestRunner
 	nccl      *ncclRunner
 	ncclGroup *ncclRunner
-	ping      *pingRunner
-	logger    *slog.Logger
+	// ping is the pingRunner (a prober, so that tests can stand in for the
+	// network).
+	ping   prober
+	logger *slog.Logger
+	// retestPause is schedule.RetestDelay, busyPause schedule.BusyPause
+	// (tests shorten them).
+	retestPause time.Duration
+	busyPause   func(self, witness string) time.Duration
+
+	pings *pingState
+	// identityMu guards the last identity judged, so that a change is
+	// logged once.
+	identityMu sync.Mutex
+	identity   identity
 }
 
 // New validates that the node is in the plan and loads the baselines.
@@ -63,13 +78,19 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	base, err := LoadBaselines(opts.StateDir, opts.Logger)
-	if err != nil {
-		return nil, err
+	base, stateErr := LoadBaselines(opts.StateDir, opts.Logger)
+	if stateErr != nil {
+		// Refusing to start would take /metrics down with the probes on
+		// every node of a plan whose nodes have no writable state volume
+		// (a DaemonSet with a read-only root). The probes run; only the
+		// baselines are lost at each restart, and that is said loudly.
+		opts.Logger.Error("the probe state directory cannot be written: probes run, but their baselines are kept in memory only and lost at every restart; mount a writable volume there or set probes.state_dir (--probes.state-dir)",
+			"dir", opts.StateDir, "err", stateErr)
+		base, _ = LoadBaselines("", opts.Logger)
 	}
 	p := opts.Plan.Probes
 	s := &Scheduler{
-		opts: opts, self: self, store: NewStore(), base: base, locks: newDeviceLocks(), logger: opts.Logger,
+		opts: opts, self: self, store: NewStore(), base: base, locks: newDeviceLocks(), logger: opts.Logger, retestPause: schedule.RetestDelay, busyPause: schedule.BusyPause,
 		gate:      loadGate{limit: p.MaxPortUtilization},
 		bw:        newPerftestRunner(KindIBWriteBW, p.IBWriteBW, opts.Plan),
 		lat:       newPerftestRunner(KindIBWriteLat, p.IBWriteLat, opts.Plan),
@@ -83,6 +104,19 @@ func New(opts Options) (*Scheduler, error) {
 	}
 	s.store.SetClock(opts.Now)
 	s.store.SetSelf(self.Name)
+	s.store.setState(opts.StateDir, stateErr, base)
+	s.pings = newPingState(opts.Plan.NodeNames())
+	for _, kind := range []string{KindIBWriteBW, KindIBWriteLat} {
+		if !pairKindRuns(p, kind) {
+			continue
+		}
+		rails := opts.Plan.UntestableRails(self.Name)
+		s.store.SetUntestableRails(kind, rails)
+		if len(rails) > 0 {
+			opts.Logger.Warn("rails no peer in the plan can test: the pair probes pair rail i with rail i, and every other node has fewer rails",
+				"probe", kind, "rails", fmt.Sprint(rails))
+		}
+	}
 	for kind, sch := range map[string]config.Schedule{KindIBWriteBW: p.IBWriteBW.Schedule, KindIBWriteLat: p.IBWriteLat.Schedule, KindNCCL: p.NCCL.Schedule, KindNCCLGroup: p.NCCL.Schedule, KindPing: p.Ping.Schedule} {
 		if sch.Enabled {
 			s.store.SetFreshness(kind, config.FreshFor(sch, p.FreshRounds))
@@ -136,7 +170,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.loop(ctx, KindPing, p.Ping.Schedule, func(int64) { s.pingPeers(ctx, "") })
+			s.loop(ctx, KindPing, p.Ping.Schedule, func(round int64) { s.pingRound(ctx, round) })
 		}()
 	}
 	wg.Wait()
@@ -218,7 +252,8 @@ func (s *Scheduler) inNCCLWindow(now time.Time) bool {
 
 // pairLoop runs this node's side of the fleet schedule: once per epoch, in
 // the round the schedule gives it, as the client (our responders serve the
-// peer when it is the client).
+// peer when it is the client); then, when the test failed, the
+// triangulation of either end (triangulate.go).
 func (s *Scheduler) pairLoop(ctx context.Context, r *perftestRunner) {
 	fleet := s.fleet[r.kind()]
 	for {
@@ -226,30 +261,33 @@ func (s *Scheduler) pairLoop(ctx context.Context, r *perftestRunner) {
 		if !ok {
 			return // fewer than two nodes, or no interval
 		}
-		select {
-		case <-ctx.Done():
+		if !sleepUntil(ctx, s.opts.Now, turn.Start) {
 			return
-		case <-time.After(turn.Start.Sub(s.opts.Now())):
 		}
-		if !turn.IsClient {
-			continue
+		if s.judgeIdentity(s.configOfNode(ctx, r.kind())) == identityMismatch {
+			continue // logged by judgeIdentity; neither end of this turn is ours to run
 		}
-		peer, _ := s.opts.Plan.Node(turn.Peer)
-		s.runPerftest(ctx, r, peer, fleet.RoundEnd(turn.Epoch, turn.Round))
+		var results []*Result
+		if turn.IsClient {
+			peer, _ := s.opts.Plan.Node(turn.Peer)
+			results = s.runPerftest(ctx, r, peer, fleet.RoundEnd(turn.Epoch, turn.Round))
+		}
+		s.triangulateAfterTurn(ctx, r, turn, results)
 	}
 }
-
-// retestDelay is the pause before a failed rail is tested again: a single
-// failure that passes on the retest (a responder restarting, a burst of
-// traffic) is noise, not a finding.
-const retestDelay = 5 * time.Second
 
 // runPerftest measures every rail to one peer, rails in parallel. A rail
 // that fails is tested once more when the round leaves time before
 // deadline (zero: no retest); only a failure the retest confirms is
 // recorded as one.
 func (s *Scheduler) runPerftest(ctx context.Context, r *perftestRunner, peer *config.Node, deadline time.Time) []*Result {
-	links := s.links(peer)
+	return s.testLinks(ctx, r, s.links(peer), deadline, false)
+}
+
+// testLinks is runPerftest on some links. A witness test (witness) sets
+// aside a rail whose connection was refused: the witness's responder was
+// busy, which says nothing of the link.
+func (s *Scheduler) testLinks(ctx context.Context, r *perftestRunner, links []Link, deadline time.Time, witness bool) []*Result {
 	results := make([]*Result, len(links))
 	var wg sync.WaitGroup
 	for i, l := range links {
@@ -258,11 +296,16 @@ func (s *Scheduler) runPerftest(ctx context.Context, r *perftestRunner, peer *co
 			defer wg.Done()
 			t := linkTarget(l)
 			run := func() *Result {
-				return s.guarded(ctx, r.kind(), t, func() *Result { return s.measure(ctx, r, t) })
+				res := s.guarded(ctx, r.kind(), t, func() *Result { return s.measure(ctx, r, t) })
+				if witness && res != nil && !res.Success && !res.Skipped && res.Reason == ReasonConnectRefused {
+					res.Reason, res.Hint = "", ""
+					res.skip(skipWitnessBusy)
+				}
+				return res
 			}
 			res := run()
 			if res != nil && !res.Success && !res.Skipped && !deadline.IsZero() &&
-				s.opts.Now().Add(retestDelay+r.cfg.Timeout).Before(deadline) && sleepCtx(ctx, retestDelay) {
+				s.opts.Now().Add(s.retestPause+r.cfg.Timeout).Before(deadline) && sleepCtx(ctx, s.retestPause) {
 				if again := run(); again != nil && !again.Skipped {
 					if again.Success {
 						again.Warnings = append(again.Warnings, "passed on a retest after the first attempt failed: "+res.Reason)
@@ -329,14 +372,27 @@ func (s *Scheduler) runNCCL(ctx context.Context) *Result {
 	return res
 }
 
-// pingPeers pings every rail of every peer (or of one peer).
+// pingPeers pings every rail of every peer, or of the one peer named.
 func (s *Scheduler) pingPeers(ctx context.Context, only string) []*Result {
+	var peers []string
+	for _, p := range s.opts.Plan.Peers(s.self.Name) {
+		if only == "" || p.Name == only {
+			peers = append(peers, p.Name)
+		}
+	}
+	return s.pingTargets(ctx, peers, func(*Result) bool { return true })
+}
+
+// pingTargets pings every rail of peers, 16 at a time; keep says whether a
+// result is kept as its link's (else it is only counted).
+func (s *Scheduler) pingTargets(ctx context.Context, peers []string, keep func(*Result) bool) []*Result {
 	var out []*Result
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
-	for _, peer := range s.opts.Plan.Peers(s.self.Name) {
-		if only != "" && peer.Name != only {
+	for _, name := range peers {
+		peer, ok := s.opts.Plan.Node(name)
+		if !ok {
 			continue
 		}
 		for _, l := range s.links(peer) {
@@ -355,7 +411,11 @@ func (s *Scheduler) pingPeers(ctx context.Context, only string) []*Result {
 				mu.Lock()
 				out = append(out, res)
 				mu.Unlock()
-				s.store.Add(res)
+				if keep(res) {
+					s.store.Add(res)
+				} else {
+					s.store.CountRun(res)
+				}
 			}()
 		}
 	}

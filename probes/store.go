@@ -1,6 +1,8 @@
 package probes
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -17,6 +19,10 @@ type Store struct {
 	history []*Result
 	fresh   freshness
 	self    string // this node's plan name, the node label of the judgements
+	// untestable are this node's rails no peer can test, per pair probe kind.
+	untestable map[string][]int
+	identity   identity
+	state      stateDir
 }
 
 // NewStore returns an empty store.
@@ -29,14 +35,7 @@ func NewStore() *Store {
 func (s *Store) Add(r *Result) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	outcome := "failure"
-	switch {
-	case r.Skipped:
-		outcome = "skipped"
-	case r.Success:
-		outcome = "success"
-	}
-	s.runs[[2]string{r.Probe, outcome}]++
+	s.runs[[2]string{r.Probe, outcomeOf(r)}]++
 	if !r.Skipped {
 		if r.Probe == KindNCCLGroup {
 			// One series per leader: the last group it led.
@@ -54,6 +53,17 @@ func (s *Store) Add(r *Result) {
 	if len(s.history) > historyLimit {
 		s.history = append(s.history[:0:0], s.history[len(s.history)-historyLimit:]...)
 	}
+}
+
+// outcomeOf is a run's result label in roce_probe_runs_total.
+func outcomeOf(r *Result) string {
+	switch {
+	case r.Skipped:
+		return "skipped"
+	case r.Success:
+		return "success"
+	}
+	return "failure"
 }
 
 // Latest returns the last non-skipped result of every link that is still
@@ -110,4 +120,67 @@ func (s *Store) Runs() []RunCount {
 		return out[i].Result < out[j].Result
 	})
 	return out
+}
+
+// SetUntestableRails records the rails of this node that no peer of the plan
+// can test with a pair probe kind (config.Plan.UntestableRails).
+func (s *Store) SetUntestableRails(kind string, rails []int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.untestable == nil {
+		s.untestable = map[string][]int{}
+	}
+	s.untestable[kind] = slices.Clone(rails)
+}
+
+// UntestableRails are the rails per pair probe kind that no peer can test; a
+// kind is present when it runs.
+func (s *Store) UntestableRails() map[string][]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.untestable)
+}
+
+// SetIdentityMismatch records that this node's addresses were judged against
+// its plan entry: mismatch when none of the entry's compute IPs is on the
+// node (identity.go). Until it is called the identity is unknown.
+func (s *Store) SetIdentityMismatch(mismatch bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.identity = identityVerified
+	if mismatch {
+		s.identity = identityMismatch
+	}
+}
+
+// IdentityMismatch says whether this node's addresses show it is not the
+// plan entry it runs as (the pair probes and ping stand aside); known is
+// false while that could not be judged.
+func (s *Store) IdentityMismatch() (mismatch, known bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.identity == identityMismatch, s.identity != identityUnknown
+}
+
+// CountRun counts a run in roce_probe_runs_total without keeping its result
+// as a link's: a ping of a rotating peer that passed (ping at scale keeps
+// link results only for its pinned peers).
+func (s *Store) CountRun(r *Result) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runs[[2]string{r.Probe, outcomeOf(r)}]++
+	if !r.Skipped {
+		s.fresh.completed(r)
+	}
+}
+
+// ForgetLinks drops the kept results of kind whose peer keep refuses.
+func (s *Store) ForgetLinks(kind string, keep func(peer string) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, r := range s.latest {
+		if r.Probe == kind && !keep(r.Peer) {
+			delete(s.latest, k)
+		}
+	}
 }

@@ -4,7 +4,29 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/roce-exporter/roce_exporter/config"
 )
+
+// A freshness bound near the longest Duration (a plan from before the plan
+// bounded it, or a simulation) must not make the store forget every result
+// as it is added: four times the bound wrapped negative.
+func TestFreshnessLongBoundKeepsResults(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	s := NewStore()
+	s.SetClock(func() time.Time { return now })
+	s.SetFreshness(KindIBWriteBW, config.FreshFor(config.Schedule{Interval: 6500 * time.Hour, Timeout: 90 * time.Second}, 100))
+	s.Add(&Result{Probe: KindIBWriteBW, Peer: "b", Device: "mlx5_0", Start: now, Success: true})
+	if got := len(s.Latest()); got != 1 {
+		t.Fatalf("%d results kept, want the one just added", got)
+	}
+	s.SetFreshness(KindIBWriteBW, config.FreshFor(config.Schedule{Interval: 2_000_000 * time.Hour}, 100))
+	now = now.Add(2 * time.Minute)
+	s.Add(&Result{Probe: KindIBWriteBW, Peer: "c", Device: "mlx5_0", Start: now, Success: true})
+	if got := len(s.Latest()); got != 2 {
+		t.Fatalf("%d results kept, want 2", got)
+	}
+}
 
 func TestFreshnessDropsOldResults(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
@@ -68,5 +90,91 @@ func TestLocalVerdict(t *testing.T) {
 	}
 	if v := LocalVerdict(nil, KindIBWriteBW); !strings.Contains(v, "no fresh") {
 		t.Errorf("empty: %s", v)
+	}
+}
+
+// A rail that passed with old peers and then failed with its scheduled peer
+// and two witnesses no longer counts those passes; one or two failures after
+// a pass (a peer's or a path's fault) leave it passing, and so does a pass
+// after the failures (a flapping link).
+func TestPassesSupersededByLaterFailures(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	at := func(m int) time.Time { return now.Add(time.Duration(m) * time.Minute) }
+	add := func(s *Store, peer string, m int, ok bool) {
+		s.Add(&Result{Probe: KindIBWriteBW, Peer: peer, Device: "mlx5_3", Rail: 3, Start: at(m), Success: ok})
+	}
+	judge := func(s *Store) DeviceJudgement {
+		t.Helper()
+		js := s.Judge()
+		if len(js) != 1 {
+			t.Fatalf("judgements %+v", js)
+		}
+		return js[0]
+	}
+	s := NewStore()
+	s.SetClock(func() time.Time { return at(30) })
+	add(s, "old1", 0, true)
+	add(s, "old2", 10, true)
+	add(s, "peer", 20, false)
+	if j := judge(s); j.PeersPassed != 2 || j.PeersFailed != 1 || !j.LastPassed.Equal(at(10)) {
+		t.Errorf("one failure after the passes: %+v, want both passes still counted", j)
+	}
+	add(s, "witness1", 21, false)
+	if j := judge(s); j.PeersPassed != 2 || j.PeersFailed != 2 {
+		t.Errorf("two failures after the passes (a path can do that): %+v, want the passes still counted", j)
+	}
+	add(s, "witness2", 22, false)
+	if j := judge(s); j.PeersPassed != 0 || j.PeersFailed != 3 || !j.LastPassed.IsZero() {
+		t.Errorf("three failures after every pass: %+v, want the passes superseded", j)
+	}
+	add(s, "witness3", 23, true) // the link came back (a flap): this pass counts
+	if j := judge(s); j.PeersPassed != 1 || !j.LastPassed.Equal(at(23)) {
+		t.Errorf("a pass after the failures: %+v", j)
+	}
+	// The far end of the failure: failed with one peer, then passed with its witnesses.
+	far := NewStore()
+	far.SetClock(func() time.Time { return at(30) })
+	add(far, "old", 0, true)
+	add(far, "broken", 20, false)
+	add(far, "w1", 21, true)
+	add(far, "w2", 22, true)
+	if j := judge(far); j.PeersPassed != 3 || j.PeersFailed != 1 || !j.LastPassed.Equal(at(22)) {
+		t.Errorf("the healthy far end: %+v", j)
+	}
+}
+
+// The switch verdicts: a victim only when the fleet's rules name the switch;
+// without them, the local pattern or "cannot tell"; an unknown switch says so.
+func TestSwitchVerdicts(t *testing.T) {
+	leafA, leafB := RailSwitch{ChassisID: "c8:00:00:00:00:0a", Name: "leaf-a"}, RailSwitch{ChassisID: "c8:00:00:00:00:0b", Name: "leaf-b"}
+	rack := []DeviceJudgement{ // rails 0–1 under leaf-a fail, rails 2–3 under leaf-b pass
+		{Probe: KindIBWriteBW, Device: "mlx5_0", PeersFailed: 2},
+		{Probe: KindIBWriteBW, Device: "mlx5_1", Rail: 1, PeersFailed: 2},
+		{Probe: KindIBWriteBW, Device: "mlx5_2", Rail: 2, PeersPassed: 2},
+		{Probe: KindIBWriteBW, Device: "mlx5_3", Rail: 3, PeersPassed: 2},
+	}
+	rails := map[string]RailSwitch{"mlx5_0": leafA, "mlx5_1": leafA, "mlx5_2": leafB, "mlx5_3": leafB}
+	join := func(v SwitchView) string { return strings.Join(SwitchVerdicts(rack, KindIBWriteBW, v), "\n") }
+
+	if v := join(SwitchView{Rails: rails, Asked: true, Suspects: map[string]bool{leafA.ChassisID: true}}); !strings.Contains(v, "mlx5_0 (rail 0), mlx5_1 (rail 1) under switch leaf-a (chassis_id c8:00:00:00:00:0a), which the fleet's rules name RoCEProbeSuspectSwitch: this node is a victim") {
+		t.Errorf("firing switch suspect: %s", v)
+	}
+	if v := join(SwitchView{Rails: rails, Asked: true, Suspects: map[string]bool{leafB.ChassisID: true}}); strings.Contains(v, "victim of that switch") || !strings.Contains(v, "do not name as a switch suspect") {
+		t.Errorf("a suspect over the passing rails only: %s", v)
+	}
+	if v := join(SwitchView{Rails: rails}); !strings.Contains(v, "every rail of this node under switch leaf-a") || !strings.Contains(v, "one node cannot tell") || strings.Contains(v, "victim of") {
+		t.Errorf("no Prometheus: %s", v)
+	}
+	// One failing rail under a switch that also carries a passing one: no pattern.
+	rails["mlx5_2"] = leafA
+	if v := join(SwitchView{Rails: rails}); !strings.Contains(v, "cannot tell from this node") {
+		t.Errorf("mixed switch: %s", v)
+	}
+	if v := join(SwitchView{Rails: map[string]RailSwitch{}, AskErr: "connection refused"}); !strings.Contains(v, "mlx5_0 (rail 0), mlx5_1 (rail 1): switch unknown") || !strings.Contains(v, "could not be read: connection refused") {
+		t.Errorf("no LLDP: %s", v)
+	}
+	healthy := []DeviceJudgement{{Probe: KindIBWriteBW, Device: "mlx5_0", PeersPassed: 3}}
+	if v := SwitchVerdicts(healthy, KindIBWriteBW, SwitchView{Rails: rails, Asked: true, Suspects: map[string]bool{leafA.ChassisID: true}}); v != nil {
+		t.Errorf("a healthy node is told %v", v)
 	}
 }

@@ -75,6 +75,9 @@ func (c *dcbSource) read(sc *scan) (func(*node.Snapshot), error) {
 			if n > 0 {
 				st.DSCP = &m
 			}
+			if b := ieee.Buffer; b != nil {
+				st.Buffer = &node.ReceiveBuffer{Size: b.Size, TotalSize: b.TotalSize, PriorityBuffer: b.Prio2Buffer}
+			}
 		case errors.Is(err, dcbnl.ErrNotSupported), errors.Is(err, fs.ErrNotExist), errors.Is(err, dcbnl.ErrNoDevice):
 			// veth, VFs/SFs (mlx5 registers dcbnl on PFs only), or no capture.
 			c.r.logger.Debug("no DCB state", "interface", iface, "err", err)

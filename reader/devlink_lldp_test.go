@@ -66,9 +66,9 @@ func TestDevlinkCorruptCaptureFails(t *testing.T) {
 
 func TestLLDPReplayKeepsRoCEInterfaces(t *testing.T) {
 	o := fixtureOptions("mlx5-8x400g-healthy", node.SourceLLDP)
-	o.ReplayDir = replayCopy(t, map[string]string{lldpReplayFile: `{"lldp":{"interface":[
-		{"eno1":{"chassis":{"mgmt-sw-1":{"id":{"type":"mac","value":"00:00:5e:00:53:01"}}},"port":{"id":{"type":"ifname","value":"ge-0/0/7"}}}},
-		{"ens1f0np0":{"chassis":{"leaf-1":{"id":{"type":"mac","value":"0c:42:a1:00:00:01"}}},"port":{"id":{"type":"ifname","value":"Ethernet0"},"descr":"gpu-07 rail 0"}}}]}}`})
+	o.ReplayDir = replayCopy(t, map[string]string{lldpReplayFile: `{"lldp":[{"interface":[
+		{"name":"eno1","chassis":[{"id":[{"type":"mac","value":"00:00:5e:00:53:01"}],"name":[{"value":"mgmt-sw-1"}]}],"port":[{"id":[{"type":"ifname","value":"ge-0/0/7"}]}]},
+		{"name":"ens1f0np0","chassis":[{"id":[{"type":"mac","value":"0c:42:a1:00:00:01"}],"name":[{"value":"leaf-1"}]}],"port":[{"id":[{"type":"ifname","value":"Ethernet0"}],"descr":[{"value":"gpu-07 rail 0"}]}]}]}]}`})
 	res := newTestReader(t, o).Read()
 	if st := res.Snapshot.Sources[node.SourceLLDP]; st != node.SourceOK {
 		t.Fatalf("status %s: %v", st, res.Sources)
@@ -82,9 +82,50 @@ func TestLLDPReplayKeepsRoCEInterfaces(t *testing.T) {
 	}
 }
 
+// One neighbour that cannot be read (here a switch name with a newline)
+// costs its own port: the others are kept, the source still reads, and the
+// bad one is one read error per answer, not one per scrape.
+func TestLLDPBadNeighbourCostsOnlyItsPort(t *testing.T) {
+	o := fixtureOptions("mlx5-8x400g-healthy", node.SourceLLDP)
+	o.ReplayDir = replayCopy(t, map[string]string{lldpReplayFile: `{"lldp":[{"interface":[
+		{"name":"ens1f0np0","chassis":[{"id":[{"type":"mac","value":"0c:42:a1:00:00:01"}],"name":[{"value":"leaf-1"}]}],"port":[{"id":[{"type":"ifname","value":"Ethernet0"}]}]},
+		{"name":"ens2f0np0","chassis":[{"id":[{"type":"mac","value":"0c:42:a1:00:00:02"}],"name":[{"value":"leaf-2\nEthernet99"}]}],"port":[{"id":[{"type":"ifname","value":"Ethernet4"}]}]},
+		{"name":"eno1","chassis":[{"id":[{"type":"mac","value":"0c:42:a1:00:00:03"}],"name":[{"value":"mgmt\nsw"}]}]}]}]}`})
+	r := newTestReader(t, o)
+	for range 3 {
+		res := r.Read()
+		if st := res.Snapshot.Sources[node.SourceLLDP]; st != node.SourceOK {
+			t.Fatalf("status %s: %v", st, res.Sources)
+		}
+		got := res.Snapshot.LLDP
+		if len(got) != 1 || got["ens1f0np0"] == nil || got["ens1f0np0"].Switch() != "leaf-1" {
+			t.Fatalf("neighbours %v", got)
+		}
+	}
+	// eno1 is no RoCE interface: its neighbour is not the exporter's business.
+	if n := r.ReadErrors(node.SourceLLDP); n != 1 {
+		t.Errorf("read errors = %d, want 1 (ens2f0np0, counted once)", n)
+	}
+}
+
+// A capture of `lldpcli -f json` is refused with what to capture instead.
+func TestLLDPReplayRefusesJSONFormat(t *testing.T) {
+	o := fixtureOptions("mlx5-8x400g-healthy", node.SourceLLDP)
+	o.ReplayDir = replayCopy(t, map[string]string{lldpReplayFile: `{"lldp":{"interface":{"ens1f0np0":{"chassis":{"leaf-1":{"id":{"type":"mac","value":"1"}}}}}}}`})
+	res := newTestReader(t, o).Read()
+	if st := res.Snapshot.Sources[node.SourceLLDP]; st != node.SourceFailed {
+		t.Fatalf("status %s", st)
+	}
+	for _, s := range res.Sources {
+		if s.Name == node.SourceLLDP && (s.Err == nil || !strings.Contains(s.Err.Error(), "-f json0")) {
+			t.Errorf("error %v does not say to capture -f json0", s.Err)
+		}
+	}
+}
+
 func TestLLDPNoNeighbourIsARead(t *testing.T) {
 	o := fixtureOptions("mlx5-8x400g-healthy", node.SourceLLDP)
-	o.ReplayDir = replayCopy(t, map[string]string{lldpReplayFile: "{\n  \"lldp\": {\n    \n  }\n}\n"})
+	o.ReplayDir = replayCopy(t, map[string]string{lldpReplayFile: "{\n  \"lldp\": [\n    {\n      \n    }\n  ]\n}\n"})
 	res := newTestReader(t, o).Read()
 	if st := res.Snapshot.Sources[node.SourceLLDP]; st != node.SourceOK || res.Snapshot.LLDP == nil || len(res.Snapshot.LLDP) != 0 {
 		t.Fatalf("status %s, neighbours %v", st, res.Snapshot.LLDP)
@@ -118,8 +159,8 @@ func (f *operstateFS) OpenAttr(path string) (AttrFile, error) {
 // lldpd forgets a dead link's neighbour after its TTL; the source keeps it
 // while the link is down, and drops it once the link is up without one.
 func TestLLDPKeepsTheNeighbourOfADownLink(t *testing.T) {
-	const one = `{"lldp":{"interface":{"ens1f0np0":{"chassis":{"leaf-1":{"id":{"type":"mac","value":"0c:42:a1:00:00:01"}}},"port":{"id":{"type":"ifname","value":"Ethernet0"}}}}}}`
-	const none = `{"lldp":{}}`
+	const one = `{"lldp":[{"interface":[{"name":"ens1f0np0","chassis":[{"id":[{"type":"mac","value":"0c:42:a1:00:00:01"}],"name":[{"value":"leaf-1"}]}],"port":[{"id":[{"type":"ifname","value":"Ethernet0"}]}]}]}]}`
+	const none = `{"lldp":[{}]}`
 	dir := replayCopy(t, map[string]string{lldpReplayFile: one})
 	fsys := &operstateFS{iface: "ens1f0np0", state: "up"}
 	o := fixtureOptions("mlx5-8x400g-healthy", node.SourceLLDP)

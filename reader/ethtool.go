@@ -106,6 +106,7 @@ func (c *ethtoolSource) readInterface(sc *scan, iface string) *node.EthtoolStats
 		sc.readError(node.SourceEthtool, iface, err)
 		return nil
 	}
+	result.Values = node.ResolveCoSDiscards(result.Values)
 	for _, i := range im.raw {
 		result.Raw = append(result.Raw, node.Counter{Name: st.Names[i], Value: st.Values[i]})
 	}

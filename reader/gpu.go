@@ -32,6 +32,9 @@ type gpuSource struct {
 	// dirs maps each GPU's address to its resolved directory, found with
 	// the static part.
 	dirs map[string]string
+	// ids caches the bridges' ids during one static read (the zero id for
+	// one that did not read).
+	ids map[string]node.PCIID
 }
 
 func init() {
@@ -92,6 +95,7 @@ func (c *gpuSource) read(sc *scan) (func(*node.Snapshot), error) {
 func (c *gpuSource) readStatic(sc *scan) *node.GPUState {
 	st := &node.GPUState{ACS: map[string]node.ACS{}}
 	c.dirs = map[string]string{}
+	c.ids = map[string]node.PCIID{}
 	for i, fn := range c.gpus {
 		pl, ok := c.place(sc, fn.dir)
 		if !ok {
@@ -173,14 +177,28 @@ func (c *gpuSource) place(sc *scan, dir string) (node.PCIPlace, bool) {
 		sc.readError(node.SourceGPU, real, err)
 		return node.PCIPlace{}, false
 	}
+	pl.IDs = c.bridgeIDs(real)
 	return pl, true
 }
 
+// readIOMMU reads the IOMMU units and the group type of every GPU and NIC.
+// What does not exist is an answer (no IOMMU, a device without a group, a
+// kernel before 5.11 without type files); what exists but cannot be read
+// (a container denied /sys/class/iommu) is recorded as unreadable, so that
+// it reads as unknown rather than as no IOMMU.
 func (c *gpuSource) readIOMMU(sc *scan, st *node.GPUState) node.IOMMU {
 	var m node.IOMMU
+	unreadable := func(path string, err error) {
+		sc.readError(node.SourceGPU, path, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		m.Unreadable = append(m.Unreadable, fmt.Sprintf("%s: %v", path, err))
+	}
 	units, err := c.r.fs.ReadDirNames(c.r.sys("class", "iommu"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		sc.readError(node.SourceGPU, c.r.sys("class", "iommu"), err)
+		unreadable(c.r.sys("class", "iommu"), err)
 	}
 	slices.Sort(units)
 	m.Units = units
@@ -192,13 +210,23 @@ func (c *gpuSource) readIOMMU(sc *scan, st *node.GPUState) node.IOMMU {
 		addrs = append(addrs, n.Place.Address())
 	}
 	for _, a := range addrs {
-		grp, err := c.r.fs.Readlink(c.r.sys("bus", "pci", "devices", a, "iommu_group"))
-		if err != nil {
+		link := c.r.sys("bus", "pci", "devices", a, "iommu_group")
+		grp, err := c.r.fs.Readlink(link)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue // no IOMMU, or the device has no group
 		}
-		t, err := readSysfsFile(c.r.fs, c.r.sys("kernel", "iommu_groups", filepath.Base(grp), "type"))
 		if err != nil {
+			unreadable(link, err)
+			continue
+		}
+		typePath := c.r.sys("kernel", "iommu_groups", filepath.Base(grp), "type")
+		t, err := readSysfsFile(c.r.fs, typePath)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue // kernels before 5.11 have no type file
+		}
+		if err != nil {
+			unreadable(typePath, err)
+			continue
 		}
 		if m.GroupTypes == nil {
 			m.GroupTypes = map[string]string{}
@@ -251,4 +279,30 @@ func readConfig(f FS, path string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	return buf[:n], nil
+}
+
+// bridgeIDs reads the ids of every bridge above the function in dir, which
+// NCCL tells Broadcom PEX switches by (node.Relate). A bridge whose ids do
+// not read is left out: it is then flattened by nobody, as in NCCL, which
+// reads an unreadable id as 0. GPUs and NICs share their switches, so each
+// bridge is read once per static read.
+func (c *gpuSource) bridgeIDs(dir string) map[string]node.PCIID {
+	out := map[string]node.PCIID{}
+	for up := filepath.Dir(dir); node.BDF.MatchString(filepath.Base(up)); up = filepath.Dir(up) {
+		addr := filepath.Base(up)
+		id, tried := c.ids[addr]
+		if !tried {
+			var v [4]string
+			for i, f := range []string{"vendor", "device", "subsystem_vendor", "subsystem_device"} {
+				v[i], _ = readSysfsFile(c.r.fs, joinPath(up, f))
+			}
+			// An id that does not parse stays the zero id: no vendor is 0.
+			id, _ = node.ParsePCIID(v[0], v[1], v[2], v[3])
+			c.ids[addr] = id
+		}
+		if id != (node.PCIID{}) {
+			out[addr] = id
+		}
+	}
+	return out
 }

@@ -1,8 +1,11 @@
 package reader
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/roce-exporter/roce_exporter/node"
@@ -57,8 +60,9 @@ func TestGPUSourceDGXH100(t *testing.T) {
 			t.Errorf("GPU %d numa %d, want %d", i, g.Place.NUMANode, wantNUMA)
 		}
 	}
-	if r := node.Relate(st.GPUs[0].Place, st.NICs[1].Place); r != node.RelationNODE {
-		t.Errorf("GPU0-mlx5_1: %v, want NODE", r)
+	// nvidia-smi's NODE (another host bridge of the socket) is PHB to NCCL.
+	if r := node.Relate(st.GPUs[0].Place, st.NICs[1].Place); r != node.RelationPHB {
+		t.Errorf("GPU0-mlx5_1: %v, want PHB", r)
 	}
 	if r := node.Relate(st.GPUs[0].Place, st.NICs[4].Place); r != node.RelationSYS {
 		t.Errorf("GPU0-mlx5_4: %v, want SYS", r)
@@ -88,7 +92,7 @@ func TestGPUSourceDGXH100Degraded(t *testing.T) {
 	if st == nil || len(st.GPUs) != 8 {
 		t.Fatalf("GPU state: %+v", st)
 	}
-	if names, rel := closestNames(st, st.GPUs[3]); rel != node.RelationNODE || names != "mlx5_0,mlx5_1,mlx5_2" {
+	if names, rel := closestNames(st, st.GPUs[3]); rel != node.RelationPHB || names != "mlx5_0,mlx5_1,mlx5_2" {
 		t.Errorf("GPU 3 with its NIC on the other socket: closest %s %v", names, rel)
 	}
 	if st.GPUs[5].PCI.CurrentWidth != 8 || st.GPUs[5].PCI.MaxWidth != 16 {
@@ -150,5 +154,52 @@ func TestGPUSourceNoGPU(t *testing.T) {
 	snap, res := readGPU(t, "mlx5-8x400g-healthy", false)
 	if snap.GPU != nil || snap.Sources[node.SourceGPU] != node.SourceAbsent {
 		t.Errorf("no-GPU node: %v %+v %+v", snap.Sources[node.SourceGPU], snap.GPU, res.Sources)
+	}
+}
+
+// iommuFS serves the fixture's sysfs with /sys/class/iommu denied, as an
+// LSM denies it to a container, and one NIC's iommu_group link failing.
+type iommuFS struct {
+	OSFS
+	badGroup string
+}
+
+func (f *iommuFS) ReadDirNames(path string) ([]string, error) {
+	if strings.HasSuffix(path, "/class/iommu") {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.EACCES}
+	}
+	return f.OSFS.ReadDirNames(path)
+}
+
+func (f *iommuFS) Readlink(path string) (string, error) {
+	if f.badGroup != "" && strings.HasSuffix(path, f.badGroup+"/iommu_group") {
+		return "", &fs.PathError{Op: "readlink", Path: path, Err: syscall.EIO}
+	}
+	return f.OSFS.Readlink(path)
+}
+
+// An IOMMU state that cannot be read is unknown, never "off": the DGX
+// fixture's IOMMU is in passthrough, and with /sys/class/iommu denied the
+// reader must not report that no IOMMU is active.
+func TestIOMMUUnreadableIsUnknown(t *testing.T) {
+	for name, fsys := range map[string]*iommuFS{
+		"class denied":     {},
+		"group unreadable": {badGroup: "0000:1b:00.0"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := fixtureOptions("dgx-h100-8gpu-8nic", node.SourceRDMA, node.SourceGPU)
+			o.FS = fsys
+			r := newTestReader(t, o)
+			st := r.Read().Snapshot.GPU
+			if st == nil {
+				t.Fatal("no GPU state")
+			}
+			if m := st.IOMMU.Mode(); m != node.IOMMUUnknown || len(st.IOMMU.Unreadable) == 0 {
+				t.Errorf("mode %s, unreadable %v; want unknown", m, st.IOMMU.Unreadable)
+			}
+			if r.ReadErrors(node.SourceGPU) == 0 {
+				t.Error("the unreadable path is not counted")
+			}
+		})
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
-// lldpReplayFile is the `lldpcli -f json show neighbors` capture in a
+// lldpReplayFile is the `lldpcli -f json0 show neighbors` capture in a
 // replay directory.
 const lldpReplayFile = "lldpcli-neighbors.json"
 
@@ -25,9 +25,12 @@ const lldpReplayFile = "lldpcli-neighbors.json"
 type lldpSource struct {
 	r  *Reader
 	at time.Time
-	// last is the last answer (nil with lastErr set when it failed).
-	last    []node.LLDPNeighbor
+	// last is the last answer (nil with lastErr set when it failed);
+	// counted is the answer whose skipped neighbours were counted as read
+	// errors, so that an answer kept between queries counts once.
+	last    *lldpcli.Result
 	lastErr error
+	counted *lldpcli.Result
 	replay  replayCache
 	// seen is each interface's last neighbour. lldpd drops the neighbour
 	// of a dead link after its TTL (two minutes), just when "which switch
@@ -76,9 +79,20 @@ func (c *lldpSource) read(sc *scan) (func(*node.Snapshot), error) {
 	for _, i := range ifaces {
 		want[i] = true
 	}
+	if c.counted != c.last {
+		c.counted = c.last
+		// A neighbour that could not be read costs its own port only; it is
+		// counted and logged (once per interface) when it is on a RoCE
+		// interface, or on one that cannot be told.
+		for _, s := range c.last.Skipped {
+			if s.Interface == "" || want[s.Interface] {
+				sc.readError(node.SourceLLDP, "LLDP neighbour of "+node.ValidUTF8(s.Interface), s.Err)
+			}
+		}
+	}
 	out := map[string]*node.LLDPNeighbor{}
-	for i := range c.last {
-		n := c.last[i]
+	for i := range c.last.Neighbors {
+		n := c.last.Neighbors[i]
 		if want[n.Interface] {
 			out[n.Interface] = &n
 		}
@@ -119,17 +133,17 @@ func (c *lldpSource) linkDown(iface string) bool {
 	return false
 }
 
-func (c *lldpSource) query() ([]node.LLDPNeighbor, error) {
+func (c *lldpSource) query() (*lldpcli.Result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.r.opts.Timeout)
 	defer cancel()
 	return lldpcli.Query(ctx, c.r.opts.LLDPCli, c.r.opts.LLDPSocket)
 }
 
-func (c *lldpSource) loadReplay() ([]node.LLDPNeighbor, error) {
+func (c *lldpSource) loadReplay() (*lldpcli.Result, error) {
 	path := filepath.Join(c.r.opts.ReplayDir, lldpReplayFile)
 	v, err := c.replay.load(path, func(f io.Reader) (any, error) { return lldpcli.Parse(f) })
 	if err != nil {
 		return nil, err
 	}
-	return v.([]node.LLDPNeighbor), nil
+	return v.(*lldpcli.Result), nil
 }

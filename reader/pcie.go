@@ -32,7 +32,13 @@ type pcieChain struct {
 	vendor    string
 	device    string
 	physFn    string
-	at        time.Time
+	// upstream is the port above the function ("" on a root bus) and its
+	// capability, which changes only with the hardware.
+	upstream   string
+	upDir      string
+	upSpeedGTs float64
+	upWidth    int
+	at         time.Time
 }
 
 // pciReader reads PCI functions: the one reader of link speed and width,
@@ -150,7 +156,7 @@ func (c *pciReader) readFunction(sc *scan, dir string, f *node.PCIFunction) bool
 
 	ch := c.chains[f.Address]
 	if ch == nil || c.r.due(ch.at, sc.Time) {
-		ch = c.readChain(dir, sc.Time)
+		ch = c.readChain(sc, dir)
 		c.chains[f.Address] = ch
 	}
 	f.VendorID, f.DeviceID, f.PhysFn = ch.vendor, ch.device, ch.physFn
@@ -159,7 +165,20 @@ func (c *pciReader) readFunction(sc *scan, dir string, f *node.PCIFunction) bool
 		f.AvailableBandwidth, f.LimitedBy = f.CurrentBandwidth, f.Address
 	}
 
-	f.AER = map[string]uint64{}
+	f.AER = c.readAER(sc, dir)
+	if ch.upstream != "" {
+		f.Upstream = &node.PCIPort{Address: ch.upstream, MaxSpeedGTs: ch.upSpeedGTs, MaxWidth: ch.upWidth}
+		if aer := c.readAER(sc, ch.upDir); len(aer) > 0 {
+			f.Upstream.AER = aer
+		}
+	}
+	return true
+}
+
+// readAER reads the AER totals of the function or port in dir, every read
+// (they are counters); an empty map when it has no AER capability.
+func (c *pciReader) readAER(sc *scan, dir string) map[string]uint64 {
+	aer := map[string]uint64{}
 	for _, sev := range node.AERSeverities {
 		file := "aer_dev_" + sev
 		text, err := c.attrs.readString(dir, file)
@@ -175,21 +194,46 @@ func (c *pciReader) readFunction(sc *scan, dir string, f *node.PCIFunction) bool
 			continue
 		}
 		if ok {
-			f.AER[sev] = total
+			aer[sev] = total
 		}
 	}
-	return true
+	return aer
 }
 
 // readChain walks from the function up to the root complex, like the
 // kernel's pcie_bandwidth_available(): a NIC trained x16 behind a switch
 // port trained x8 only gets x8.
-func (c *pciReader) readChain(dir string, now time.Time) *pcieChain {
-	ch := &pcieChain{at: now}
+func (c *pciReader) readChain(sc *scan, dir string) *pcieChain {
+	ch := &pcieChain{at: sc.Time}
 	ch.vendor, _ = readSysfsFile(c.r.fs, joinPath(dir, "vendor"))
 	ch.device, _ = readSysfsFile(c.r.fs, joinPath(dir, "device"))
 	if pf, err := c.r.fs.Readlink(joinPath(dir, "physfn")); err == nil {
 		ch.physFn = filepath.Base(pf)
+	}
+	// The port the function hangs off is the other end of its link: its
+	// capability is the slot's half of what the link can train to. A VF has
+	// no link of its own (its PF's is read on the PF), so it has no other end.
+	if up := filepath.Dir(dir); ch.physFn == "" && node.BDF.MatchString(filepath.Base(up)) {
+		ch.upstream, ch.upDir = filepath.Base(up), up
+		// A value that does not parse is counted and left unknown: the link
+		// is then judged against the card's own maximum, as before the
+		// port was read.
+		if sp, err := readSysfsFile(c.r.fs, joinPath(up, "max_link_speed")); err == nil && !strings.HasPrefix(sp, "Unknown") {
+			if ch.upSpeedGTs, err = node.ParsePCIeSpeed(sp); err != nil {
+				sc.readError(c.source, joinPath(up, "max_link_speed"), err)
+			}
+		}
+		if w, err := readSysfsFile(c.r.fs, joinPath(up, "max_link_width")); err == nil {
+			width, err := strconv.Atoi(w)
+			switch {
+			case err != nil:
+				sc.readError(c.source, joinPath(up, "max_link_width"), err)
+			case width < 0 || width > node.MaxPCIeWidth:
+				sc.readError(c.source, joinPath(up, "max_link_width"), fmt.Errorf("implausible width %d", width))
+			default:
+				ch.upWidth = width
+			}
+		}
 	}
 	for up := filepath.Dir(dir); node.BDF.MatchString(filepath.Base(up)); up = filepath.Dir(up) {
 		sp, err := readSysfsFile(c.r.fs, joinPath(up, "current_link_speed"))

@@ -525,6 +525,9 @@ func (c *rdmaSource) readCounters(sc *scan, ps *rdmaPortState, files []counterFi
 		if f == nil {
 			continue
 		}
+		if err == nil && f.fallback != nil && !f.fallback.unsupported {
+			raw, err = c.widerOfBoth(ps, f, raw)
+		}
 		if err != nil {
 			if isVanished(err) {
 				ps.listedAt = time.Time{} // layout changed: list again next time
@@ -541,6 +544,29 @@ func (c *rdmaSource) readCounters(sc *scan, ps *rdmaPortState, files []counterFi
 		values = append(values, node.Counter{Name: f.canonical, Value: v})
 	}
 	return values
+}
+
+// widerOfBoth reads the counters/ file behind a counters_ext/ one and
+// returns the larger value. Both count the same packets or words, and where
+// they disagree one of them has stopped: a 32-bit PortCounters field
+// saturates at 2^32-1, and MLNX_OFED's counters_ext/ reads 0 where the
+// firmware does not fill PortCountersExtended (node_exporter's mlx4 fixture
+// has counters/port_rcv_packets at 6825908347 and counters_ext's
+// port_rcv_packets_64 at 0; on port 2 the other way round). The larger one
+// is the one still counting, and the larger of two counters that only rise
+// only rises. A 32-bit file that cannot be read is an error and no value:
+// the 64-bit value alone could be lower than what was exported before.
+func (c *rdmaSource) widerOfBoth(ps *rdmaPortState, ext *counterFile, extValue uint64) (uint64, error) {
+	narrow := ext.fallback
+	v, err := ps.attrs.readUintVia(&narrow.handle, narrow.path)
+	switch {
+	case err == nil:
+		return max(v, extValue), nil
+	case isNotSupported(err):
+		narrow.unsupported = true
+		return extValue, nil
+	}
+	return 0, fmt.Errorf("%s beside %s: %w", narrow.path, ext.path, err)
 }
 
 // isNotSupported reports a counter the device cannot provide: the kernel

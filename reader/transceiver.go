@@ -2,9 +2,11 @@ package reader
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -76,10 +78,16 @@ func (s *transceiverSource) read(sc *scan) (func(*node.Snapshot), error) {
 func (s *transceiverSource) readModule(sc *scan, iface string) *node.Transceiver {
 	m, err := s.src.module(iface)
 	if err != nil {
-		if noModule(err) {
-			s.r.logger.Debug("no readable module", "interface", iface, "err", err)
-		} else {
+		switch {
+		case !noModule(err):
 			sc.readError(node.SourceTransceiver, iface, err)
+		case isErrno(err, syscall.EIO) && s.linkUp(iface):
+			// mlx5 answers EIO for an empty cage and for a module it
+			// failed to read alike; a port whose link is up has a module
+			// or a cable in its cage, so here the read failed.
+			sc.readError(node.SourceTransceiver, iface, fmt.Errorf("module unreadable although the link is up: %w", err))
+		default:
+			s.r.logger.Debug("no readable module", "interface", iface, "err", err)
 		}
 		return nil
 	}
@@ -96,12 +104,45 @@ func (s *transceiverSource) readModule(sc *scan, iface string) *node.Transceiver
 	return t
 }
 
-// noModule reports the errors of a port without a readable module: no
-// module access in the driver, an empty cage (mlx5 answers EIO), a
-// netdev that went away, a missing capture.
+// noModule reports the errors of a port that may have no readable module:
+// no module access in the driver, an empty cage (mlx5 answers EIO, but see
+// readModule), a netdev that went away, a missing capture. A capture says
+// so in ethtool's words ("Cannot get Module EEPROM data: Input/output
+// error").
 func noModule(err error) bool {
-	return errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.EIO) || errors.Is(err, syscall.ENODEV) ||
-		errors.Is(err, syscall.EINVAL) || errors.Is(err, fs.ErrNotExist)
+	for _, errno := range []syscall.Errno{syscall.EOPNOTSUPP, syscall.EIO, syscall.ENODEV, syscall.EINVAL} {
+		if isErrno(err, errno) {
+			return true
+		}
+	}
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// isErrno reports err being errno, from the kernel or in a capture's words.
+func isErrno(err error, errno syscall.Errno) bool {
+	return errors.Is(err, errno) || capturedErrno(err) == errno
+}
+
+// capturedErrno is the errno whose text ethtool printed in a capture's
+// failed read, 0 for none.
+func capturedErrno(err error) syscall.Errno {
+	var re *node.ModuleReadError
+	if !errors.As(err, &re) || re.Reason == "" {
+		return 0
+	}
+	for _, errno := range []syscall.Errno{syscall.EOPNOTSUPP, syscall.EIO, syscall.ENODEV, syscall.EINVAL} {
+		if strings.EqualFold(re.Reason, errno.Error()) {
+			return errno
+		}
+	}
+	return 0
+}
+
+// linkUp reports whether the interface's carrier is up; false when it
+// cannot be read (an interface that is down reads EINVAL).
+func (s *transceiverSource) linkUp(iface string) bool {
+	v, err := readSysfsFile(s.r.fs, s.r.sys("class", "net", iface, "carrier"))
+	return err == nil && strings.TrimSpace(v) == "1"
 }
 
 // replayModules reads `ethtool -m <if> hex on` captures (<if>.module.txt;
@@ -169,10 +210,12 @@ func readModulePages(nl netlinkModules, iface string) (*node.ModuleEEPROM, error
 	if err != nil {
 		return nil, err
 	}
-	m := &node.ModuleEEPROM{Lower: lower}
 	if len(lower) < node.ModulePageLen {
-		return m, nil
+		// mlx5 before Linux d1c94bc5b90c answered a failed read with
+		// success and no data (and a netlink warning ethtool prints).
+		return nil, fmt.Errorf("%w: the driver returned %d of the %d bytes of the lower page", node.ErrModuleReadFailed, len(lower), node.ModulePageLen)
 	}
+	m := &node.ModuleEEPROM{Lower: lower}
 	up, err := nl.ModuleEEPROM(iface, 0, 0, node.ModulePageLen, node.ModulePageLen)
 	if err != nil {
 		return nil, err

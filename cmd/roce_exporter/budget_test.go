@@ -23,12 +23,16 @@ import (
 // temperature, voltage, Rx power per lane, the 4 limits the alerts use),
 // FEC blocks, devlink health (2 per reporter), the LLDP neighbour, the
 // DSCP, CNP and traffic-class settings; a GPU node adds its GPU↔NIC
-// topology to the ports, and a degraded node its failing checks. 145 leaves
-// a little room; a change
+// topology to the ports, and a degraded node its failing checks. Issue 23
+// added 5 a port for the other end of its PCIe link (the root or switch
+// port above the NIC: its speed and width capability, which the
+// RoCEPCIeLinkDegraded alert needs, and its 3 AER totals), which took the
+// degraded GPU node past 145 (147.2 with the devlink firmware and receive
+// queue drop series of issue 25); 150 leaves a little room; a change
 // that needs more has to say so here. A GPU node's GPUs are node-level:
 // ~70 series for 8 GPUs, hence 180 for the node.
 const (
-	portSeriesBudget = 145
+	portSeriesBudget = 150
 	nodeSeriesBudget = 180
 )
 

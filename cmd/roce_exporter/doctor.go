@@ -7,7 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"slices"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -16,6 +20,7 @@ import (
 	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/health"
+	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/pipeline"
 	"github.com/roce-exporter/roce_exporter/reader"
 )
@@ -39,7 +44,7 @@ func newDoctorCommand(a *app) *doctorCommand {
 	d.interval = d.cmd.Flag("interval", "Time between the two samples that rate checks compare (PFC storm, drops, PHY, PCIe and transport errors, link flaps, ECN inference): what rises in between is happening now. 0 takes one sample, which sees only the totals since boot.").Default("5s").Duration()
 	d.verbose = d.cmd.Flag("verbose", "Print every passing check with its message instead of one line per check.").Short('v').Bool()
 	d.collectors = collector.RegisterSourceFlags(d.cmd)
-	d.configfs = d.cmd.Flag("configfs", "As root on a live system, create the rdma_cm configfs directory of each device for a moment to read its default RoCE mode (it is removed again).").Default("true").Bool()
+	d.configfs = d.cmd.Flag("configfs", "As root on a live system, create the rdma_cm configfs directory of each device for a moment to read its default RoCE mode (it is removed again, also when Ctrl-C or SIGTERM stops the doctor).").Default("true").Bool()
 	return d
 }
 
@@ -79,6 +84,33 @@ func (d *doctorCommand) run() int {
 	// The doctor reads every source fresh: nothing is cached between its
 	// two samples.
 	ropts.Refresh = 0
+	// Ctrl-C or SIGTERM ends the wait between the samples (or a read) and
+	// returns through the deferred clean-up, which removes the rdma_cm
+	// configfs groups made below: the default action would kill the process
+	// with them left behind. The handler stays until the very end, so a
+	// second Ctrl-C cannot cut the clean-up short.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var caught atomic.Value
+	go func() {
+		select {
+		case s := <-signals:
+			caught.Store(s)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	interrupted := func() (int, bool) {
+		s, ok := caught.Load().(os.Signal)
+		if !ok {
+			return 0, false
+		}
+		fmt.Fprintf(os.Stderr, "roce_exporter doctor: %v; stopped before the findings\n", s)
+		return 128 + int(s.(syscall.Signal)), true
+	}
 	if *d.configfs {
 		defer reader.OpenRDMACMConfigfs(ropts)()
 	}
@@ -95,13 +127,20 @@ func (d *doctorCommand) run() int {
 	}
 	// Two collections --interval apart: the second judges what rose in
 	// between; the first's findings are not shown.
-	ctx := context.Background()
 	c, err := pl.Collect(ctx)
 	samples := 1
 	if err == nil && *d.interval > 0 {
-		time.Sleep(*d.interval)
-		c, err = pl.Collect(ctx)
+		timer := time.NewTimer(*d.interval)
+		select {
+		case <-timer.C:
+			c, err = pl.Collect(ctx)
+		case <-ctx.Done():
+			timer.Stop()
+		}
 		samples = 2
+	}
+	if code, ok := interrupted(); ok {
+		return code
 	}
 	if err == nil {
 		err = c.HealthErr
@@ -110,7 +149,7 @@ func (d *doctorCommand) run() int {
 		fmt.Fprintf(os.Stderr, "roce_exporter doctor: %v\n", err)
 		return 2
 	}
-	findings := c.Findings
+	findings := printableFindings(c.Findings)
 	report := doctorReport{Node: opts.NodeName, Plan: *d.a.configFile, Samples: samples, Summary: map[string]int{}, Checks: findings, Cabling: cabling(c.Snapshot)}
 	if plan != nil {
 		for _, w := range plan.Warnings {
@@ -131,6 +170,17 @@ func (d *doctorCommand) run() int {
 		return 1
 	}
 	return 0
+}
+
+// printableFindings writes each subject, a name from the node that may hold
+// any bytes, as its label reads in /metrics (node.LabelUTF8): text and JSON
+// need UTF-8, and two names must not print alike.
+func printableFindings(fs []health.Finding) []health.Finding {
+	out := slices.Clone(fs)
+	for i := range out {
+		out[i].Subject = node.LabelUTF8(out[i].Subject)
+	}
+	return out
 }
 
 func useColor(mode string, f *os.File) bool {

@@ -57,7 +57,7 @@ func cabling(snap *node.Snapshot) []cablingLine {
 				ifaces = []string{p.Interface}
 			}
 			for _, iface := range ifaces {
-				c := cablingLine{Subject: subject, Interface: iface}
+				c := cablingLine{Subject: node.LabelUTF8(subject), Interface: node.LabelUTF8(iface)}
 				if n := snap.LLDP[iface]; n != nil {
 					c.Switch, c.SwitchPort, c.ChassisID, c.PortDescr, c.LinkDown = n.Switch(), n.SwitchPort(), n.ChassisID, n.PortDescr, n.LinkDown
 				}

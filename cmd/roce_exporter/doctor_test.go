@@ -35,6 +35,27 @@ func runDoctorEvery(t *testing.T, interval time.Duration, args ...string) (strin
 
 const healthyPlan = "../../health/testdata/plan-node01.yaml"
 
+// Gen5 NICs in Gen4 slots (an Ice Lake or Milan server, 200G ports) are a
+// healthy node: the doctor finds nothing and exits 0, and says the slot sets
+// the link's speed rather than calling it downtrained.
+func TestDoctorGen5NICsInGen4SlotsIsClean(t *testing.T) {
+	text, err := os.ReadFile(healthyPlan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), "link_rate_gbps: 400\n") {
+		t.Fatal("the healthy plan has no link_rate_gbps: 400 line")
+	}
+	plan := testenv.WriteFile(t, t.TempDir(), "cluster.yaml", strings.Replace(string(text), "link_rate_gbps: 400\n", "link_rate_gbps: 200\n", 1))
+	out, code := runDoctor(t, append(scenarioArgs("mlx5-gen5-nics-in-gen4-slots"), "--config.file="+plan, "--node.name=node01")...)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if strings.Contains(out, "FAIL") || strings.Contains(out, "WARN") {
+		t.Errorf("Gen5 NICs in Gen4 slots reported as a problem:\n%s", out)
+	}
+}
+
 func TestDoctorHealthyNodeExitsZero(t *testing.T) {
 	out, code := runDoctor(t, append(scenarioArgs("mlx5-8x400g-healthy"), "--config.file="+healthyPlan, "--node.name=node01")...)
 	if code != 0 {

@@ -207,11 +207,12 @@ func grepLines(body, substr string) string {
 // TestInterfaceNameThatIsNotUTF8 gives a real veth a name that is not
 // UTF-8 (Linux allows any bytes but '/', ':' and white space): the page
 // must stay valid for Prometheus, which rejects a whole scrape over one
-// invalid label value.
+// invalid label value. Its peer is named with the text `v\xff\xfe`, which
+// is how the first one is written: the two must stay two series.
 func TestInterfaceNameThatIsNotUTF8(t *testing.T) {
 	requireRoot(t)
 	ns := newNetns(t)
-	ipCmd(t, "-n", ns, "link", "add", "v\xff\xfe", "type", "veth", "peer", "name", "p0")
+	ipCmd(t, "-n", ns, "link", "add", "v\xff\xfe", "type", "veth", "peer", "name", `v\xff\xfe`)
 	ipCmd(t, "-n", ns, "link", "set", "v\xff\xfe", "up")
 
 	addr := "127.0.0.1:14791"
@@ -236,6 +237,9 @@ func TestInterfaceNameThatIsNotUTF8(t *testing.T) {
 	}
 	if _, ok := metricValue(body, "roce_interface_up", `interface="v\\xff\\xfe"`); !ok {
 		t.Errorf("the interface is not reported under its escaped name:\n%s", grepLines(body, "interface="))
+	}
+	if _, ok := metricValue(body, "roce_interface_up", `interface="v\\\\xff\\\\xfe"`); !ok {
+		t.Errorf("the interface named with the text `v\\xff\\xfe` is not reported under its own name:\n%s", grepLines(body, "interface="))
 	}
 	promtoolCheck(t, body)
 }

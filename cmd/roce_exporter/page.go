@@ -17,6 +17,7 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/health"
+	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/probes"
 )
 
@@ -57,6 +58,10 @@ type pageConfig struct {
 	PlanFile    string
 	MetricsPath string
 	Started     time.Time
+	// Switches is the node's switch view for the probe judgement (its rails'
+	// LLDP switches, the fleet's switch suspects when a Prometheus is given);
+	// nil: none.
+	Switches func() probes.SwitchView
 }
 
 // pageFinding is one row of the doctor's table; OK and skipped findings
@@ -77,9 +82,11 @@ type pageCollector struct {
 
 type pageJudgement struct {
 	Probe, Device, FailedWith string
-	Rail, PeersFailed         int
-	PeersPassed               int
-	Class                     string
+	// Switch is the rail's LLDP switch, "" when unknown.
+	Switch            string
+	Rail, PeersFailed int
+	PeersPassed       int
+	Class             string
 }
 
 type pageProbe struct {
@@ -99,10 +106,15 @@ type pageData struct {
 	Collectors              []pageCollector
 	ProbesEnabled           bool
 	Probes                  []pageProbe
+	// StateDir and StateDirErr: the probe state directory when its
+	// baselines cannot be persisted, and why.
+	StateDir, StateDirErr string
 	// Judgement is the local view of the pair probes per rail (fresh
 	// results only) and LocalVerdicts what it points at per probe kind.
-	Judgement            []pageJudgement
-	LocalVerdicts        []string
+	Judgement     []pageJudgement
+	LocalVerdicts []string
+	// SwitchVerdicts say whether the failing rails are a switch's victims.
+	SwitchVerdicts       []string
 	ProbeFailures        int
 	Version, Revision    string
 	Branch, BuildUser    string
@@ -126,7 +138,11 @@ func renderPage(cfg pageConfig, st collector.Status, enabled []string, store *pr
 	}
 	d.findings(st.Findings)
 	d.collectors(st, enabled)
-	d.probes(store)
+	var switches probes.SwitchView
+	if cfg.Switches != nil {
+		switches = cfg.Switches()
+	}
+	d.probes(store, switches)
 	switch {
 	case !st.HealthEnabled:
 		d.Verdict, d.VerdictClass = "health collector disabled: no verdict", "skip"
@@ -149,10 +165,10 @@ func (d *pageData) findings(fs []health.Finding) {
 		switch f.Status {
 		case health.StatusFail:
 			d.Fail++
-			d.Problems = append(d.Problems, pageFinding{Status: "FAIL", Class: "fail", Check: f.ID, Subject: f.Subject, Message: f.Message, Fix: f.Fix})
+			d.Problems = append(d.Problems, pageFinding{Status: "FAIL", Class: "fail", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: f.Message, Fix: f.Fix})
 		case health.StatusWarn:
 			d.Warn++
-			d.Problems = append(d.Problems, pageFinding{Status: "WARN", Class: "warn", Check: f.ID, Subject: f.Subject, Message: f.Message, Fix: f.Fix})
+			d.Problems = append(d.Problems, pageFinding{Status: "WARN", Class: "warn", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: f.Message, Fix: f.Fix})
 		case health.StatusOK:
 			d.OK++
 		case health.StatusSkipped:
@@ -194,11 +210,14 @@ func (d *pageData) collectors(st collector.Status, enabled []string) {
 	}
 }
 
-func (d *pageData) probes(store *probes.Store) {
+func (d *pageData) probes(store *probes.Store, switches probes.SwitchView) {
 	if store == nil {
 		return
 	}
 	d.ProbesEnabled = true
+	if dir, err := store.StateDir(); err != nil {
+		d.StateDir, d.StateDirErr = dir, err.Error()
+	}
 	judged := store.Judge()
 	kinds := map[string]bool{}
 	for _, j := range judged {
@@ -207,12 +226,19 @@ func (d *pageData) probes(store *probes.Store) {
 		if j.PeersFailed > 0 {
 			class = "fail"
 		}
-		d.Judgement = append(d.Judgement, pageJudgement{Probe: j.Probe, Device: j.Device, Rail: j.Rail,
-			PeersFailed: j.PeersFailed, PeersPassed: j.PeersPassed, FailedWith: strings.Join(j.FailedPeers, ", "), Class: class})
+		row := pageJudgement{Probe: j.Probe, Device: j.Device, Rail: j.Rail,
+			PeersFailed: j.PeersFailed, PeersPassed: j.PeersPassed, FailedWith: strings.Join(j.FailedPeers, ", "), Class: class}
+		if sw, ok := switches.Rails[j.Device]; ok {
+			row.Switch = sw.String()
+		}
+		d.Judgement = append(d.Judgement, row)
 	}
 	for _, k := range []string{probes.KindIBWriteBW, probes.KindIBWriteLat} {
 		if kinds[k] {
 			d.LocalVerdicts = append(d.LocalVerdicts, k+": "+probes.LocalVerdict(judged, k))
+			for _, v := range probes.SwitchVerdicts(judged, k, switches) {
+				d.SwitchVerdicts = append(d.SwitchVerdicts, k+": "+v)
+			}
 		}
 	}
 	recent := store.Recent(30)

@@ -39,6 +39,7 @@ type probeCommand struct {
 	paths             *collector.PathFlags
 	judgeCmd          *kingpin.CmdClause
 	judgeURL          *string
+	judgePrometheus   *string
 }
 
 func newProbeCommand(a *app) *probeCommand {
@@ -56,6 +57,7 @@ func newProbeCommand(a *app) *probeCommand {
 		Default(config.DefaultNCCLLargeMessageBytes.String()).String()
 	p.judgeCmd = cmd.Command("judge", "Print this node's probe judgement from the running exporter: per rail the distinct peers its fresh results failed and passed with, and whether that points at a NIC, the node or a peer/path. Exit 1 when a rail fails.")
 	p.judgeURL = p.judgeCmd.Flag("url", "The running exporter's metrics.").Default("http://localhost:14791/metrics").String()
+	p.judgePrometheus = p.judgeCmd.Flag("prometheus.url", "A Prometheus that evaluates the fleet's alerts: say whether the failing rails sit under a switch its rules name RoCEProbeSuspectSwitch (this node is then that switch's victim). Optional.").Default("").String()
 	return p
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,22 +43,28 @@ func (p *probeCommand) judge(w io.Writer) int {
 		fmt.Fprintf(os.Stderr, "roce_exporter: cannot read the exporter's metrics: %v\n", err)
 		return 2
 	}
-	js, err := judgementFromMetrics(bytes.NewReader(body))
+	js, rails, err := judgementFromMetrics(bytes.NewReader(body))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)
 		return 2
 	}
-	return printJudgement(w, js)
+	prom := ""
+	if p.judgePrometheus != nil {
+		prom = *p.judgePrometheus
+	}
+	fleet := &fleetView{prometheus: prom, rails: func() map[string]probes.RailSwitch { return rails }}
+	return printJudgement(w, js, fleet.view(context.Background()))
 }
 
 // judgementFromMetrics rebuilds the per-rail judgement from the exposition:
 // roce_probe_peers_failed/_passed per rail, and the failed peers from
-// roce_probe_success == 0 per link.
-func judgementFromMetrics(r io.Reader) ([]probes.DeviceJudgement, error) {
+// roce_probe_success == 0 per link; and each device's switch from
+// roce_port_info (device → interface) and roce_lldp_neighbor_info.
+func judgementFromMetrics(r io.Reader) ([]probes.DeviceJudgement, map[string]probes.RailSwitch, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(r)
 	if err != nil {
-		return nil, fmt.Errorf("cannot parse the metrics: %w", err)
+		return nil, nil, fmt.Errorf("cannot parse the metrics: %w", err)
 	}
 	label := func(m *dto.Metric, name string) string {
 		for _, l := range m.GetLabel() {
@@ -92,29 +99,48 @@ func judgementFromMetrics(r io.Reader) ([]probes.DeviceJudgement, error) {
 			j.FailedPeers = append(j.FailedPeers, label(m, "peer"))
 		}
 	}
-	return probes.SortedJudgements(byDev), nil
+	neighbours := map[string]probes.RailSwitch{}
+	for _, m := range families["roce_lldp_neighbor_info"].GetMetric() {
+		if id := label(m, "chassis_id"); id != "" {
+			neighbours[label(m, "interface")] = probes.RailSwitch{ChassisID: id, Name: label(m, "chassis_name")}
+		}
+	}
+	rails := map[string]probes.RailSwitch{}
+	for _, m := range families["roce_port_info"].GetMetric() {
+		if sw, ok := neighbours[label(m, "interface")]; ok {
+			rails[label(m, "device")] = sw
+		}
+	}
+	return probes.SortedJudgements(byDev), rails, nil
 }
 
-// printJudgement prints the table and the verdict per probe kind; 1 when a
-// rail failed with a peer.
-func printJudgement(w io.Writer, js []probes.DeviceJudgement) int {
+// printJudgement prints the table and the verdict per probe kind, and what
+// the switches say; 1 when a rail failed with a peer.
+func printJudgement(w io.Writer, js []probes.DeviceJudgement, switches probes.SwitchView) int {
 	if len(js) == 0 {
 		fmt.Fprintln(w, "no fresh pair-probe results (probes off, or none has run within its freshness bound)")
 		return 0
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROBE\tDEVICE\tRAIL\tPEERS FAILED\tPEERS PASSED\tFAILED WITH")
+	fmt.Fprintln(tw, "PROBE\tDEVICE\tRAIL\tPEERS FAILED\tPEERS PASSED\tFAILED WITH\tSWITCH")
 	failing := false
 	kinds := map[string]bool{}
 	for _, j := range js {
 		kinds[j.Probe] = true
 		failing = failing || j.PeersFailed > 0
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", j.Probe, j.Device, j.Rail, j.PeersFailed, j.PeersPassed, strings.Join(j.FailedPeers, ", "))
+		sw := "unknown"
+		if s, ok := switches.Rails[j.Device]; ok {
+			sw = s.String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", j.Probe, j.Device, j.Rail, j.PeersFailed, j.PeersPassed, strings.Join(j.FailedPeers, ", "), sw)
 	}
 	tw.Flush()
 	for _, k := range []string{probes.KindIBWriteBW, probes.KindIBWriteLat} {
 		if kinds[k] {
 			fmt.Fprintf(w, "%s: %s\n", k, probes.LocalVerdict(js, k))
+			for _, v := range probes.SwitchVerdicts(js, k, switches) {
+				fmt.Fprintf(w, "%s: %s\n", k, v)
+			}
 		}
 	}
 	if failing {

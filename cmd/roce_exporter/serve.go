@@ -44,6 +44,7 @@ type serveCommand struct {
 	idleTimeout    *time.Duration
 	maxConns       *int
 	disableExpMetr *bool
+	prometheusURL  *string
 }
 
 func newServeCommand(a *app) *serveCommand {
@@ -60,6 +61,7 @@ func newServeCommand(a *app) *serveCommand {
 	s.idleTimeout = s.cmd.Flag("web.idle-timeout", "How long a keep-alive connection may wait for its next request before it is closed. The default outlasts a 60 s scrape interval, so Prometheus keeps one connection (and TLS session) from scrape to scrape.").Default("90s").Duration()
 	s.maxConns = s.cmd.Flag("web.max-connections", "Maximum number of open HTTP connections. At the limit a new connection closes the one idle the longest (a connection in the middle of a request is never closed), so idle or unauthenticated clients cannot lock out a scrape or use up the file descriptors the collectors need. 0 disables the limit.").Default("256").Int()
 	s.disableExpMetr = s.cmd.Flag("web.disable-exporter-metrics", "Exclude the Go runtime and process metrics of the exporter itself (go_*, process_*); roce_exporter_build_info stays.").Bool()
+	s.prometheusURL = s.cmd.Flag("probes.prometheus-url", "A Prometheus that scrapes this fleet and evaluates its alerts (alerts/). Optional. With it the node page says when this node's failing rails sit under a switch the rules name RoCEProbeSuspectSwitch (the node is that switch's victim), and a triangulation prefers witnesses behind other switches (read every 10 minutes). Without it, or while it does not answer, both work from the node's own view.").Default("").String()
 	s.collectors = collector.RegisterFlags(s.cmd)
 	s.stateDir = stateDirFlag(s.cmd)
 	return s
@@ -119,10 +121,16 @@ func (s *serveCommand) run() int {
 		// The probes' first read then has a collection before it to measure
 		// the port's load against.
 		firstCollection(ctx, pl, logger)
-		sched, err = probes.New(probes.Options{
+		popts := probes.Options{
 			Plan: plan, Self: opts.NodeName, Node: pipelineNode{pl},
 			StateDir: stateDirFor(*s.stateDir, plan), Logger: logger.With("component", "probes"),
-		})
+		}
+		if *s.prometheusURL != "" {
+			topology := &fleetTopology{}
+			go topology.refresh(ctx, *s.prometheusURL, 10*time.Minute, logger)
+			popts.Topology = topology.switchOf
+		}
+		sched, err = probes.New(popts)
 		if err != nil {
 			logger.Error("cannot start probes", "err", err)
 			return 2
@@ -143,7 +151,13 @@ func (s *serveCommand) run() int {
 	}
 	logger.Info("Enabled collectors", "collectors", strings.Join(exporter.Collectors(), ","))
 
-	handler, err := s.handler(exporter, opts.NodeName, rd.SysPath(), opts.Probes, logger)
+	fleet := &fleetView{prometheus: *s.prometheusURL, cacheFor: 30 * time.Second, rails: func() map[string]probes.RailSwitch {
+		if c := pl.Latest(); c != nil {
+			return probes.RailSwitches(c.Snapshot)
+		}
+		return nil
+	}}
+	handler, err := s.handler(exporter, opts.NodeName, rd.SysPath(), opts.Probes, func() probes.SwitchView { return fleet.view(ctx) }, logger)
 	if err != nil {
 		logger.Error("cannot build HTTP handler", "err", err)
 		return 2
@@ -195,7 +209,7 @@ func (s *serveCommand) checkTimeouts() error {
 	return nil
 }
 
-func (s *serveCommand) handler(exporter *collector.Exporter, nodeName, sysPath string, store *probes.Store, logger *slog.Logger) (http.Handler, error) {
+func (s *serveCommand) handler(exporter *collector.Exporter, nodeName, sysPath string, store *probes.Store, switches func() probes.SwitchView, logger *slog.Logger) (http.Handler, error) {
 	self := prometheus.NewRegistry()
 	self.MustRegister(versioncollector.NewCollector("roce_exporter"))
 	if !*s.disableExpMetr {
@@ -217,7 +231,7 @@ func (s *serveCommand) handler(exporter *collector.Exporter, nodeName, sysPath s
 	if *s.telemetryPath != "/" {
 		mux.Handle("/", nodePage(exporter, store, pageConfig{
 			NodeName: nodeName, SysPath: sysPath, PlanFile: *s.a.configFile,
-			MetricsPath: *s.telemetryPath, Started: time.Now(),
+			MetricsPath: *s.telemetryPath, Started: time.Now(), Switches: switches,
 		}))
 	}
 	return mux, nil

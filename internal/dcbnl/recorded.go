@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/roce-exporter/roce_exporter/internal/safefile"
+	"github.com/roce-exporter/roce_exporter/node"
 )
 
 // maxRecorded bounds a recorded file; real ones are a few hundred bytes.
@@ -30,9 +31,11 @@ const maxRecorded = 1 << 20
 //     state:", "dscp2prio mapping:", "Cable len:", "PFC configuration:",
 //     "tc: ..." blocks).
 //
-// Blank lines, lines starting with '#' and shell prompts ("$ dcb ...") are
-// ignored. Any other line that is not understood is an error: a replay that
-// silently drops part of the state would show a healthy node that is not.
+// Blank lines, lines starting with '#' or '$' and the command line after
+// any shell prompt ("root@host:~# mlnx_qos -i eth2", node.PromptCommand)
+// are ignored. Any other line that is not understood is an error: a replay
+// that silently drops part of the state would show a healthy node that is
+// not.
 func ParseRecorded(r io.Reader) (*IEEE, error) {
 	data, err := safefile.ReadAll(r, maxRecorded)
 	if errors.Is(err, safefile.ErrTooLarge) {
@@ -44,7 +47,7 @@ func ParseRecorded(r io.Reader) (*IEEE, error) {
 	var lines []numberedLine
 	for i, l := range strings.Split(string(data), "\n") {
 		t := strings.TrimSpace(l)
-		if t == "" || t[0] == '#' || t[0] == '$' {
+		if t == "" || t[0] == '#' || t[0] == '$' || isCommandLine(t) {
 			continue
 		}
 		lines = append(lines, numberedLine{i + 1, t})
@@ -63,6 +66,17 @@ func ParseRecorded(r io.Reader) (*IEEE, error) {
 		return parseDcbTool(lines)
 	}
 	return nil, fmt.Errorf("%w: line %d: neither `dcb` nor `mlnx_qos` output: %q", errMalformed, lines[0].n, clip(lines[0].text))
+}
+
+// isCommandLine reports the prompt line of a pasted session that ran one
+// of the tools whose output ParseRecorded reads.
+func isCommandLine(t string) bool {
+	for _, tool := range []string{"mlnx_qos", "dcb"} {
+		if _, ok := node.PromptCommand(t, tool); ok {
+			return true
+		}
+	}
+	return false
 }
 
 type numberedLine struct {
@@ -628,20 +642,36 @@ func parseMlnxTC(t string, ets *ETS) (int, error) {
 	return int(tc), nil
 }
 
-// parseMlnxBufferSizes reads "20016,156096,0,0,0,0,0,0,total_size=176112"
-// (netlink) or "20016,156096,0,0,0,0,0,0," (MLNX_OFED sysfs).
+// parseMlnxBufferSizes reads the eight receive buffer sizes, each followed
+// by a comma, and the size of the port's whole buffer after them, which
+// mlnx_qos labels by its version (python/mlnx_qos pretty_print in
+// Mellanox/mlnx-tools): "max_buffer_size=N" since v23.07 (commit b8c08c52,
+// 2023-05), "total_size=N" before, nothing where the buffer is MLNX_OFED's
+// sysfs. Both labels print dcbnl_buffer's total_size.
 func parseMlnxBufferSizes(s string) (*Buffer, error) {
 	b := &Buffer{}
 	n := 0
+	sawTotal := false
 	for _, f := range strings.Split(strings.TrimSpace(s), ",") {
+		f = strings.TrimSpace(f)
+		key, val, isKV := strings.Cut(f, "=")
 		switch {
 		case f == "":
-		case strings.HasPrefix(f, "total_size="):
-			v, err := strconv.ParseUint(strings.TrimPrefix(f, "total_size="), 10, 32)
+		case isKV:
+			if key != "max_buffer_size" && key != "total_size" {
+				return nil, fmt.Errorf("unknown buffer field %q", clip(f))
+			}
+			if sawTotal {
+				return nil, fmt.Errorf("second buffer total %q", clip(f))
+			}
+			sawTotal = true
+			v, err := strconv.ParseUint(val, 10, 32)
 			if err != nil {
-				return nil, fmt.Errorf("total_size: %v", err)
+				return nil, fmt.Errorf("%s: %v", key, err)
 			}
 			b.TotalSize = uint32(v)
+		case sawTotal:
+			return nil, fmt.Errorf("buffer size %q after the total", clip(f))
 		default:
 			if n == numPriorities {
 				return nil, fmt.Errorf("more than %d buffer sizes", numPriorities)

@@ -84,17 +84,24 @@ func decodeReporter(m genetlink.Message) (Reporter, error) {
 // checkName refuses a name that would make a bad label or a misleading
 // handle.
 func checkName(what, s string) error {
-	switch {
-	case s == "":
+	if s == "" {
 		return fmt.Errorf("%w: empty %s name", errMalformed, what)
+	}
+	return checkText(what+" name", s)
+}
+
+// checkText refuses a string that would make a bad label value: too long,
+// not UTF-8, or with a control character.
+func checkText(what, s string) error {
+	switch {
 	case len(s) > maxNameLen:
-		return fmt.Errorf("%w: %s name of %d bytes", errMalformed, what, len(s))
+		return fmt.Errorf("%w: %s of %d bytes", errMalformed, what, len(s))
 	case !utf8.ValidString(s):
-		return fmt.Errorf("%w: %s name %q is not UTF-8", errMalformed, what, s)
+		return fmt.Errorf("%w: %s %q is not UTF-8", errMalformed, what, s)
 	}
 	for _, c := range s {
 		if c < 0x20 || c == 0x7f {
-			return fmt.Errorf("%w: %s name %q has a control character", errMalformed, what, s)
+			return fmt.Errorf("%w: %s %q has a control character", errMalformed, what, s)
 		}
 	}
 	return nil

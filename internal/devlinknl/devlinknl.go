@@ -1,5 +1,7 @@
 // Package devlinknl reads devlink health reporters (DEVLINK_CMD_HEALTH_REPORTER_GET
-// over generic netlink) and decodes `devlink health show -j` captures.
+// over generic netlink) and the versions of `devlink dev info`
+// (DEVLINK_CMD_INFO_GET), and decodes captures of `devlink health show` and
+// `devlink dev info`, with -j or without.
 //
 // It only reads: it never sends SET, RECOVER, DIAGNOSE or DUMP commands.
 // Recovering or dumping a reporter is an operator's decision (a dump of
@@ -82,9 +84,10 @@ func (r Reporter) Handle() string {
 
 var (
 	// ErrNotSupported means the kernel has no devlink family (built without
-	// CONFIG_NET_DEVLINK, or older than 4.6) or no health reporters (older
-	// than 5.1): nothing to read, not a failure.
-	ErrNotSupported = errors.New("devlinknl: devlink health not supported by this kernel")
+	// CONFIG_NET_DEVLINK, or older than 4.6) or not the command asked (health
+	// reporters before 5.1, dev info before 5.1): nothing to read, not a
+	// failure.
+	ErrNotSupported = errors.New("devlinknl: not supported by this kernel's devlink")
 	// errMalformed wraps every decoding error.
 	errMalformed = errors.New("malformed devlink message")
 )

@@ -71,7 +71,8 @@ func TestParseRecordedRejects(t *testing.T) {
 }
 
 func FuzzParseRecorded(f *testing.F) {
-	for _, p := range []string{"testdata/mlx5-cx7-tx-recovered.json", "testdata/old-iproute2-name-key.json"} {
+	for _, p := range []string{"testdata/mlx5-cx7-tx-recovered.json", "testdata/old-iproute2-name-key.json",
+		"testdata/health-text-mlx5-vnic-ports.txt", "testdata/health-text-octeontx2-nonzero.txt", "testdata/health-text-pre-2019-name.txt"} {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)

@@ -129,7 +129,11 @@ func DecodeModuleEEPROM(b []byte) ([]byte, error) {
 	var data []byte
 	for ad.Next() {
 		if ad.Type() == aModuleEEPROMData {
-			data = append([]byte(nil), ad.Bytes()...)
+			// Not append to nil: a zero-length attribute (a driver that
+			// read nothing) is data of length 0, not no data.
+			b := ad.Bytes()
+			data = make([]byte, len(b))
+			copy(data, b)
 		}
 	}
 	if err := ad.Err(); err != nil {

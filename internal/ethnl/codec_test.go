@@ -121,3 +121,25 @@ func FuzzDecode(f *testing.F) {
 		DecodeModuleEEPROM(b)
 	})
 }
+
+// eeprom_fill_reply puts the data attribute with the length the driver
+// returned: 0 from mlx5 before Linux d1c94bc5b90c when the read failed. That
+// is data of length 0 (the reader refuses it as a short read), not a reply
+// without data.
+func TestDecodeModuleEEPROMEmptyData(t *testing.T) {
+	for _, n := range []int{0, 128} {
+		ae := netlink.NewAttributeEncoder()
+		ae.Bytes(aModuleEEPROMData, make([]byte, n))
+		b, err := ae.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := DecodeModuleEEPROM(b)
+		if err != nil || got == nil || len(got) != n {
+			t.Errorf("%d bytes: %v (%d), %v", n, got == nil, len(got), err)
+		}
+	}
+	if _, err := DecodeModuleEEPROM(nil); err == nil {
+		t.Error("a reply without the data attribute accepted")
+	}
+}

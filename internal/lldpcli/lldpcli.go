@@ -1,5 +1,5 @@
 // Package lldpcli reads LLDP neighbours from the local lldpd through its
-// client, `lldpcli -f json show neighbors`, and decodes that output.
+// client, `lldpcli -f json0 show neighbors`, and decodes that output.
 //
 // Why lldpd and not the exporter receiving LLDP frames itself: a passive
 // receiver needs a raw packet socket (CAP_NET_RAW) on every interface and
@@ -9,6 +9,16 @@
 // the host. lldpd is the usual host agent, already parses every TLV and
 // vendor quirk, and keeps the neighbour table the switch side expects to
 // see; the exporter only asks it.
+//
+// Why json0 and not json: what a neighbour sends is a switch's word, and
+// untrusted. lldpd's `-f json` writer promotes the neighbour's system name
+// to an object key and, up to lldpd 1.0.21 (Debian 12 ships 1.0.16), writes
+// keys without escaping them (fixed in 1.0.22 by commit 883afdb6), so a
+// system name can close its key and write a neighbour of its own; it also
+// changes shape with the data (an object for one neighbour, an array for
+// several). `-f json0`, a runtime format since lldpd 0.9.8 (2017), skips
+// that step: every element is an array, every text a value the writer
+// escapes. testdata/ holds both outputs of one hostile neighbour.
 package lldpcli
 
 import (
@@ -35,28 +45,59 @@ var (
 	// ErrNotRunning: lldpcli could not reach lldpd (not running, or
 	// another control socket).
 	ErrNotRunning = errors.New("lldpd not running (lldpcli cannot reach its control socket)")
+	// ErrJSONFormat: the document is `lldpcli -f json` output, which is not
+	// read (see the package comment).
+	ErrJSONFormat = errors.New("this is `lldpcli -f json` output, whose keys lldpd up to 1.0.21 does not escape, so a neighbour's system name can rewrite it; capture `lldpcli -f json0 show neighbors` instead")
 	errMalformed  = errors.New("malformed lldpcli JSON")
 )
 
-// maxOutput bounds what is read from lldpcli: a neighbour is about 1 KB of
-// JSON, so 4 MiB is thousands of them.
+// maxOutput bounds what is read from lldpcli: a neighbour is about 1.9 KB
+// of json0, so 4 MiB is two thousand of them.
 const maxOutput = 4 << 20
 
 // maxStderr bounds the kept error output: its last line is the message.
 const maxStderr = 4096
 
 // maxField bounds a decoded string (a label value): LLDP TLVs carry at
-// most 255 bytes.
+// most 255 bytes by IEEE 802.1AB (lldpd accepts up to 511).
 const maxField = 255
 
-// Query runs `lldpcli [-u socket] -f json show neighbors` bounded by ctx
+// Result is what lldpd reported: the neighbours that could be read, and
+// those that could not, each on its own. A hostile or broken neighbour
+// costs its own port, never the node's other ports.
+type Result struct {
+	// Neighbors holds one neighbour per interface, in interface order; an
+	// interface with more than one keeps the first valid one lldpd lists.
+	Neighbors []node.LLDPNeighbor
+	// Skipped are the neighbours left out, in lldpd's order.
+	Skipped []Skipped
+}
+
+// Skipped is a neighbour that was left out and why.
+type Skipped struct {
+	// Interface is the local interface it was received on; "" when lldpd's
+	// entry did not even name one that can be read.
+	Interface string
+	Err       error
+}
+
+func (s Skipped) Error() string {
+	if s.Interface == "" {
+		return "LLDP neighbour skipped: " + s.Err.Error()
+	}
+	return "LLDP neighbour of " + node.ValidUTF8(s.Interface) + " skipped: " + s.Err.Error()
+}
+
+func (s Skipped) Unwrap() error { return s.Err }
+
+// Query runs `lldpcli [-u socket] -f json0 show neighbors` bounded by ctx
 // and decodes its output. program is the lldpcli path ("" = "lldpcli" on
 // PATH); socket is lldpd's control socket ("" = lldpd's default).
-func Query(ctx context.Context, program, socket string) ([]node.LLDPNeighbor, error) {
+func Query(ctx context.Context, program, socket string) (*Result, error) {
 	if program == "" {
 		program = "lldpcli"
 	}
-	args := []string{"-f", "json"}
+	args := []string{"-f", "json0"}
 	if socket != "" {
 		args = append(args, "-u", socket)
 	}
@@ -97,76 +138,85 @@ func lastLine(s string) string {
 	return s
 }
 
-// Parse decodes `lldpcli -f json show neighbors`. lldpd's JSON writer turns
-// its element tree into JSON in a way that depends on the data:
+// Parse decodes `lldpcli -f json0 show neighbors`:
 //
-//   - "interface" is an object keyed by interface name when there is one
-//     neighbour, and an array of such one-key objects when there are
-//     several (the same interface appears twice when it has two
-//     neighbours);
-//   - "chassis" is an object keyed by the system name when the neighbour
-//     sends one, and the chassis' fields themselves when it does not;
-//   - an element with attributes ("id" with its "type") is an object with
-//     a "value", one without is a plain string.
+//	{"lldp": [{"interface": [{"name": "eth0", "via": "LLDP", ...,
+//	  "chassis": [{"id": [{"type": "mac", "value": "…"}], "name": [{"value": "leaf-3"}], ...}],
+//	  "port": [{"id": [{"type": "local", "value": "Ethernet12"}], "descr": [{"value": "…"}], ...}]}, ...]}]}
 //
-// No neighbour at all is {"lldp": {}}. Neighbours come back in interface
-// order; an interface with more than one keeps the first lldpd lists.
-func Parse(r io.Reader) ([]node.LLDPNeighbor, error) {
-	var doc struct {
-		LLDP map[string]json.RawMessage `json:"lldp"`
+// and {"lldp": [{}]} when there is no neighbour. The document as a whole
+// must be lldpd's; each interface's entry is then decoded on its own, and
+// one that cannot be read, or whose fields are not fit to be labels, is
+// skipped with its reason while the others are kept.
+func Parse(r io.Reader) (*Result, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
 	}
-	dec := json.NewDecoder(r)
-	if err := dec.Decode(&doc); err != nil {
+	var doc struct {
+		LLDP json.RawMessage `json:"lldp"`
+	}
+	if err := json.Unmarshal(escapeControlBytes(data), &doc); err != nil {
 		return nil, fmt.Errorf("%w: %v", errMalformed, err)
 	}
-	if doc.LLDP == nil {
-		return nil, fmt.Errorf("%w: no \"lldp\" object", errMalformed)
-	}
-	raw, ok := doc.LLDP["interface"]
-	if !ok {
-		return []node.LLDPNeighbor{}, nil
-	}
-	var entries []map[string]json.RawMessage
-	switch firstByte(raw) {
+	switch firstByte(doc.LLDP) {
 	case '{':
-		var one map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &one); err != nil {
-			return nil, fmt.Errorf("%w: interface: %v", errMalformed, err)
-		}
-		entries = append(entries, one)
+		return nil, ErrJSONFormat
 	case '[':
-		if err := json.Unmarshal(raw, &entries); err != nil {
-			return nil, fmt.Errorf("%w: interface: %v", errMalformed, err)
-		}
 	default:
-		return nil, fmt.Errorf("%w: interface is neither an object nor an array", errMalformed)
+		return nil, fmt.Errorf("%w: no \"lldp\" array", errMalformed)
 	}
+	var sections []struct {
+		Interface []json.RawMessage `json:"interface"`
+	}
+	if err := json.Unmarshal(doc.LLDP, &sections); err != nil {
+		return nil, fmt.Errorf("%w: lldp: %v", errMalformed, err)
+	}
+	res := &Result{Neighbors: []node.LLDPNeighbor{}}
 	seen := map[string]bool{}
-	var out []node.LLDPNeighbor
-	for _, e := range entries {
-		for _, ifname := range slices.Sorted(mapKeys(e)) {
-			n, err := parseNeighbor(ifname, e[ifname])
-			if err != nil {
-				return nil, err
-			}
-			if !seen[ifname] {
-				seen[ifname] = true
-				out = append(out, n)
+	for _, s := range sections {
+		for _, raw := range s.Interface {
+			n, err := parseNeighbor(raw)
+			switch {
+			case err != nil:
+				res.Skipped = append(res.Skipped, Skipped{Interface: n.Interface, Err: err})
+			case !seen[n.Interface]:
+				seen[n.Interface] = true
+				res.Neighbors = append(res.Neighbors, n)
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b node.LLDPNeighbor) int { return strings.Compare(a.Interface, b.Interface) })
-	return out, nil
+	slices.SortStableFunc(res.Neighbors, func(a, b node.LLDPNeighbor) int { return strings.Compare(a.Interface, b.Interface) })
+	return res, nil
 }
 
-func mapKeys(m map[string]json.RawMessage) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
+// escapeControlBytes writes the control bytes that are not JSON white
+// space as \u00XX escapes. lldpd up to 1.0.21 writes byte 0x1F of a
+// neighbour's text raw inside a JSON string (an off-by-one fixed in 1.0.22
+// by commit 6f55f7af), which no JSON decoder accepts: one neighbour would
+// make the whole document unreadable. Outside strings such a byte is an
+// error before and after, so only the neighbour that sent it is affected
+// (and then skipped for its control character).
+func escapeControlBytes(data []byte) []byte {
+	n := 0
+	for _, c := range data {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			n++
 		}
 	}
+	if n == 0 {
+		return data
+	}
+	const hex = "0123456789abcdef"
+	out := make([]byte, 0, len(data)+5*n)
+	for _, c := range data {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 func firstByte(b []byte) byte {
@@ -180,76 +230,82 @@ func firstByte(b []byte) byte {
 	return 0
 }
 
-func parseNeighbor(ifname string, raw json.RawMessage) (node.LLDPNeighbor, error) {
-	n := node.LLDPNeighbor{Interface: ifname}
-	if err := checkField("interface", ifname, true); err != nil {
+// element is a json0 text element: {"value": v}, with "type" for IDs.
+type element struct {
+	Type  string `json:"type"`
+	Value string `json:"value"`
+}
+
+// neighborEntry is one entry of json0's "interface" array, as far as the
+// exporter reads it.
+type neighborEntry struct {
+	Name    string `json:"name"`
+	Chassis []struct {
+		ID   []element `json:"id"`
+		Name []element `json:"name"`
+	} `json:"chassis"`
+	Port []struct {
+		ID    []element `json:"id"`
+		Descr []element `json:"descr"`
+	} `json:"port"`
+}
+
+// first is the first element of a json0 array, the zero one when empty.
+func first(es []element) element {
+	if len(es) == 0 {
+		return element{}
+	}
+	return es[0]
+}
+
+// parseNeighbor decodes one entry. The returned neighbour's Interface is
+// set whenever the entry names a readable one, error or not.
+func parseNeighbor(raw json.RawMessage) (node.LLDPNeighbor, error) {
+	var n node.LLDPNeighbor
+	var name struct {
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(raw, &name) == nil && checkField("interface", name.Name, true) == nil {
+		n.Interface = name.Name
+	}
+	var e neighborEntry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return n, fmt.Errorf("%w: %v", errMalformed, err)
+	}
+	if err := checkField("interface", e.Name, true); err != nil {
 		return n, err
 	}
-	var body struct {
-		Chassis map[string]json.RawMessage `json:"chassis"`
-		Port    map[string]json.RawMessage `json:"port"`
+	if len(e.Chassis) == 0 {
+		return n, fmt.Errorf("%w: no chassis", errMalformed)
 	}
-	if err := json.Unmarshal(raw, &body); err != nil {
-		return n, fmt.Errorf("%w: %s: %v", errMalformed, ifname, err)
+	c := e.Chassis[0]
+	id, sysName := first(c.ID), first(c.Name)
+	n.ChassisName, n.ChassisID, n.ChassisIDType = sysName.Value, id.Value, id.Type
+	if len(e.Port) > 0 {
+		p := e.Port[0]
+		pid := first(p.ID)
+		n.PortID, n.PortIDType, n.PortDescr = pid.Value, pid.Type, first(p.Descr).Value
 	}
-	chassis := body.Chassis
-	if _, nameless := chassis["id"]; !nameless && len(chassis) == 1 {
-		for name, v := range chassis {
-			n.ChassisName = name
-			chassis = nil
-			if err := json.Unmarshal(v, &chassis); err != nil {
-				return n, fmt.Errorf("%w: %s: chassis %q: %v", errMalformed, ifname, name, err)
-			}
-		}
-	}
-	var err error
-	if n.ChassisIDType, n.ChassisID, err = typedValue(chassis["id"]); err != nil {
-		return n, fmt.Errorf("%w: %s: chassis id: %v", errMalformed, ifname, err)
-	}
-	if n.PortIDType, n.PortID, err = typedValue(body.Port["id"]); err != nil {
-		return n, fmt.Errorf("%w: %s: port id: %v", errMalformed, ifname, err)
-	}
-	if _, n.PortDescr, err = typedValue(body.Port["descr"]); err != nil {
-		return n, fmt.Errorf("%w: %s: port descr: %v", errMalformed, ifname, err)
-	}
-	for what, s := range map[string]string{"chassis name": n.ChassisName, "chassis id": n.ChassisID,
-		"chassis id type": n.ChassisIDType, "port id": n.PortID, "port id type": n.PortIDType, "port descr": n.PortDescr} {
-		if err := checkField(what, s, false); err != nil {
-			return n, fmt.Errorf("%s: %w", ifname, err)
+	for _, f := range []struct{ what, s string }{{"chassis name", n.ChassisName}, {"chassis id", n.ChassisID},
+		{"chassis id type", n.ChassisIDType}, {"port id", n.PortID}, {"port id type", n.PortIDType}, {"port description", n.PortDescr}} {
+		if err := checkField(f.what, f.s, false); err != nil {
+			return n, err
 		}
 	}
 	if n.ChassisID == "" && n.ChassisName == "" {
-		return n, fmt.Errorf("%w: %s: neighbour without chassis id or name", errMalformed, ifname)
+		return n, fmt.Errorf("%w: neighbour without chassis id or name", errMalformed)
 	}
 	return n, nil
 }
 
-// typedValue reads an element that is either "text" or {"type": t, "value": v}.
-func typedValue(raw json.RawMessage) (typ, value string, err error) {
-	if raw == nil {
-		return "", "", nil
-	}
-	switch firstByte(raw) {
-	case '"':
-		err = json.Unmarshal(raw, &value)
-		return "", value, err
-	case '{':
-		var tv struct {
-			Type  string `json:"type"`
-			Value string `json:"value"`
-		}
-		err = json.Unmarshal(raw, &tv)
-		return tv.Type, tv.Value, err
-	}
-	return "", "", errors.New("neither a string nor an object")
-}
-
+// checkField refuses what cannot be a label value or a line of the
+// doctor: more than maxField bytes, invalid UTF-8, control characters.
 func checkField(what, s string, required bool) error {
 	switch {
 	case s == "" && required:
 		return fmt.Errorf("%w: empty %s", errMalformed, what)
 	case len(s) > maxField:
-		return fmt.Errorf("%w: %s of %d bytes", errMalformed, what, len(s))
+		return fmt.Errorf("%w: %s of %d bytes, more than the %d LLDP allows", errMalformed, what, len(s), maxField)
 	case !utf8.ValidString(s):
 		return fmt.Errorf("%w: %s is not UTF-8", errMalformed, what)
 	}

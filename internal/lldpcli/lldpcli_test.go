@@ -13,7 +13,7 @@ import (
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
-func parseFile(t *testing.T, name string) []node.LLDPNeighbor {
+func parseFile(t *testing.T, name string) *Result {
 	t.Helper()
 	f, err := os.Open("testdata/" + name)
 	if err != nil {
@@ -28,65 +28,165 @@ func parseFile(t *testing.T, name string) []node.LLDPNeighbor {
 }
 
 func TestParseOneNeighbor(t *testing.T) {
-	got := parseFile(t, "one-neighbor.json")
-	want := []node.LLDPNeighbor{{Interface: "vB", ChassisName: "leaf-3", ChassisID: "fa:23:96:1c:cd:b7", ChassisIDType: "mac",
-		PortID: "Ethernet12", PortIDType: "local", PortDescr: "leaf-3 to gpu-node-07 rail 0"}}
-	if len(got) != 1 || got[0] != want[0] {
+	got := parseFile(t, "json0-one-neighbor.json")
+	want := node.LLDPNeighbor{Interface: "h1", ChassisName: "leaf-3", ChassisID: "0e:42:48:17:ad:dd", ChassisIDType: "mac",
+		PortID: "Ethernet12", PortIDType: "local", PortDescr: "leaf-3 Ethernet12 to gpu-07 rail 0"}
+	if len(got.Neighbors) != 1 || got.Neighbors[0] != want || len(got.Skipped) != 0 {
 		t.Fatalf("got %+v", got)
 	}
-	if got[0].Switch() != "leaf-3" || got[0].SwitchPort() != "Ethernet12" {
-		t.Fatalf("Switch/SwitchPort = %q %q", got[0].Switch(), got[0].SwitchPort())
+	if got.Neighbors[0].Switch() != "leaf-3" || got.Neighbors[0].SwitchPort() != "Ethernet12" {
+		t.Fatalf("Switch/SwitchPort = %q %q", got.Neighbors[0].Switch(), got.Neighbors[0].SwitchPort())
 	}
 }
 
+// json0 keeps its shape with two neighbours (the -f json writer turns
+// "interface" from an object into an array).
 func TestParseTwoNeighbors(t *testing.T) {
-	got := parseFile(t, "two-neighbors.json")
-	if len(got) != 2 || got[0].Interface != "vB" || got[1].Interface != "vB2" {
+	got := parseFile(t, "json0-two-neighbors.json")
+	if len(got.Neighbors) != 2 || got.Neighbors[0].Interface != "h1" || got.Neighbors[1].Interface != "h6" {
 		t.Fatalf("got %+v", got)
 	}
-	if got[1].ChassisName != "leaf-4" || got[1].PortIDType != "ifname" || got[1].PortID != "vC" {
-		t.Fatalf("second neighbour %+v", got[1])
+	if n := got.Neighbors[1]; n.ChassisName != "leaf-3" || n.PortIDType != "mac" || n.PortID != "c6:e5:9a:d0:b1:07" || n.PortDescr != "s6" {
+		t.Fatalf("second neighbour %+v", n)
+	}
+	// A MAC port ID says nothing on a faceplate: the description names it.
+	if sp := got.Neighbors[1].SwitchPort(); sp != "s6" {
+		t.Fatalf("SwitchPort = %q", sp)
 	}
 }
 
 func TestParseNoNeighbor(t *testing.T) {
-	if got := parseFile(t, "no-neighbor.json"); len(got) != 0 {
+	if got := parseFile(t, "json0-no-neighbor.json"); len(got.Neighbors) != 0 || got.Neighbors == nil || len(got.Skipped) != 0 {
 		t.Fatalf("got %+v", got)
 	}
 }
 
 func TestParseNamelessChassis(t *testing.T) {
-	got := parseFile(t, "nameless-chassis-mac-port.json")
-	if len(got) != 1 || got[0].ChassisName != "" || got[0].ChassisID != "0c:42:a1:77:10:00" || got[0].PortIDType != "mac" {
+	got := parseFile(t, "json0-nameless-chassis-mac-port.json")
+	if len(got.Neighbors) != 1 || got.Neighbors[0].ChassisName != "" || got.Neighbors[0].ChassisID != "0e:42:48:17:ad:dd" || got.Neighbors[0].PortIDType != "mac" {
 		t.Fatalf("got %+v", got)
 	}
 	// No name: the chassis ID names the switch; a MAC port ID is all there is.
-	if got[0].Switch() != "0c:42:a1:77:10:00" || got[0].SwitchPort() != "0c:42:a1:77:10:0c" {
-		t.Fatalf("Switch/SwitchPort = %q %q", got[0].Switch(), got[0].SwitchPort())
+	if n := got.Neighbors[0]; n.Switch() != "0e:42:48:17:ad:dd" || n.SwitchPort() != "c6:e5:9a:d0:b1:07" {
+		t.Fatalf("Switch/SwitchPort = %q %q", n.Switch(), n.SwitchPort())
 	}
 }
 
-func TestParseDuplicateInterfaceKeepsFirst(t *testing.T) {
-	in := `{"lldp":{"interface":[{"eth0":{"chassis":{"a":{"id":{"type":"mac","value":"1"}}},"port":{"id":{"type":"ifname","value":"p1"}}}},
-	{"eth0":{"chassis":{"b":{"id":{"type":"mac","value":"2"}}},"port":{"id":{"type":"ifname","value":"p2"}}}}]}}`
+// The capture of real lldpd 1.0.16 with hostile neighbours: h0's chassis
+// names itself with a string that, in -f json, closes its key and writes a
+// neighbour "spoofed-sw" port "Ethernet99"; h2..h5's port descriptions hold
+// a newline, 300 bytes, 90 bytes that are not UTF-8 (written as 90 U+FFFD,
+// 270 bytes) and a raw 0x1F (which lldpd 1.0.16 writes unescaped, making
+// the document invalid JSON). h1 and h6 are ordinary.
+func TestParseHostileNeighborsChangeOnlyTheirOwnPort(t *testing.T) {
+	got := parseFile(t, "json0-hostile-neighbors.json")
+	byIface := map[string]node.LLDPNeighbor{}
+	for _, n := range got.Neighbors {
+		byIface[n.Interface] = n
+	}
+	const spoofName = `spoofed-sw": {"id": {"type": "mac", "value": "02:00:00:00:00:99"}}}, "port": {"id": {"type": "local", "value": "Ethernet99"}}}}, {"zz": {"chassis": {"x`
+	if n := byIface["h0"]; n.ChassisName != spoofName || n.PortID != "Ethernet1" || n.ChassisID != "02:36:56:f1:3e:6c" {
+		t.Errorf("the hostile chassis is not read as the text it sent: %+v", n)
+	}
+	for _, n := range got.Neighbors {
+		if n.PortID == "Ethernet99" || n.ChassisName == "spoofed-sw" {
+			t.Errorf("a neighbour the system name wrote: %+v", n)
+		}
+	}
+	if n := byIface["h1"]; n.SwitchPort() != "Ethernet12" || n.ChassisName != "leaf-3" {
+		t.Errorf("h1: %+v", n)
+	}
+	if n := byIface["h6"]; n.PortIDType != "mac" || n.ChassisName != "leaf-3" {
+		t.Errorf("h6: %+v", n)
+	}
+	if len(got.Neighbors) != 3 {
+		t.Errorf("neighbours %+v, want h0, h1 and h6", got.Neighbors)
+	}
+	want := map[string]string{"h2": "control character", "h3": "300 bytes", "h4": "270 bytes", "h5": "control character"}
+	for _, s := range got.Skipped {
+		if w, ok := want[s.Interface]; !ok || !strings.Contains(s.Error(), w) {
+			t.Errorf("skipped %s: %v, want an error about %q", s.Interface, s, w)
+		}
+		delete(want, s.Interface)
+	}
+	for iface := range want {
+		t.Errorf("%s was not skipped", iface)
+	}
+}
+
+// The same neighbours through -f json: the document is refused as a whole,
+// with a message that says what to capture instead, rather than read with
+// the neighbour the system name wrote.
+func TestParseRefusesJSONFormat(t *testing.T) {
+	f, err := os.Open("testdata/json-hostile-neighbors.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = Parse(f)
+	if err == nil {
+		t.Fatal("accepted -f json output")
+	}
+	// lldpd 1.0.16 also writes h5's 0x1F raw in -f json; once escaped, the
+	// document is read far enough to be named for what it is.
+	if !errors.Is(err, ErrJSONFormat) || !strings.Contains(err.Error(), "json0") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestParseDuplicateInterfaceKeepsFirstValid(t *testing.T) {
+	in := `{"lldp":[{"interface":[
+	{"name":"eth0","chassis":[{"id":[{"type":"mac","value":"1"}],"name":[{"value":"bad\nname"}]}],"port":[{"id":[{"type":"ifname","value":"p0"}]}]},
+	{"name":"eth0","chassis":[{"id":[{"type":"mac","value":"1"}],"name":[{"value":"a"}]}],"port":[{"id":[{"type":"ifname","value":"p1"}]}]},
+	{"name":"eth0","chassis":[{"id":[{"type":"mac","value":"2"}],"name":[{"value":"b"}]}],"port":[{"id":[{"type":"ifname","value":"p2"}]}]}]}]}`
 	got, err := Parse(strings.NewReader(in))
-	if err != nil || len(got) != 1 || got[0].ChassisName != "a" {
+	if err != nil || len(got.Neighbors) != 1 || got.Neighbors[0].ChassisName != "a" || len(got.Skipped) != 1 {
 		t.Fatalf("got %+v, %v", got, err)
 	}
 }
 
 func TestParseRejects(t *testing.T) {
 	for name, in := range map[string]string{
-		"text output":      "-------------------------------------------------------------------------------\nLLDP neighbors:\n",
-		"no lldp":          `{"x":{}}`,
-		"interface string": `{"lldp":{"interface":"eth0"}}`,
-		"no chassis id":    `{"lldp":{"interface":{"eth0":{"chassis":{},"port":{"id":{"type":"ifname","value":"p"}}}}}}`,
-		"control char":     `{"lldp":{"interface":{"eth0":{"chassis":{"sw\u0007":{"id":{"type":"mac","value":"1"}}},"port":{}}}}}`,
-		"id is a number":   `{"lldp":{"interface":{"eth0":{"chassis":{"sw":{"id":7}},"port":{}}}}}`,
+		"text output":   "-------------------------------------------------------------------------------\nLLDP neighbors:\n",
+		"no lldp":       `{"x":[]}`,
+		"lldp string":   `{"lldp":"eth0"}`,
+		"truncated":     `{"lldp":[{"interface":[{"name":"eth0"`,
+		"interface map": `{"lldp":[{"interface":{"eth0":{}}}]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got, err := Parse(strings.NewReader(in)); err == nil {
 				t.Fatalf("accepted: %+v", got)
+			}
+		})
+	}
+}
+
+// A neighbour lldpd lists but that cannot be read is skipped on its own,
+// under its interface's name when that can be read.
+func TestParseSkips(t *testing.T) {
+	good := `{"name":"eth9","chassis":[{"id":[{"type":"mac","value":"9"}]}],"port":[{"id":[{"type":"ifname","value":"p9"}]}]}`
+	for name, tc := range map[string]struct{ entry, iface string }{
+		"no chassis id":    {`{"name":"eth0","chassis":[{}],"port":[{"id":[{"type":"ifname","value":"p"}]}]}`, "eth0"},
+		"no chassis":       {`{"name":"eth0","port":[{"id":[{"type":"ifname","value":"p"}]}]}`, "eth0"},
+		"control char":     {`{"name":"eth0","chassis":[{"id":[{"type":"mac","value":"1"}],"name":[{"value":"sw\u0007"}]}]}`, "eth0"},
+		"id is a number":   {`{"name":"eth0","chassis":[{"id":7}]}`, "eth0"},
+		"no name":          {`{"chassis":[{"id":[{"type":"mac","value":"1"}]}]}`, ""},
+		"name is a number": {`{"name":7,"chassis":[{"id":[{"type":"mac","value":"1"}]}]}`, ""},
+		"not an object":    {`"eth0"`, ""},
+		"long port id":     {`{"name":"eth0","chassis":[{"id":[{"type":"mac","value":"1"}]}],"port":[{"id":[{"type":"local","value":"` + strings.Repeat("p", 256) + `"}]}]}`, "eth0"},
+		"raw unit sep":     {"{\"name\":\"eth0\",\"chassis\":[{\"id\":[{\"type\":\"mac\",\"value\":\"a\x1fb\"}]}]}", "eth0"},
+		"descr is a list":  {`{"name":"eth0","chassis":[{"id":[{"type":"mac","value":"1"}]}],"port":[{"descr":[{"value":["x"]}]}]}`, "eth0"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := Parse(strings.NewReader(`{"lldp":[{"interface":[` + tc.entry + `,` + good + `]}]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Neighbors) != 1 || got.Neighbors[0].Interface != "eth9" {
+				t.Errorf("the good neighbour is not kept: %+v", got.Neighbors)
+			}
+			if len(got.Skipped) != 1 || got.Skipped[0].Interface != tc.iface {
+				t.Errorf("skipped %+v, want one on %q", got.Skipped, tc.iface)
 			}
 		})
 	}
@@ -125,7 +225,8 @@ func TestQueryErrors(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, n := range []string{"one-neighbor.json", "two-neighbors.json", "no-neighbor.json", "nameless-chassis-mac-port.json"} {
+	for _, n := range []string{"json0-one-neighbor.json", "json0-two-neighbors.json", "json0-no-neighbor.json",
+		"json0-nameless-chassis-mac-port.json", "json0-hostile-neighbors.json", "json-hostile-neighbors.json"} {
 		b, err := os.ReadFile("testdata/" + n)
 		if err != nil {
 			f.Fatal(err)
@@ -141,11 +242,21 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		seen := map[string]bool{}
-		for _, n := range got {
+		for _, n := range got.Neighbors {
 			if n.Interface == "" || seen[n.Interface] || (n.ChassisID == "" && n.ChassisName == "") {
 				t.Fatalf("bad neighbour %+v", n)
 			}
+			for _, s := range []string{n.Interface, n.ChassisName, n.ChassisID, n.ChassisIDType, n.PortID, n.PortIDType, n.PortDescr} {
+				if checkField("field", s, false) != nil {
+					t.Fatalf("neighbour %+v has a field unfit for a label: %q", n, s)
+				}
+			}
 			seen[n.Interface] = true
+		}
+		for _, s := range got.Skipped {
+			if s.Err == nil {
+				t.Fatalf("skipped without a reason: %+v", s)
+			}
 		}
 	})
 }

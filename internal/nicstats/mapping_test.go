@@ -94,9 +94,11 @@ func TestMappingMLX5PFC3(t *testing.T) {
 	expect(t, st, got, series{family: node.FamilyPHYCorrectedBits, prio: -1}, "rx_corrected_bits_phy")
 	expect(t, st, got, series{family: node.FamilyPHYLinkDownEvents, prio: -1}, "link_down_events_phy")
 
-	// 5 PFC + 2 storm + 2 priorities x 5 traffic + 2 phy discards + 4 phy.
-	if len(got) != 5+2+10+2+4 {
-		t.Errorf("emitted %d series, want %d: %v", len(got), 23, got)
+	expect(t, st, got, series{family: node.FamilyRXQueueDiscards, dir: node.DirRX, prio: -1}, "rx_out_of_buffer")
+	// 5 PFC + 2 storm + 2 priorities x 5 traffic + 2 phy discards + 4 phy
+	// + the receive-queue drops.
+	if len(got) != 5+2+10+2+4+1 {
+		t.Errorf("emitted %d series, want %d: %v", len(got), 24, got)
 	}
 	// PFC is only on priority 3: nothing may be invented for the others,
 	// and global pause is off so its series must be absent too.
@@ -172,11 +174,17 @@ func TestMappingBnxt(t *testing.T) {
 	expect(t, st, got, series{family: node.FamilyGlobalPauseFrames, dir: node.DirRX, prio: -1}, "rx_pause_frames")
 	expect(t, st, got, series{family: node.FamilyGlobalPauseFrames, dir: node.DirTX, prio: -1}, "tx_pause_frames")
 
-	// Per-ring "[N]: rx_bytes", the port-wide rx_bytes and the per-CoS
-	// counters are not per-priority and must stay unmapped.
-	for _, raw := range []string{"[0]: rx_ucast_bytes", "rx_bytes", "rx_bytes_cos1", "rx_pfc_frames", "rx_discard_packets_cos0"} {
+	// Per-ring "[N]: rx_bytes" and the port-wide rx_bytes are not
+	// per-priority and stay unmapped; the per-CoS counters are CoS queues,
+	// not priorities: they only feed node.ResolveCoSDiscards.
+	for _, raw := range []string{"[0]: rx_ucast_bytes", "[0]: rx_discards", "rx_bytes", "rx_pfc_frames", "rx_discard_bytes_cos0"} {
 		if e, ok := node.ClassifyEthtool(raw); ok {
 			t.Errorf("%q classified as %v", raw, e.Family)
+		}
+	}
+	for _, raw := range []string{"rx_bytes_cos1", "rx_discard_packets_cos0"} {
+		if e, ok := node.ClassifyEthtool(raw); !ok || e.Family.Exported() {
+			t.Errorf("%q classified as %v (%v), want an internal CoS family", raw, e.Family, ok)
 		}
 	}
 }
@@ -188,9 +196,10 @@ func TestMappingIce(t *testing.T) {
 		linkRX, linkTX string
 		crc            string
 		rxXon          string
+		dropped        string
 	}{
-		{"ice-ethtool-S.txt", "rx_priority_%d_xoff.nic", "tx_priority_%d_xoff.nic", "link_xoff_rx.nic", "link_xoff_tx.nic", "rx_crc_errors.nic", "rx_priority_3_xon.nic"},
-		{"ice-unified-ethtool-S.txt", "port-rx-xoff_prio-%d_events", "port-tx-xoff_prio-%d_events", "port-rx-xoff_events", "port-tx-xoff_events", "port-rx-crc_errors", "port-rx-xon_prio-3_events"},
+		{"ice-ethtool-S.txt", "rx_priority_%d_xoff.nic", "tx_priority_%d_xoff.nic", "link_xoff_rx.nic", "link_xoff_tx.nic", "rx_crc_errors.nic", "rx_priority_3_xon.nic", "rx_dropped.nic"},
+		{"ice-unified-ethtool-S.txt", "port-rx-xoff_prio-%d_events", "port-tx-xoff_prio-%d_events", "port-rx-xoff_events", "port-tx-xoff_events", "port-rx-crc_errors", "port-rx-xon_prio-3_events", "port-rx-dropped_pkts"},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			st := mustParseFile(t, tc.file)
@@ -206,7 +215,8 @@ func TestMappingIce(t *testing.T) {
 			if e, ok := node.ClassifyEthtool(tc.rxXon); ok {
 				t.Errorf("%s classified as %v", tc.rxXon, e.Family)
 			}
-			if want := 16 + 2 + 1; len(got) != want {
+			expect(t, st, got, series{family: node.FamilyPHYDiscards, dir: node.DirRX, prio: -1}, tc.dropped)
+			if want := 16 + 2 + 1 + 1; len(got) != want {
 				t.Errorf("emitted %d series, want %d", len(got), want)
 			}
 		})

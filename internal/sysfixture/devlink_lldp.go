@@ -18,13 +18,14 @@ func lldpNeighbor(rail int) (chassis, chassisMAC, port, descr string) {
 		fmt.Sprintf("Ethernet%d", n), fmt.Sprintf("etp%d", n/8+1)
 }
 
-// writeDevlinkLLDP writes the `devlink health show -j` and `lldpcli -f json
+// writeDevlinkLLDP writes the `devlink health show -j` and `lldpcli -f json0
 // show neighbors` captures of the node's Ethernet physical functions, in
 // the shapes iproute2 and lldpd 1.0.16 print (see
 // internal/devlinknl/testdata/SOURCES and internal/lldpcli/testdata/SOURCES).
 // A port whose link is down has no neighbour: lldpd ages it out.
 func writeDevlinkLLDP(dir string, n Node, nics map[string]NIC) error {
-	var health, neigh []string
+	var health []string
+	var neigh []json0Neighbor
 	for i, d := range n.Devices {
 		if d.Netdev == "" || d.LinkLayer != "Ethernet" || d.PCIAddress == "" {
 			continue
@@ -76,44 +77,69 @@ func writeDevlinkLLDP(dir string, n Node, nics map[string]NIC) error {
 			continue
 		}
 		chassis, chassisMAC, port, descr := lldpNeighbor(i)
-		body := map[string]any{
-			"via": "LLDP", "rid": fmt.Sprint(i/4 + 1), "age": "12 days, 03:11:42",
-			"chassis": map[string]any{chassis: map[string]any{
-				"id":      map[string]string{"type": "mac", "value": chassisMAC},
-				"descr":   "SONiC Software Version: SONiC.202311.1 - HwSku: Mellanox-SN5600 - Distribution: Debian 12.5 - Kernel: 6.1.0-11-2-amd64",
-				"mgmt-ip": fmt.Sprintf("10.0.255.%d", i/4+1),
-				"capability": []map[string]any{
-					{"type": "Bridge", "enabled": true}, {"type": "Router", "enabled": true},
-				},
+		neigh = append(neigh, json0Neighbor{
+			Name: d.Netdev, Via: "LLDP", RID: fmt.Sprint(i/4 + 1), Age: "12 days, 03:11:42",
+			Chassis: []json0Chassis{{
+				ID:         []json0Value{{Type: "mac", Value: chassisMAC}},
+				Name:       []json0Value{{Value: chassis}},
+				Descr:      []json0Value{{Value: "SONiC Software Version: SONiC.202311.1 - HwSku: Mellanox-SN5600 - Distribution: Debian 12.5 - Kernel: 6.1.0-11-2-amd64"}},
+				MgmtIP:     []json0Value{{Value: fmt.Sprintf("10.0.255.%d", i/4+1)}},
+				Capability: []json0Capability{{Type: "Bridge", Enabled: true}, {Type: "Router", Enabled: true}},
 			}},
-			"port": map[string]any{
-				"id":    map[string]string{"type": "local", "value": port},
-				"descr": descr,
-				"ttl":   "120",
-			},
-		}
-		b, err := json.MarshalIndent(map[string]any{d.Netdev: body}, "      ", "  ")
-		if err != nil {
-			return err
-		}
-		neigh = append(neigh, "      "+string(b))
+			Port: []json0Port{{
+				ID:    []json0Value{{Type: "local", Value: port}},
+				Descr: []json0Value{{Value: descr}},
+				TTL:   []json0Value{{Value: "120"}},
+			}},
+		})
 	}
 	if len(health) == 0 {
 		return nil
 	}
 	healthJSON := "{\n    \"health\": {\n" + strings.Join(health, ",\n") + "\n    }\n}\n"
-	var lldpJSON string
-	switch len(neigh) {
-	case 0:
-		lldpJSON = "{\n  \"lldp\": {\n    \n  }\n}\n"
-	case 1:
-		// One neighbour: lldpd prints "interface" as an object.
-		lldpJSON = "{\n  \"lldp\": {\n    \"interface\": " + strings.TrimSpace(neigh[0]) + "\n  }\n}\n"
-	default:
-		lldpJSON = "{\n  \"lldp\": {\n    \"interface\": [\n" + strings.Join(neigh, ",\n") + "\n    ]\n  }\n}\n"
+	// json0 keeps its arrays whatever the count: {"lldp": [{}]} for none.
+	section := map[string]any{}
+	if len(neigh) > 0 {
+		section["interface"] = neigh
+	}
+	lldpJSON, err := json.MarshalIndent(map[string]any{"lldp": []any{section}}, "", "  ")
+	if err != nil {
+		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "devlink-health.json"), []byte(healthJSON), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "lldpcli-neighbors.json"), []byte(lldpJSON), 0o644)
+	return os.WriteFile(filepath.Join(dir, "lldpcli-neighbors.json"), append(lldpJSON, '\n'), 0o644)
 }
+
+// The json0 elements of a neighbour the fixtures write, in lldpd's order.
+type (
+	json0Value struct {
+		Type  string `json:"type,omitempty"`
+		Value string `json:"value"`
+	}
+	json0Capability struct {
+		Type    string `json:"type"`
+		Enabled bool   `json:"enabled"`
+	}
+	json0Chassis struct {
+		ID         []json0Value      `json:"id"`
+		Name       []json0Value      `json:"name"`
+		Descr      []json0Value      `json:"descr"`
+		MgmtIP     []json0Value      `json:"mgmt-ip"`
+		Capability []json0Capability `json:"capability"`
+	}
+	json0Port struct {
+		ID    []json0Value `json:"id"`
+		Descr []json0Value `json:"descr"`
+		TTL   []json0Value `json:"ttl"`
+	}
+	json0Neighbor struct {
+		Name    string         `json:"name"`
+		Via     string         `json:"via"`
+		RID     string         `json:"rid"`
+		Age     string         `json:"age"`
+		Chassis []json0Chassis `json:"chassis"`
+		Port    []json0Port    `json:"port"`
+	}
+)

@@ -50,8 +50,12 @@ type Bridge struct {
 	// root port first, joined by "/".
 	Chain          string
 	Vendor, Device string
-	Speed          string
-	Width          int
+	// SubsystemVendor and SubsystemDevice are written when set: NCCL tells
+	// a Broadcom PEX switch's levels by them.
+	SubsystemVendor, SubsystemDevice string
+	Speed                            string
+	Width                            int
+	AERCorrectable                   int
 	// ACSControl is the ACS control register; NoACS leaves the capability
 	// out (upstream ports have none).
 	ACSControl uint16
@@ -74,6 +78,11 @@ func (w *writer) gpuSide(g *GPUSide, nics []string) {
 		w.file(dir+"/max_link_speed", b.Speed)
 		w.file(dir+"/current_link_width", fmt.Sprint(b.Width))
 		w.file(dir+"/max_link_width", fmt.Sprint(b.Width))
+		if b.SubsystemVendor != "" {
+			w.file(dir+"/subsystem_vendor", b.SubsystemVendor)
+			w.file(dir+"/subsystem_device", b.SubsystemDevice)
+		}
+		w.aer(dir, b.AERCorrectable)
 		w.raw(dir+"/config", string(bridgeConfig(b)))
 		w.link("sys/bus/pci/devices/"+addr, dir)
 		w.link(dir+"/driver", "sys/bus/pci/drivers/pcieport")
@@ -89,9 +98,7 @@ func (w *writer) gpuSide(g *GPUSide, nics []string) {
 			w.file(fdir+"/max_link_width", fmt.Sprint(gpu.MaxWidth))
 		}
 		if !gpu.NoAERAttr {
-			w.raw(fdir+"/aer_dev_correctable", aerText([]string{"RxErr", "BadTLP", "BadDLLP", "Rollover", "Timeout", "NonFatalErr", "CorrIntErr", "HeaderOF"}, "TOTAL_ERR_COR", gpu.AERCorrectable))
-			w.raw(fdir+"/aer_dev_nonfatal", aerText(aerUncorrectable, "TOTAL_ERR_NONFATAL", 0))
-			w.raw(fdir+"/aer_dev_fatal", aerText(aerUncorrectable, "TOTAL_ERR_FATAL", 0))
+			w.aer(fdir, gpu.AERCorrectable)
 		}
 	}
 	// /sys/class/iommu/<unit> links into /sys/devices/virtual/iommu
@@ -172,6 +179,7 @@ var dgxNICBuses = []int{0x18, 0x40, 0x4f, 0x5e, 0x9a, 0xc0, 0xce, 0xdc}
 
 const (
 	acsOn  = 0x001d // SV RR CR UF: what Linux enables on ports with an IOMMU
+	gen4   = "16.0 GT/s PCIe"
 	gen5   = "32.0 GT/s PCIe"
 	h100ID = "0x2330" // H100 80GB HBM3 (SXM5)
 	// Broadcom PEX89144 (the DGX H100's PCIe switches) and the Sapphire

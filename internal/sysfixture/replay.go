@@ -64,6 +64,9 @@ type NIC struct {
 	// (TX timeouts and error completions the driver recovered from).
 	TXReporterErrors, TXReporterRecoveries uint64
 	TXReporterInError                      bool
+	// PendingFirmware is the firmware flashed but not yet running (devlink
+	// dev info's stored version); "" when it is the running one.
+	PendingFirmware string
 }
 
 // DefaultNIC is a ConnectX-7 set up as NVIDIA recommends for RoCE: PFC on
@@ -133,6 +136,9 @@ func WriteReplay(root, dir string, n Node, nics map[string]NIC) error {
 		}
 	}
 	if err := writeDevlinkLLDP(dir, n, nics); err != nil {
+		return err
+	}
+	if err := writeDevlinkInfo(dir, n, nics); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "ip-addr.txt"), []byte(addrs.String()), 0o644)

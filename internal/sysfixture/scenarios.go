@@ -27,7 +27,10 @@ var Scenarios = map[string]func() Scenario{
 	"mlx5-pfc-storm": func() Scenario {
 		return Scenario{Node: HealthyCX7(8), Replay: qsfp112NICs(8, map[string]NIC{"mlx5_2": StormNIC(2)})}
 	},
-	"mlx5-degraded":               func() Scenario { return Scenario{Node: DegradedCX7(), Replay: DegradedNICs()} },
+	"mlx5-degraded": func() Scenario { return Scenario{Node: DegradedCX7(), Replay: DegradedNICs()} },
+	"mlx5-gen5-nics-in-gen4-slots": func() Scenario {
+		return Scenario{Node: Gen5NICsInGen4Slots(), Replay: map[string]NIC{}}
+	},
 	"ib-hdr":                      func() Scenario { return Scenario{Node: IBHDR()} },
 	"bnxt-no-counters":            func() Scenario { return Scenario{Node: BnxtNoCounters()} },
 	"no-rdma-driver":              func() Scenario { return Scenario{Node: NoRDMADriver(), NoRDMAClass: true} },
@@ -303,6 +306,21 @@ func DegradedCX7() Node {
 	// mlx5_6: counters/ cannot be read at all.
 	d[6].Counters, d[6].CountersLoop = nil, true
 	return node
+}
+
+// Gen5NICsInGen4Slots is a server of the PCIe Gen4 generation (Ice Lake,
+// Milan) with eight ConnectX-7 cards, Gen5 x16 parts, each running one 200G
+// port: every link trains at 16 GT/s x16, the most its slot's root port
+// supports, and its 252 Gb/s carries 200G with room. A healthy node: the
+// cards sit where they should, and nothing is to be reseated.
+func Gen5NICsInGen4Slots() Node {
+	n := HealthyCX7(8)
+	for i := range n.Devices {
+		d := &n.Devices[i]
+		d.Rate, d.Speed = "200 Gb/sec (4X HDR)", "200000"
+		d.PCIeCurSpeed, d.RootSpeed = gen4, gen4
+	}
+	return n
 }
 
 // IBHDR is a two-port InfiniBand HDR node (ConnectX-6, IPoIB netdevs).

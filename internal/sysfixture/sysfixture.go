@@ -86,9 +86,13 @@ type Device struct {
 
 	PCIeCurSpeed, PCIeMaxSpeed string
 	PCIeCurWidth, PCIeMaxWidth int
-	RootSpeed                  string
-	RootWidth                  int
-	AERCorrectable             int
+	// RootSpeed and RootWidth are the trained link and the capability of
+	// the port above the function (a slot's root port, or the switch port
+	// of a chain): a Gen4 slot is 16 GT/s.
+	RootSpeed          string
+	RootWidth          int
+	AERCorrectable     int
+	RootAERCorrectable int
 
 	// Counters nil means no counters/ directory (bnxt_re, irdma);
 	// CountersLoop makes counters/ a symlink loop: present but unreadable.
@@ -290,6 +294,7 @@ func (w *writer) device(d Device) {
 		w.file(rootDir+"/current_link_width", fmt.Sprint(d.RootWidth))
 		w.file(rootDir+"/max_link_speed", d.RootSpeed)
 		w.file(rootDir+"/max_link_width", fmt.Sprint(d.RootWidth))
+		w.aer(rootDir, d.RootAERCorrectable)
 	}
 
 	class := "0x020000"
@@ -306,9 +311,7 @@ func (w *writer) device(d Device) {
 		w.file(fdir+"/current_link_width", fmt.Sprint(d.PCIeCurWidth))
 		w.file(fdir+"/max_link_width", fmt.Sprint(d.PCIeMaxWidth))
 	}
-	w.raw(fdir+"/aer_dev_correctable", aerText([]string{"RxErr", "BadTLP", "BadDLLP", "Rollover", "Timeout", "NonFatalErr", "CorrIntErr", "HeaderOF"}, "TOTAL_ERR_COR", d.AERCorrectable))
-	w.raw(fdir+"/aer_dev_nonfatal", aerText(aerUncorrectable, "TOTAL_ERR_NONFATAL", 0))
-	w.raw(fdir+"/aer_dev_fatal", aerText(aerUncorrectable, "TOTAL_ERR_FATAL", 0))
+	w.aer(fdir, d.AERCorrectable)
 
 	ib := fdir + "/infiniband/" + d.Name
 	w.link("sys/class/infiniband/"+d.Name, ib)
@@ -516,6 +519,15 @@ func (w *writer) bonds(bonds []Bond) {
 	// A regular file in a directory of links: what procfs and
 	// node_exporter have to skip.
 	w.file("sys/class/net/bonding_masters", strings.Join(names, " "))
+}
+
+// aer writes the AER statistics a function or port with an AER capability
+// has (drivers/pci/pcie/aer.c, aer_stats_attrs): root ports and switch
+// ports as well as endpoints.
+func (w *writer) aer(dir string, correctable int) {
+	w.raw(dir+"/aer_dev_correctable", aerText([]string{"RxErr", "BadTLP", "BadDLLP", "Rollover", "Timeout", "NonFatalErr", "CorrIntErr", "HeaderOF"}, "TOTAL_ERR_COR", correctable))
+	w.raw(dir+"/aer_dev_nonfatal", aerText(aerUncorrectable, "TOTAL_ERR_NONFATAL", 0))
+	w.raw(dir+"/aer_dev_fatal", aerText(aerUncorrectable, "TOTAL_ERR_FATAL", 0))
 }
 
 // aerUncorrectable are the rows of aer_dev_nonfatal and aer_dev_fatal.

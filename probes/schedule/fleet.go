@@ -36,8 +36,18 @@ func NewFleetSchedule(nodes []string, sch config.Schedule, share float64) *Fleet
 	f := &FleetSchedule{pairs: pairs, sch: sch, rounds: config.PairRounds(pairs.real, share)}
 	if sch.Interval > 0 {
 		f.roundLen = sch.Interval / time.Duration(f.rounds)
-		// The jitter must leave the run inside its round.
-		f.jitter = min(sch.Jitter, f.roundLen-sch.Timeout)
+		// The jitter must leave the run inside its round and, when the round
+		// is long enough, room after the scheduled phase for the witness tests
+		// (triangulate.go), as many of WitnessTests as fit: a shorter jitter
+		// rather than a witness test fewer.
+		room := f.roundLen - sch.Timeout
+		for k := WitnessTests; k > 0; k-- {
+			if r := f.roundLen - f.ScheduledPhase() - time.Duration(k)*f.WitnessTestLength(); r >= 0 {
+				room = r
+				break
+			}
+		}
+		f.jitter = max(0, min(sch.Jitter, room))
 	}
 	return f
 }

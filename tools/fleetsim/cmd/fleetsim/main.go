@@ -1,12 +1,19 @@
-// Command fleetsim prints the fleet localisation table (make sim): for each
-// fleet size and injected fault, the time until the right suspect is named,
-// the wrong suspects and the peak share of the fabric under test.
+// Command fleetsim prints the fleet diagnosis table (make sim): per fault
+// class and fleet size, seeded trials of simulated roce_exporter nodes
+// judged by Prometheus running the shipped alerts/; the time from onset to
+// the right suspect, the wrong suspects, the missed faults and the peak
+// share of the fabric under test. Progress goes to stderr, the table to
+// stdout.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,57 +24,163 @@ import (
 )
 
 func main() {
-	sizes := flag.String("nodes", "8,128,1024", "fleet sizes, comma separated")
-	share := flag.Float64("share", 0.25, "probes.max_fabric_share")
-	interval := flag.Duration("interval", time.Hour, "probes.nic_test_interval")
-	epochs := flag.Int("epochs", 48, "intervals to simulate (the fault starts at the fourth)")
+	defaults := fleetsim.DefaultConfig(0)
+	sizes := flag.String("nodes", "128,1024", "fleet sizes, comma separated")
+	trials := flag.String("trials", "50,10", "seeded trials per class at each fleet size, comma separated")
+	classes := flag.String("classes", "", "fault classes to run, separated by ';' (default: all)")
+	rulesDir := flag.String("rules", "alerts", "directory of the rule files, as Prometheus loads them")
+	evalInterval := flag.Duration("eval-interval", 15*time.Second, "evaluation_interval (deploy/prometheus/prometheus.yml)")
+	scrape := flag.Duration("scrape-interval", defaults.Scrape, "scrape_interval")
+	interval := flag.Duration("interval", defaults.Interval, "probes.nic_test_interval")
+	duration := flag.Duration("duration", defaults.Duration, "probes.ib_write_bw.duration")
+	timeout := flag.Duration("timeout", defaults.Timeout, "probes.ib_write_bw.timeout")
+	witnessSwitches := flag.Bool("witness-switches", defaults.WitnessSwitches, "the nodes know the fleet's switches (--probes.prometheus-url) when they choose witnesses")
+	share := flag.Float64("share", defaults.Share, "probes.max_fabric_share")
+	noise := flag.Float64("noise", defaults.Noise, "share of first attempts that fail and pass their retest")
+	warmup := flag.Duration("warmup", defaults.Warmup, "how long Prometheus runs before the onset")
+	deadline := flag.Duration("deadline", defaults.Deadline, "how long after the onset a fault may take to be named")
+	parallel := flag.Int("parallel", runtime.GOMAXPROCS(0), "trials run at once")
+	exact := flag.Bool("exact", false, "run every rule evaluation, even those that cannot change anything (slower, same table)")
+	tradeSizes := flag.String("tradeoff-nodes", "8,128,1024", "fleet sizes of the max_fabric_share trade-off table")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	flag.Parse()
-	fmt.Println("| nodes × rails | fault | suspect named after | wrong suspects | peak share under test | alert |")
-	fmt.Println("|---|---|---|---|---|---|")
-	var trade []string
-	for _, f := range strings.Split(*sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 2 {
-			fmt.Fprintf(os.Stderr, "fleetsim: %q is not a node count\n", f)
-			os.Exit(2)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
+
+	// The trials keep a few hundred MB of series each and allocate fast:
+	// collect less often.
+	debug.SetGCPercent(300)
+	rs, err := fleetsim.LoadRules(*rulesDir, *evalInterval)
+	check(err)
+	fmt.Fprintf(os.Stderr, "fleetsim: %s: evaluating %d rules of %s every %v (judged: %s); %d rules cannot change a judged alert and are not evaluated\n",
+		*rulesDir, rs.Rules, strings.Join(groupNames(rs.Groups), ", "), *evalInterval, strings.Join(rs.Judged, ", "), rs.Left)
+
+	ns, ts := ints(*sizes), ints(*trials)
+	if len(ts) != len(ns) {
+		check(fmt.Errorf("-trials has %d counts for %d fleet sizes", len(ts), len(ns)))
+	}
+	run := fleetsim.Classes
+	if *classes != "" {
+		run = nil
+		for _, name := range strings.Split(*classes, ";") {
+			c, ok := fleetsim.ClassNamed(strings.TrimSpace(name))
+			if !ok {
+				check(fmt.Errorf("no fault class %q", name))
+			}
+			run = append(run, c)
 		}
+	}
+
+	start := time.Now()
+	var rows []fleetsim.Row
+	batch, batches := 0, len(ns)*len(run)
+	for si, n := range ns {
 		cfg := fleetsim.DefaultConfig(n)
-		cfg.Share, cfg.Interval, cfg.Epochs = *share, *interval, *epochs
-		// The faults are independent runs: use every core.
-		reports := make([]fleetsim.Report, len(fleetsim.Faults))
-		var wg sync.WaitGroup
-		for i, fault := range fleetsim.Faults {
-			wg.Add(1)
-			go func() { defer wg.Done(); reports[i] = fleetsim.Run(cfg, fault) }()
+		cfg.Scrape, cfg.Interval, cfg.Share, cfg.Noise, cfg.Warmup, cfg.Deadline, cfg.Exact = *scrape, *interval, *share, *noise, *warmup, *deadline, *exact
+		cfg.Duration, cfg.Timeout, cfg.WitnessSwitches = *duration, *timeout, *witnessSwitches
+		sim := fleetsim.NewSim(cfg, rs)
+		check(sim.Prepare(run))
+		for _, c := range run {
+			batch++
+			began := time.Now()
+			row := fleetsim.Row{Class: c, Nodes: n, Rails: cfg.Rails, Deadline: cfg.Deadline, Outcomes: make([]fleetsim.Outcome, ts[si])}
+			evals, replayed := runTrials(sim, c, row.Outcomes, *parallel)
+			rows = append(rows, row)
+			median := "–"
+			if t, ok := row.Quantile(0.5); ok {
+				median = t.Round(time.Second).String()
+			}
+			wrongTrials, _ := row.Wrong()
+			fmt.Fprintf(os.Stderr, "[%2d/%d] %4d nodes  %-34s %3d trials in %-7v median %-9s missed %d, wrong in %d; %d evaluations run, %d replayed; elapsed %v\n",
+				batch, batches, n, c.Name, len(row.Outcomes), time.Since(began).Round(time.Second), median,
+				row.Missed(), wrongTrials, evals, replayed, time.Since(start).Round(time.Second))
 		}
-		wg.Wait()
-		for _, rep := range reports {
-			fault := rep.Fault
-			named := "never"
-			if rep.Named >= 0 {
-				named = rep.Named.Round(time.Minute).String()
-			}
-			if fault == fleetsim.FaultNone && rep.Named < 0 {
-				named = "–"
-			}
-			wrong := strconv.Itoa(len(rep.Wrong))
-			if len(rep.Wrong) > 0 {
-				wrong += " (" + strings.Join(rep.Wrong, ", ") + ")"
-			}
-			fmt.Printf("| %d × %d | %s | %s | %s | %.1f%% | %s |\n", n, cfg.Rails, fault, named, wrong, 100*rep.PeakShare, fleetsim.ExpectedAlert[fault])
-		}
-		sweep := time.Duration(n-1+n%2) * cfg.Interval
+	}
+	fmt.Printf("Rules: %s (judged: %s), evaluated every %v; scraped every %v. Plan: nic_test_interval %v, max_fabric_share %v, ib_write_bw duration %v, timeout %v; witnesses chosen with the switches known: %v. %g%% noise; faults named within %v of onset or missed.\n\n",
+		*rulesDir, strings.Join(rs.Judged, ", "), *evalInterval, *scrape, *interval, *share, *duration, *timeout, *witnessSwitches, 100**noise, *deadline)
+	fmt.Println(fleetsim.Header)
+	for _, r := range rows {
+		fmt.Println(r.Line())
+	}
+	fmt.Println()
+	tradeOff(ints(*tradeSizes), *interval)
+	fmt.Fprintf(os.Stderr, "fleetsim: done in %v\n", time.Since(start).Round(time.Second))
+}
+
+// tradeOff prints what max_fabric_share trades: the README's second table.
+func tradeOff(sizes []int, interval time.Duration) {
+	fmt.Println("| nodes | max_fabric_share | every NIC tested every | rounds per interval | pairs per round | peak share under test | full pair sweep (background) |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	for _, n := range sizes {
+		sweep := time.Duration(n-1+n%2) * interval
 		for _, sh := range []float64{1, 0.25, 0.1} {
 			r := config.PairRounds(n, sh)
 			perRound := (n/2 + r - 1) / r
-			trade = append(trade, fmt.Sprintf("| %d | %v | %v | %d of %v | %d | %.1f%% | %v (%.1f days) |", n, sh, cfg.Interval, r, cfg.Interval/time.Duration(r),
-				perRound, 100*float64(2*perRound)/float64(n), sweep, sweep.Hours()/24))
+			fmt.Printf("| %d | %v | %v | %d of %v | %d | %.1f%% | %v (%.1f days) |\n", n, sh, interval, r, interval/time.Duration(r),
+				perRound, 100*float64(2*perRound)/float64(n), sweep, sweep.Hours()/24)
 		}
 	}
-	fmt.Println()
-	fmt.Println("| nodes | max_fabric_share | every NIC tested every | rounds per interval | pairs per round | peak share under test | full pair sweep (background) |")
-	fmt.Println("|---|---|---|---|---|---|---|")
-	for _, l := range trade {
-		fmt.Println(l)
+}
+
+// runTrials runs seeds 1..len(out) of class, parallel at once.
+func runTrials(sim *fleetsim.Sim, c *fleetsim.Class, out []fleetsim.Outcome, parallel int) (evals, replayed int) {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	next := 0
+	for range max(parallel, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= len(out) {
+					return
+				}
+				o, err := sim.Run(c, uint64(i+1))
+				check(err)
+				out[i] = o
+				mu.Lock()
+				evals, replayed = evals+o.Evaluations, replayed+o.Replayed
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return evals, replayed
+}
+
+// groupNames shows rule group keys (file;name) as file: name.
+func groupNames(keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		file, name, _ := strings.Cut(k, ";")
+		out = append(out, filepath.Base(file)+": "+name)
+	}
+	return out
+}
+
+func ints(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			check(fmt.Errorf("%q is not a positive count", f))
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fleetsim:", err)
+		os.Exit(1)
 	}
 }

@@ -283,6 +283,55 @@ NIC suspect.`,
 		want:  []alert{switchAlert("leaf-p0-r1", leafP0R1, 6, 6, 3, 0, "100%"), nicAlert(f, "gpu016", 1, 2, "leaf-p2-r1")},
 	})
 
+	// A leaf loses its uplinks and only two of its rails have been tested since.
+	f = early(fleet24(), 6, 1, map[string][]string{"gpu001": {"gpu008", "gpu014"}, "gpu002": {"gpu009"}})
+	cs = append(cs, testCase{
+		comment: `Minutes into leaf-p0-r1 losing its uplinks: gpu001's rail 1 failed with 2 far ends under
+other leaves (which pass across switches), gpu002's with 1; no other rail under the leaf
+was tested since. Before: RoCEProbeSuspectNICPort for gpu001, minutes before the switch
+rule had its 3 rails. 2 failing rails on 2 nodes, all of those tested, one failing with
+2 far ends: the switch may be becoming a suspect, and gpu001 waits for it.`,
+		fleet: f,
+		exprs: []exprTest{
+			{"chassis_id:roce_probe_switch_suspect:failing_ratio", nil},
+			{"count(instance_rail:roce_probe_switch_suspect:info)", []sample{{"{}", "2"}}},
+			{"instance_rail:roce_probe_nic_suspect:healthy_peers", nil},
+		},
+	})
+	f = early(fleet24(), 6, 1, map[string][]string{"gpu001": {"gpu008", "gpu014"}})
+	cs = append(cs, testCase{
+		comment: `The same first minutes of one bad NIC (gpu001 rail 1) under a healthy leaf: 1 failing rail
+is no switch in the making; the NIC is named at once.`,
+		fleet: f,
+		want:  []alert{nicAlert(f, "gpu001", 1, 2, "leaf-p0-r1")},
+		exprs: []exprTest{{"instance_rail:roce_probe_switch_suspect:info", nil}},
+	})
+
+	// A rack's ToR loses its uplinks and only two of its nodes have been tested since.
+	f = early(rackOptimised(5, 4, 2), 4, -1, map[string][]string{"gpu001": {"gpu005", "gpu006"}, "gpu002": {"gpu007"}})
+	cs = append(cs, testCase{
+		comment: `A rack-optimised fleet (5 racks of 4 nodes, 2 rails) minutes into tor-0 losing its
+uplinks: gpu001 failed on both rails with 2 nodes of rack 1 (which pass across
+switches), gpu002 with 1; no other node under the ToR was tested since. Before:
+RoCEProbeSuspectNode for gpu001 ("the host, PCIe, driver or power"). Failures with one
+other switch only are no switch suspect yet (the path between the two ToRs fails so
+too), but 4 failing rails on 2 nodes may be becoming one: gpu001 waits for it.`,
+		fleet: f,
+		exprs: []exprTest{
+			{"chassis_id:roce_probe_switch_suspect:failing_ratio", nil},
+			{"count(instance_rail:roce_probe_switch_suspect:info)", []sample{{"{}", "4"}}},
+			{"node:roce_probe_suspect_node:max", nil},
+			{"instance_rail:roce_probe_nic_suspect:healthy_peers", nil},
+		},
+	})
+	f = early(rackOptimised(5, 4, 2), 4, -1, map[string][]string{"gpu001": {"gpu005", "gpu009"}})
+	cs = append(cs, testCase{
+		comment: `The same first minutes of one bad node (gpu001) under a healthy ToR: one node's rails are
+the node's fault, named at once.`,
+		fleet: f,
+		want:  []alert{nodeAlert("gpu001", "gpu001:14791")},
+	})
+
 	// A bad node.
 	f = fleet24()
 	f.round(6, onset, nodeBad("gpu010"))

@@ -1,6 +1,10 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
 
 // railOptimised is a rail-optimised cluster: pods of perPod nodes, rail r of
 // every node of pod p cabled to leaf p-r. Nodes are gpu001, gpu002, … in pod
@@ -115,4 +119,30 @@ func anyOf(fs ...faultFunc) faultFunc {
 		}
 		return false
 	}
+}
+
+// early is a fleet minutes into a fault under the first switch of its first
+// group of per nodes: the other nodes passed with each other across switches
+// before it (node i with node i+per, wrapping among them), and since, each
+// node in fails its tests with the far ends it lists on rail (every rail when
+// rail < 0) and passes on the other rails; nothing else under the switch was
+// tested since.
+func early(f *fleet, per, rail int, fails map[string][]string) *fleet {
+	others := f.nodes[per:]
+	for i, a := range others {
+		b := others[(i+per)%len(others)]
+		for r := range a.rails {
+			f.test(a.name, b.name, r, true, round1+i)
+		}
+	}
+	k := 0
+	for _, name := range slices.Sorted(maps.Keys(fails)) {
+		for _, peer := range fails[name] {
+			for r := range f.byName[name].rails {
+				f.test(name, peer, r, rail >= 0 && r != rail, onset+k)
+			}
+			k++
+		}
+	}
+	return f
 }

@@ -134,7 +134,9 @@ func TestReplaySeesOtherGroupsAlerts(t *testing.T) {
 	if !slices.Equal(fast, exact) {
 		t.Errorf("replayed run:\n%s\nevaluated run:\n%s", strings.Join(fast, "\n"), strings.Join(exact, "\n"))
 	}
-	if !slices.ContainsFunc(exact, func(l string) bool { return strings.Contains(l, "steady") && strings.Contains(l, "RoCEProbeSuspectNode") }) {
+	if !slices.ContainsFunc(exact, func(l string) bool {
+		return strings.Contains(l, "steady") && strings.Contains(l, "RoCEProbeSuspectNode")
+	}) {
 		t.Error("the steady group's evaluations never saw the other group's alert: the test tests nothing")
 	}
 }

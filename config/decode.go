@@ -118,6 +118,15 @@ func (l *loader) decodeExpectations(f field, e *Expectations) {
 		},
 		"roce_dscp": func(f field) { e.RoCEDSCP = l.dscp(f) },
 		"cnp_dscp":  func(f field) { e.CNPDSCP = l.dscp(f) },
+		"vlan": func(f field) {
+			if vid, ok := l.integer(f); ok {
+				if vid < 1 || vid > 4094 {
+					l.errorAt(f.node, f.path, "%d is not a VLAN ID (1–4094); leave the key out when the compute network has no VLAN of its own", vid)
+					return
+				}
+				e.VLAN = &vid
+			}
+		},
 		"ib_service_level": func(f field) {
 			if sl, ok := l.integer(f); ok {
 				if sl < 0 || sl > 15 {
@@ -356,6 +365,7 @@ func (l *loader) decodeProbes(f field, p *Probes) {
 		"ib_write_lat": func(f field) { l.decodePerftest(f, &p.IBWriteLat) },
 		"nccl":         func(f field) { l.decodeNCCL(f, &p.NCCL) },
 		"ping":         func(f field) { l.decodePing(f, &p.Ping) },
+		"incast":       func(f field) { l.decodeIncast(f, &p.Incast) },
 	})
 }
 
@@ -377,6 +387,28 @@ const (
 )
 
 func (l *loader) decodePerftest(f field, p *Perftest) {
+	l.object(f, l.perftestFields(p))
+}
+
+// maxIncastSenders bounds an incast: past a few senders the switch port is no more
+// oversubscribed in any way that matters, while every sender is one more node loaded.
+const maxIncastSenders = 16
+
+func (l *loader) decodeIncast(f field, in *Incast) {
+	handlers := l.perftestFields(&in.Perftest)
+	handlers["senders"] = func(f field) {
+		if n, ok := l.integer(f); ok {
+			if n < 2 || n > maxIncastSenders {
+				l.errorAt(f.node, f.path, "%d must be 2–%d: an incast needs at least two senders to oversubscribe the receiver's switch port", n, maxIncastSenders)
+				return
+			}
+			in.Senders = n
+		}
+	}
+	l.object(f, handlers)
+}
+
+func (l *loader) perftestFields(p *Perftest) fieldHandlers {
 	handlers := l.scheduleFields(&p.Schedule)
 	maps.Copy(handlers, fieldHandlers{
 		"command": func(f field) { p.Command, _ = l.executable(f) },
@@ -420,7 +452,7 @@ func (l *loader) decodePerftest(f field, p *Perftest) {
 		"use_cuda":   func(f field) { p.UseCUDA, _ = l.boolean(f) },
 		"extra_args": func(f field) { p.ExtraArgs = l.extraArgs(f, perftestOwnedFlags, perftestTable) },
 	})
-	l.object(f, handlers)
+	return handlers
 }
 
 func (l *loader) portRange(f field) (PortRange, bool) {

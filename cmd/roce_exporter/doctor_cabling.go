@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"strings"
 
 	"github.com/roce-exporter/roce_exporter/health"
@@ -26,14 +24,14 @@ type cablingLine struct {
 
 func (c cablingLine) text() string {
 	if c.Switch == "" {
-		return "no LLDP neighbour"
+		return tr(msgNoLLDPNeighbour)
 	}
-	s := "cabled to " + c.Switch + " " + c.SwitchPort
+	s := tr(msgCabledTo, c.Switch, c.SwitchPort)
 	if c.PortDescr != "" && c.PortDescr != c.SwitchPort {
-		s += fmt.Sprintf(" (%q)", c.PortDescr)
+		s = tr(msgCabledToDescr, c.Switch, c.SwitchPort, c.PortDescr)
 	}
 	if c.LinkDown {
-		s += ", last seen before the link went down"
+		s = tr(msgCabledLastSeen, s)
 	}
 	return s
 }
@@ -68,18 +66,22 @@ func cabling(snap *node.Snapshot) []cablingLine {
 	return out
 }
 
-// printCabling writes the cabling section.
-func printCabling(w io.Writer, lines []cablingLine) {
+// printCabling writes the cabling section, each neighbour wrapped under
+// its own column.
+func printCabling(l *textLayout, lines []cablingLine) {
 	if len(lines) == 0 {
 		return
 	}
 	sw, iw := 0, 0
 	for _, c := range lines {
-		sw, iw = max(sw, len(c.Subject)), max(iw, len(c.Interface))
+		sw, iw = max(sw, displayWidth(c.Subject)), max(iw, displayWidth(c.Interface))
 	}
-	fmt.Fprintln(w, "cabling (LLDP neighbours from lldpd):")
+	l.line(tr(msgCablingTitle))
 	for _, c := range lines {
-		fmt.Fprintf(w, "  %-*s  %-*s  %s\n", sw, c.Subject, iw, c.Interface, c.text())
+		head := "  " + padRight(c.Subject, sw) + "  " + padRight(c.Interface, iw) + "  "
+		for _, s := range wrap(c.text(), head, strings.Repeat(" ", displayWidth(head)), l.opts.Width) {
+			l.line(s)
+		}
 	}
 }
 

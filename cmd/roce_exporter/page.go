@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html"
 	"html/template"
+	"maps"
 	"net/http"
 	"runtime"
 	"slices"
@@ -53,7 +54,10 @@ func ticks(s string) template.HTML {
 
 // pageConfig is what the page shows beside the exporter's own status.
 type pageConfig struct {
-	NodeName    string
+	NodeName string
+	// Sample names the sample node read instead of this machine (a
+	// scenario, a copied sysfs tree); "" on a live node.
+	Sample      string
 	SysPath     string
 	PlanFile    string
 	MetricsPath string
@@ -95,11 +99,22 @@ type pageProbe struct {
 	Class                                                            string
 }
 
+// pageIncast is one device's last incast: what the switch did, as far as
+// this side of it could tell.
+type pageIncast struct {
+	Start, Device, Role, Peer, Result, Said, Counters, Unseen string
+	Class                                                     string
+}
+
 type pageData struct {
 	pageConfig
-	Now                     string
-	Collected               string
-	Verdict, VerdictClass   string
+	Now                   string
+	Collected             string
+	Title                 string
+	SampleNotice          string
+	Verdict, VerdictClass string
+	// VerdictDetail says, under the verdict, why nothing could be checked.
+	VerdictDetail           string
 	Fail, Warn, OK, Skipped int
 	Problems, Passed, Skips []pageFinding
 	HealthEnabled           bool
@@ -114,7 +129,10 @@ type pageData struct {
 	Judgement     []pageJudgement
 	LocalVerdicts []string
 	// SwitchVerdicts say whether the failing rails are a switch's victims.
-	SwitchVerdicts       []string
+	SwitchVerdicts []string
+	// Incasts are the last incast of each device: the switch's PFC and ECN
+	// as this node proved them.
+	Incasts              []pageIncast
 	ProbeFailures        int
 	Version, Revision    string
 	Branch, BuildUser    string
@@ -143,15 +161,28 @@ func renderPage(cfg pageConfig, st collector.Status, enabled []string, store *pr
 		switches = cfg.Switches()
 	}
 	d.probes(store, switches)
+	d.Title = tr(msgPageNodeTitle, cfg.NodeName)
+	if cfg.Sample != "" {
+		d.Title = tr(msgPageSampleTitle, cfg.Sample)
+		d.SampleNotice = tr(msgPageSampleNotice, cfg.SysPath)
+		if cfg.PlanFile != "" {
+			d.SampleNotice = tr(msgPageSampleNoticeAs, cfg.SysPath, cfg.NodeName)
+		}
+	}
+	summary := health.Summarize(st.Findings)
 	switch {
 	case !st.HealthEnabled:
-		d.Verdict, d.VerdictClass = "health collector disabled: no verdict", "skip"
-	case d.Fail > 0:
-		d.Verdict, d.VerdictClass = fmt.Sprintf("FAILING: %d failed, %d warnings", d.Fail, d.Warn), "fail"
-	case d.Warn > 0:
-		d.Verdict, d.VerdictClass = fmt.Sprintf("WARNING: %d warnings", d.Warn), "warn"
+		d.Verdict, d.VerdictClass = tr(msgPageNoHealth), "skip"
+	case summary.State == health.StateFailing:
+		d.Verdict, d.VerdictClass = tr(msgPageFailing, d.Fail, d.Warn), "fail"
+	case summary.State == health.StateWarning:
+		d.Verdict, d.VerdictClass = tr(msgPageWarning, d.Warn), "warn"
+	case summary.State == health.StateHealthy:
+		d.Verdict, d.VerdictClass = tr(msgPageHealthy, d.OK), "ok"
 	default:
-		d.Verdict, d.VerdictClass = "HEALTHY: every check passed or was skipped", "ok"
+		// Not green: nothing was found right either.
+		d.Verdict, d.VerdictClass = nothingToCheck(summary.Reason, summary.NotRDMANode()), "empty"
+		d.VerdictDetail = tr(msgPageNothingDetail)
 	}
 	var b bytes.Buffer
 	if err := pageTemplate.Execute(&b, d); err != nil {
@@ -165,10 +196,10 @@ func (d *pageData) findings(fs []health.Finding) {
 		switch f.Status {
 		case health.StatusFail:
 			d.Fail++
-			d.Problems = append(d.Problems, pageFinding{Status: "FAIL", Class: "fail", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: f.Message, Fix: f.Fix})
+			d.Problems = append(d.Problems, pageFinding{Status: trText(msgStatusFail), Class: "fail", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: f.Message, Fix: f.Fix})
 		case health.StatusWarn:
 			d.Warn++
-			d.Problems = append(d.Problems, pageFinding{Status: "WARN", Class: "warn", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: f.Message, Fix: f.Fix})
+			d.Problems = append(d.Problems, pageFinding{Status: trText(msgStatusWarn), Class: "warn", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: f.Message, Fix: f.Fix})
 		case health.StatusOK:
 			d.OK++
 		case health.StatusSkipped:
@@ -177,10 +208,10 @@ func (d *pageData) findings(fs []health.Finding) {
 	}
 	// The same folding as the doctor's text output.
 	printOKFolded(fs, func(_ health.Status, id, subject, msg string) {
-		d.Passed = append(d.Passed, pageFinding{Status: "ok", Class: "ok", Check: id, Subject: subject, Message: msg})
+		d.Passed = append(d.Passed, pageFinding{Status: trText(msgStatusOK), Class: "ok", Check: id, Subject: subject, Message: msg})
 	})
 	printSkipsFolded(fs, func(_ health.Status, id, subject, msg string) {
-		d.Skips = append(d.Skips, pageFinding{Status: "skipped", Class: "skip", Check: id, Subject: subject, Message: msg})
+		d.Skips = append(d.Skips, pageFinding{Status: trText(msgStatusSkipped), Class: "skip", Check: id, Subject: subject, Message: msg})
 	})
 }
 
@@ -241,6 +272,7 @@ func (d *pageData) probes(store *probes.Store, switches probes.SwitchView) {
 			}
 		}
 	}
+	d.incasts(store.Latest())
 	recent := store.Recent(30)
 	// Newest first by start time: results arrive as runs end, and a long
 	// NCCL run ends after shorter ones that started later.
@@ -258,7 +290,38 @@ func (d *pageData) probes(store *probes.Store, switches probes.SwitchView) {
 		if r.Bandwidth != nil && r.Bandwidth.BytesPerSecond > 0 {
 			p.Bandwidth = fmt.Sprintf("%.1f Gb/s", r.Bandwidth.BytesPerSecond*8/1e9)
 		}
+		if r.Incast != nil && r.Incast.BytesPerSecond > 0 {
+			p.Bandwidth = fmt.Sprintf("%.1f Gb/s", r.Incast.BytesPerSecond*8/1e9)
+		}
 		d.Probes = append(d.Probes, p)
+	}
+}
+
+// incasts lists the last incast of each device among the fresh results.
+func (d *pageData) incasts(latest []*probes.Result) {
+	for _, r := range latest {
+		in := r.Incast
+		if r.Probe != probes.KindIncast || in == nil {
+			continue
+		}
+		row := pageIncast{Start: r.Start.UTC().Format(time.RFC3339), Device: r.Device, Role: in.Role, Peer: r.Peer,
+			Result: "ok: no loss, the switch paused or marked", Class: "ok",
+			Said: strings.Join(r.Warnings, "; "), Unseen: strings.Join(in.Unseen, "; ")}
+		if !r.Success {
+			row.Result, row.Class = "FAILED: "+r.Reason, "fail"
+			row.Said = strings.TrimPrefix(row.Said+"; "+r.Hint, "; ")
+		}
+		var moved []string
+		for _, k := range slices.Sorted(maps.Keys(in.Counters)) {
+			if v := in.Counters[k]; v > 0 {
+				moved = append(moved, fmt.Sprintf("%s +%d", k, v))
+			}
+		}
+		row.Counters = strings.Join(moved, ", ")
+		if row.Counters == "" {
+			row.Counters = "nothing moved"
+		}
+		d.Incasts = append(d.Incasts, row)
 	}
 }
 

@@ -167,3 +167,43 @@ func contains(s []string, v string) bool {
 	}
 	return false
 }
+
+// Issue 27: a node with nothing to read showed a green "HEALTHY: every
+// check passed or was skipped", its reason folded into "43 skipped". It has
+// a state of its own, with the reason in view, and the log says so at start.
+func TestNodePageNothingToCheckIsNotHealthy(t *testing.T) {
+	p := startExporter(t, append(cpuNodeSysfs(t), "--node.name=cpu-01")...)
+	_, page := p.get(t, "/")
+	if !strings.Contains(page, `<p class="verdict empty" id="verdict">NOT AN RDMA NODE: no RDMA device and no RDMA-capable NIC on the PCI bus, and no cluster plan lists it`) {
+		t.Errorf("verdict:\n%s", grepLines(page, "verdict"))
+	}
+	if strings.Contains(page, "HEALTHY") || !strings.Contains(page, `<p id="verdict-detail">Not one check could judge this node`) {
+		t.Errorf("the empty node reads healthy, or without why:\n%s", grepLines(page, "verdict"))
+	}
+	// The reason is before the folded sections, not only inside them.
+	if v, d := strings.Index(page, `id="verdict"`), strings.Index(page, "<details"); v < 0 || d < v {
+		t.Error("the verdict is not above the folded findings")
+	}
+	if logs := p.logs.String(); !strings.Contains(logs, `msg="Found no RDMA device"`) {
+		t.Errorf("the start-up log does not say there is no RDMA device:\n%s", logs)
+	}
+}
+
+// The demo page is not titled with this machine's name over sample data.
+func TestNodePageSampleIsSaidToBeASample(t *testing.T) {
+	p := startExporter(t, scenarioArgs("mlx5-8x400g-healthy")...)
+	_, page := p.get(t, "/")
+	for _, want := range []string{
+		"<title>sample node mlx5-8x400g-healthy: HEALTHY: ",
+		"<h1>roce_exporter on sample node mlx5-8x400g-healthy</h1>",
+		`<p class="muted" id="sample">Sample data, not this machine: the node is read from `,
+		`<p class="verdict ok" id="verdict">HEALTHY: `,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q:\n%s", want, grepLines(page, "verdict"))
+		}
+	}
+	if logs := p.logs.String(); !strings.Contains(logs, `msg="Found the node" summary="8 RDMA ports (8 up) on 8 NICs, 8 netdevs"`) {
+		t.Errorf("start-up log:\n%s", logs)
+	}
+}

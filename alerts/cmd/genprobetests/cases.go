@@ -307,6 +307,55 @@ is no switch in the making; the NIC is named at once.`,
 		exprs: []exprTest{{"instance_rail:roce_probe_switch_suspect:info", nil}},
 	})
 
+	// The same with the far ends' records missing: a black-holed TCP exchange.
+	f = earlyBlackHoled(fleet24(), 6, 1, map[string][]string{"gpu001": {"gpu008", "gpu014"}, "gpu002": {"gpu009"}})
+	cs = append(cs, testCase{
+		comment: `The same minutes into leaf-p0-r1 losing its uplinks, with the test's TCP exchange
+black-holed too: only gpu001 and gpu002 recorded their failures, the far ends recorded
+nothing (a responder records only a test that connected). No evidence against the leaf
+then (the far ends have no failure of their own), and gpu001 was a NIC suspect until the
+far ends tested the leaf's rails themselves. The far ends pass across switches and fail
+with no one: weak evidence, enough for gpu001 to wait.`,
+		fleet: f,
+		exprs: []exprTest{
+			{"instance_peer_rail:roce_probe_switch_failure:timestamp", nil},
+			{"count(instance_peer_rail:roce_probe_switch_weak_failure:timestamp)", []sample{{"{}", "3"}}},
+			{"chassis_id:roce_probe_weak_failing_rails:ratio", []sample{
+				{`chassis_id:roce_probe_weak_failing_rails:ratio{probe="ib_write_bw",chassis_id="` + leafP0R1 + `"}`, "1"}}},
+			{"count(instance_rail:roce_probe_switch_suspect:info)", []sample{{"{}", "2"}}},
+			{"instance_rail:roce_probe_nic_suspect:healthy_peers", nil},
+		},
+	})
+	f = earlyBlackHoled(fleet24(), 6, 1, map[string][]string{"gpu001": {"gpu008", "gpu014"}})
+	cs = append(cs, testCase{
+		comment: `The same first minutes of one bad NIC (gpu001 rail 1) under a healthy leaf, its far ends
+with no record of the failures: weak evidence against the leaf from 1 rail is no switch
+in the making; the NIC is named at once.`,
+		fleet: f,
+		want:  []alert{nicAlert(f, "gpu001", 1, 2, "leaf-p0-r1")},
+		exprs: []exprTest{{"instance_rail:roce_probe_switch_suspect:info", nil}},
+	})
+
+	// A retest refused: the responder recorded the first, transient failure.
+	f = fleet24()
+	f.round(6, round1, healthy)
+	f.testOnly("gpu002:14791", "gpu002", "gpu013", 1, false, onset)
+	f.refusedOnly("gpu013:14791", "gpu013", "gpu002", 1, onset+30)
+	f.round(7, round4, healthy)
+	cs = append(cs, testCase{
+		comment: `gpu013's first attempt at gpu002 on rail 1 failed once (a transient: it would pass its
+retest), and its responder, gpu002, recorded that failure; the retest found gpu002's
+responder busy with another node's retest and was refused. Both pass with others since.
+Before: RoCEProbeSuspectPath for the pair, the responder's one transient failure its last
+word on the link. A refused connection says nothing of the link, and a broken path is a
+failure both ends record: no suspect.`,
+		fleet: f,
+		exprs: []exprTest{
+			{"instance_peer_rail:roce_probe_link_failed:bool{instance=\"gpu013:14791\",peer=\"gpu002\"}", nil},
+			{"instance_peer_rail:roce_probe_path_suspect:timestamp", nil},
+		},
+	})
+
 	// A rack's ToR loses its uplinks and only two of its nodes have been tested since.
 	f = early(rackOptimised(5, 4, 2), 4, -1, map[string][]string{"gpu001": {"gpu005", "gpu006"}, "gpu002": {"gpu007"}})
 	cs = append(cs, testCase{

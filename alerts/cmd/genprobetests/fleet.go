@@ -38,6 +38,9 @@ type node struct {
 type result struct {
 	pass  bool
 	start int // the run's start, Unix seconds
+	// reason is why a failed test failed, when it matters to the rules
+	// (roce_probe_failure_info{reason}).
+	reason string
 }
 
 type linkKey struct {
@@ -82,7 +85,7 @@ func key(a, b string, r int) linkKey {
 // test records the result of a pair test between a and b on rail r at both
 // ends; a later test of the same link replaces it, as in the store.
 func (f *fleet) test(a, b string, r int, pass bool, start int) {
-	f.links[key(a, b, r)] = result{pass, start}
+	f.links[key(a, b, r)] = result{pass: pass, start: start}
 }
 
 // testOnly records a result at one exporter only (instance inst).
@@ -90,7 +93,13 @@ func (f *fleet) testOnly(inst, self, peer string, r int, pass bool, start int) {
 	if f.own[inst] == nil {
 		f.own[inst] = map[linkKey]result{}
 	}
-	f.own[inst][key(self, peer, r)] = result{pass, start}
+	f.own[inst][key(self, peer, r)] = result{pass: pass, start: start}
+}
+
+// refusedOnly records at one exporter a test whose connection was refused.
+func (f *fleet) refusedOnly(inst, self, peer string, r int, start int) {
+	f.testOnly(inst, self, peer, r, false, start)
+	f.own[inst][key(self, peer, r)] = result{start: start, reason: "connect_refused"}
 }
 
 // series is one input series of a promtool test.
@@ -165,6 +174,9 @@ func (f *fleet) exports(steps int) []series {
 				out = append(out,
 					series{"roce_probe_success", link, cst(ok)},
 					series{"roce_probe_last_run_timestamp_seconds", link, cst(res.start)})
+				if res.reason != "" {
+					out = append(out, series{"roce_probe_failure_info", link + "," + lbl("reason", res.reason), cst(1)})
+				}
 			}
 			railLabels := base + "," + lbl("probe", probe, "device", r.device, "rail", fmt.Sprint(ri), "node", n.name)
 			out = append(out,

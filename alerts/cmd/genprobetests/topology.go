@@ -128,6 +128,17 @@ func anyOf(fs ...faultFunc) faultFunc {
 // rail < 0) and passes on the other rails; nothing else under the switch was
 // tested since.
 func early(f *fleet, per, rail int, fails map[string][]string) *fleet {
+	return earlyRecorded(f, per, rail, fails, false)
+}
+
+// earlyBlackHoled is early where the failures black-holed the test's TCP
+// exchange: only the near end recorded them, the far ends recorded nothing
+// (a responder records only a test that connected).
+func earlyBlackHoled(f *fleet, per, rail int, fails map[string][]string) *fleet {
+	return earlyRecorded(f, per, rail, fails, true)
+}
+
+func earlyRecorded(f *fleet, per, rail int, fails map[string][]string, nearOnly bool) *fleet {
 	others := f.nodes[per:]
 	for i, a := range others {
 		b := others[(i+per)%len(others)]
@@ -139,7 +150,13 @@ func early(f *fleet, per, rail int, fails map[string][]string) *fleet {
 	for _, name := range slices.Sorted(maps.Keys(fails)) {
 		for _, peer := range fails[name] {
 			for r := range f.byName[name].rails {
-				f.test(name, peer, r, rail >= 0 && r != rail, onset+k)
+				pass := rail >= 0 && r != rail
+				if nearOnly && !pass {
+					n := f.byName[name]
+					f.testOnly(n.instance, name, peer, r, false, onset+k)
+					continue
+				}
+				f.test(name, peer, r, pass, onset+k)
 			}
 			k++
 		}

@@ -90,6 +90,7 @@ dashboards:
 	$(GO) run ./dashboards/cmd/gendashboards -out dashboards
 
 rules:
+	$(GO) run ./alerts/cmd/genprobetests
 	$(GO) run ./alerts/cmd/genprometheusrule
 
 # Scrape cost: Go benchmarks per fixture size, then the binary against

@@ -10,7 +10,7 @@ import (
 )
 
 var (
-	readmeAlertCountRe     = regexp.MustCompile("\\| \\[`alerts\\.yml`\\]\\(alerts\\.yml\\) \\| (\\d+) alerts \\((\\d+) rules[^)]*\\) in (\\d+) groups \\|")
+	readmeAlertCountRe     = regexp.MustCompile("\\| \\[`alerts\\.yml`\\]\\(alerts\\.yml\\) \\| (\\d+) alerts \\((\\d+) rules[^)]*\\) in (\\d+) groups(?: \\||, and the \\d+ recording rules)")
 	readmeRecordingCountRe = regexp.MustCompile("\\| \\[`recording_rules\\.yml`\\]\\(recording_rules\\.yml\\) \\| (\\d+) recording rules")
 	rootReadmeAlertCountRe = regexp.MustCompile("`alerts/alerts\\.yml` \\((\\d+) alerts\\)")
 )

@@ -1,6 +1,8 @@
 package dashboards
 
 import (
+	"strings"
+
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 )
 
@@ -14,6 +16,17 @@ func ClusterOverview() *dashboard.DashboardBuilder {
 	b := newBoard(d)
 
 	okRedAbove := func(limit float64) *dashboard.ThresholdsConfigBuilder { return thresholds("green", limit, "red") }
+
+	// The suspects first: who the probe localisation names now, and why.
+	b.row("Suspects (probe localisation)")
+	b.add(b.table("Current suspects",
+		"Who the pair probes' localisation names now – a switch, a node, a NIC port, a path between two nodes, or a node name "+
+			"two exporters claim – with the evidence: Value is the number the \"why\" column describes. A switch suspect speaks for "+
+			"the rails under it: their NIC, node and path suspects are not listed. Each row is a firing RoCEProbeSuspect* or "+
+			"RoCEProbeNodeNameConflict alert; alerts/README.md, \"Switch suspects\", explains the thresholds.",
+		"short", 24, 8, []string{"suspect", "chassis_name", "chassis_id", "node", "instance", "device", "rail", "peer", "probe", "why", "Value"},
+		qt(suspectsExpr())).
+		OverrideByName("why", []dashboard.DynamicConfigValue{{Id: "custom.width", Value: 520}}))
 
 	b.row("Fleet status")
 	b.add(b.stat("Nodes reporting", "Nodes with at least one RDMA device in the selection.", "short", 4, 4,
@@ -56,8 +69,8 @@ func ClusterOverview() *dashboard.DashboardBuilder {
 			` / on(instance, probe, peer, device) `+sel("roce_probe_expected_bandwidth_bytes_per_second", dev, `probe="ib_write_bw"`)+`)`)))
 
 	b.row("Congestion")
-	// The top-10 panels read the 5-minute rates alerts/recording_rules.yml
-	// records: at 1,024 nodes a raw rate() here would read every port ×
+	// The top-10 panels read the 5-minute rates the rules of alerts/
+	// record: at 1,024 nodes a raw rate() here would read every port ×
 	// direction × priority series (100,000s) at every refresh.
 	b.add(b.timeseries("Top paused ports (share of time paused)",
 		"The 10 port/direction/priority combinations that spent the largest share of time in PFC pause (5-minute rate, recorded). "+
@@ -147,4 +160,26 @@ func ClusterOverview() *dashboard.DashboardBuilder {
 		qi(`count by (trust) (`+byDevice(sel("roce_dcb_trust_info"))+`)`, "{{trust}}")))
 
 	return d
+}
+
+// suspectsExpr lists the localisation's suspects (the recording rules the
+// RoCEProbeSuspect* and RoCEProbeNodeNameConflict alerts fire on), each with
+// a suspect label naming its kind and a why label saying what its value is.
+// Switches, nodes and names carry no instance: they are the fleet's.
+func suspectsExpr() string {
+	kind := func(expr, suspect, why string) string {
+		return `label_replace(label_replace(` + expr + `, "suspect", "` + suspect + `", "", ""), "why", "` + why + `", "", "")`
+	}
+	return strings.Join([]string{
+		kind(`chassis_id:roce_probe_switch_suspect:failing_ratio`, "switch",
+			"share of its rails tested across switches since the failures began that failed: 3 or more rails on 2 or more nodes, failing with rails under 2 or more other switches"),
+		kind(`node:roce_probe_suspect_node:max`, "node",
+			"its rails failing with healthy peers (every rail), or the healthy peers failing with it while it passes nowhere"),
+		kind(`(instance_rail:roce_probe_nic_suspect:healthy_peers{`+inst+`} unless on (probe, node) node:roce_probe_suspect_node:max)`, "NIC port",
+			"healthy peers it failed with; it passed with none"),
+		kind(`(time() - instance_peer_rail:roce_probe_path_suspect:timestamp{`+inst+`})`, "path",
+			"seconds since it failed with this peer; both ends failed with no one else and passed with others since"),
+		kind(`node:roce_probe_name_claims:count`, "node name claimed twice",
+			"exporters that claim the name; the localisation leaves it alone"),
+	}, "\nor\n")
 }

@@ -12,9 +12,13 @@ import (
 // series: all of them keep the labels their level names (and job and
 // instance); those of the fleet group aggregate nodes away, so they carry
 // no instance and ignore the node selection.
+// The rule files of alerts/: recording_rules.yml, and alerts.yml, whose
+// groups record the rates their alerts share.
+var ruleFiles = []string{"../alerts/recording_rules.yml", "../alerts/alerts.yml"}
+
 const (
-	recordingRulesFile = "../alerts/recording_rules.yml"
-	fleetRulesGroup    = "roce-fleet.rules"
+	fleetRulesGroup        = "roce-fleet.rules"
+	localisationRulesGroup = "roce-probe-localisation.rules"
 )
 
 var (
@@ -24,13 +28,20 @@ var (
 
 // levelLabels are the labels a recording rule's level may name, longest
 // first so that chassis_name is not read as chassis + name.
-var levelLabels = []string{"chassis_name", "interface", "direction", "priority", "severity", "instance", "hca_type", "device", "params", "port", "peer", "rail", "node", "job"}
+var levelLabels = []string{"chassis_name", "chassis_id", "interface", "direction", "priority", "severity", "instance", "hca_type", "device", "params", "port", "peer", "rail", "node", "job"}
 
 // loadRecorded adds every recorded series of alerts/ to metrics, with the
 // labels its level names, and fills recordedMetrics and fleetMetrics.
 func loadRecorded(t *testing.T, metrics map[string]*metricInfo) {
 	t.Helper()
-	raw, err := os.ReadFile(recordingRulesFile)
+	for _, path := range ruleFiles {
+		loadRecordedFile(t, path, metrics)
+	}
+}
+
+func loadRecordedFile(t *testing.T, path string, metrics map[string]*metricInfo) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,11 +62,14 @@ func loadRecorded(t *testing.T, metrics map[string]*metricInfo) {
 				continue
 			}
 			recordedMetrics[r.Record] = true
-			if g.Name == fleetRulesGroup {
+			// The localisation's levels name every label they keep: one
+			// without instance (a switch, a node name) is the fleet's, like
+			// the fleet aggregates.
+			level := strings.Split(r.Record, ":")[0]
+			if g.Name == fleetRulesGroup || g.Name == localisationRulesGroup && !strings.Contains(level, "instance") {
 				fleetMetrics[r.Record] = true
 			}
 			mi := &metricInfo{typ: "gauge", labels: map[string]bool{}}
-			level := strings.Split(r.Record, ":")[0]
 			for level != "" {
 				found := false
 				for _, l := range levelLabels {

@@ -206,7 +206,8 @@ func writePlan(t *testing.T, dir string, nodes []*node, standin string) string {
 
 var (
 	rangeRe = regexp.MustCompile(`\[(\d+[smhdwy])(?::(\d+[smhdwy]))?\]`)
-	forRe   = regexp.MustCompile(`(?m)^(\s+for:\s*)(\S+)\s*$`)
+	// forRe matches an alert's `for` and a group's own `interval`.
+	forRe = regexp.MustCompile(`(?m)^(\s+(?:for|interval):\s*)(\S+)\s*$`)
 )
 
 func scaled(d string, min time.Duration) string {
@@ -221,7 +222,8 @@ func scaled(d string, min time.Duration) string {
 	return model.Duration(s.Round(time.Second)).String()
 }
 
-// compressRules rewrites a rule file's range windows and `for` durations.
+// compressRules rewrites a rule file's range windows, `for` durations and
+// group intervals.
 func compressRules(content string) string {
 	content = rangeRe.ReplaceAllStringFunc(content, func(m string) string {
 		sub := rangeRe.FindStringSubmatch(m)

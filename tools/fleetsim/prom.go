@@ -266,10 +266,9 @@ type groupState struct {
 	judging bool
 	reads   groupReads
 	// lastReal is the last evaluation that ran; lastOut what it appended
-	// (stale markers aside), lastFiring the judged alerts firing after it.
-	lastReal   time.Time
-	lastOut    []capturedSample
-	lastFiring []Alert
+	// (stale markers aside).
+	lastReal time.Time
+	lastOut  []capturedSample
 }
 
 type capturedSample struct {
@@ -484,7 +483,13 @@ func (s *server) eval(i int) (firing []Alert, judged bool, err error) {
 				return nil, false, fmt.Errorf("replaying %s at %v: %s: %w", g.Name(), ts, c.lset, err)
 			}
 		}
-		return gs.lastFiring, gs.judging, app.Commit()
+		if err := app.Commit(); err != nil || !gs.judging {
+			return nil, false, err
+		}
+		// ALERTS at ts holds the other groups' alerts too, which may have
+		// changed since this group last ran: read it, as a run does.
+		firing, err := s.firing(ts)
+		return firing, true, err
 	}
 	gs.next = ts.Add(g.Interval())
 	s.Evaluations++
@@ -501,8 +506,8 @@ func (s *server) eval(i int) (firing []Alert, judged bool, err error) {
 	if !gs.judging {
 		return nil, false, nil
 	}
-	gs.lastFiring, err = s.firing(ts)
-	return gs.lastFiring, true, err
+	firing, err = s.firing(ts)
+	return firing, true, err
 }
 
 // firing queries ALERTS{alertstate="firing"} of the judged alerts at ts.

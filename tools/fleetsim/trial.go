@@ -78,6 +78,9 @@ type Outcome struct {
 	NamedBy []string
 	// Wrong are the judged alerts that fired without a fault calling for them.
 	Wrong []string
+	// Firing holds, for every judged alert that fired, the spans of
+	// evaluations it fired at, from the onset (negative: before it).
+	Firing map[string][]Span
 	// PeakShare is the largest share of the nodes under test at once.
 	PeakShare float64
 	Tests     int
@@ -90,6 +93,14 @@ type Outcome struct {
 	// Timeline is a digest of the judged alerts firing at every evaluation:
 	// equal timelines, equal trials.
 	Timeline uint64
+}
+
+// Span is a stretch of evaluations an alert fired at, from and to the
+// evaluation's time since the onset.
+type Span struct{ From, To time.Duration }
+
+func (s Span) String() string {
+	return fmt.Sprintf("%v..%v", s.From.Round(time.Second), s.To.Round(time.Second))
 }
 
 // attemptLength is how long one ib_write_bw attempt takes: its -D run plus
@@ -120,6 +131,7 @@ type trial struct {
 	named                  []time.Time
 	namedBy                []string
 	wrong                  map[string]bool
+	firing                 map[string][]Span
 	attemptLen, runTimeout time.Duration
 	timeline               uint64
 	triangulations         int
@@ -188,7 +200,8 @@ func (s *Sim) newTrial(class *Class, seed uint64) (*trial, time.Time, error) {
 	}
 	cfg := s.cfg
 	rng := rand.New(rand.NewPCG(seed, mix(class.Name)))
-	tr := &trial{cfg: cfg, rules: s.rules, fleet: fl, class: class, seed: seed, wrong: map[string]bool{}}
+	tr := &trial{cfg: cfg, rules: s.rules, fleet: fl, class: class, seed: seed, wrong: map[string]bool{},
+		firing: map[string][]Span{}}
 	tr.clock = func() time.Time { return tr.now }
 	tr.faults = class.pick(fl.topo, rng)
 	tr.named = make([]time.Time, len(tr.faults))
@@ -374,6 +387,15 @@ func (tr *trial) judge(firing []Alert) {
 		if !right {
 			tr.wrong[a.String()] = true
 		}
+		at := tr.now.Sub(tr.onset)
+		spans := tr.firing[a.String()]
+		// Several groups are judged; an alert fired on if its group's last
+		// evaluation (15 s ago, or 30 s for a slower group) had it.
+		if n := len(spans); n > 0 && at-spans[n-1].To <= 30*time.Second {
+			spans[n-1].To = at
+		} else {
+			tr.firing[a.String()] = append(spans, Span{at, at})
+		}
 	}
 }
 
@@ -399,6 +421,7 @@ func (tr *trial) outcome() Outcome {
 	for w := range tr.wrong {
 		o.Wrong = append(o.Wrong, w)
 	}
+	o.Firing = tr.firing
 	sort.Strings(o.Wrong)
 	o.PeakShare = tr.peakShare()
 	return o

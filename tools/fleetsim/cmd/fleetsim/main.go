@@ -9,11 +9,13 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +44,7 @@ func main() {
 	parallel := flag.Int("parallel", runtime.GOMAXPROCS(0), "trials run at once")
 	exact := flag.Bool("exact", false, "run every rule evaluation, even those that cannot change anything (slower, same table)")
 	tradeSizes := flag.String("tradeoff-nodes", "8,128,1024", "fleet sizes of the max_fabric_share trade-off table")
+	verbose := flag.Bool("v", false, "print every trial's faults and when each judged alert fired (from the onset), wrong ones marked, to stderr")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -90,6 +93,11 @@ func main() {
 			row := fleetsim.Row{Class: c, Nodes: n, Rails: cfg.Rails, Deadline: cfg.Deadline, Outcomes: make([]fleetsim.Outcome, ts[si])}
 			evals, replayed := runTrials(sim, c, row.Outcomes, *parallel)
 			rows = append(rows, row)
+			if *verbose {
+				for _, o := range row.Outcomes {
+					printTrial(o)
+				}
+			}
 			median := "–"
 			if t, ok := row.Quantile(0.5); ok {
 				median = t.Round(time.Second).String()
@@ -154,6 +162,24 @@ func runTrials(sim *fleetsim.Sim, c *fleetsim.Class, out []fleetsim.Outcome, par
 	}
 	wg.Wait()
 	return evals, replayed
+}
+
+// printTrial says what one trial injected, what named it and what was wrong.
+func printTrial(o fleetsim.Outcome) {
+	named := "missed"
+	if o.Named >= 0 {
+		named = "named after " + o.Named.Round(time.Second).String()
+	} else if len(o.Faults) == 0 {
+		named = "nothing to name"
+	}
+	fmt.Fprintf(os.Stderr, "  seed %d: %s; %s by %s\n", o.Seed, strings.Join(o.Faults, "; "), named, strings.Join(o.NamedBy, ", "))
+	for _, a := range slices.Sorted(maps.Keys(o.Firing)) {
+		mark := "  "
+		if slices.Contains(o.Wrong, a) {
+			mark = "✗ "
+		}
+		fmt.Fprintf(os.Stderr, "    %s%s fired %v\n", mark, a, o.Firing[a])
+	}
 }
 
 // groupNames shows rule group keys (file;name) as file: name.

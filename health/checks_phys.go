@@ -87,7 +87,7 @@ func checkTransceiver(e *env, r *results) {
 	for _, t := range e.targets {
 		subj := t.subject()
 		if t.ib() {
-			r.skip(subj, "InfiniBand port: its module is read with `mlxlink -m`, not ethtool")
+			r.skip(subj, Textf("InfiniBand port: its module is read with `mlxlink -m`, not ethtool"))
 			continue
 		}
 		if t.absent() {
@@ -96,29 +96,29 @@ func checkTransceiver(e *env, r *results) {
 		}
 		tr := e.snap.Transceivers[t.netdev]
 		if tr == nil {
-			if why := e.sourceReason(node.SourceTransceiver, "module EEPROM"); why != "" {
+			if why := e.sourceReason(node.SourceTransceiver, "module EEPROM"); !why.Empty() {
 				r.skip(subj, why)
 			} else {
-				r.skip(subj, fmt.Sprintf("no readable module in %s (an empty cage, a cable without monitors, or a driver without module access)", t.netdev))
+				r.skip(subj, Textf("no readable module in %s (an empty cage, a cable without monitors, or a driver without module access)", t.netdev))
 			}
 			continue
 		}
 		name := moduleName(tr)
 		if tr.TempThresholds == nil && tr.RxPowerThresholds == nil {
-			r.ok(subj, fmt.Sprintf("%s publishes no thresholds to judge it by%s", name, moduleReading(tr)))
+			r.ok(subj, Textf("%s publishes no thresholds to judge it by%s", name, moduleReading(tr)))
 			continue
 		}
 		ex, dark := judgeModule(tr)
 		if dark > 0 && dark == len(tr.Lanes) {
-			r.fail(subj, fmt.Sprintf("%s receives no light on any of its %d lanes%s", name, dark, moduleReading(tr)),
-				fmt.Sprintf("the fibre is unplugged or broken, or the far end is not transmitting: check the cable is seated at both ends, the switch port is enabled (and its optic lit), and the fibre run; `ethtool -m %s` shows the per-lane Rx power", t.netdev))
+			r.fail(subj, Textf("%s receives no light on any of its %d lanes%s", name, dark, moduleReading(tr)),
+				Textf("the fibre is unplugged or broken, or the far end is not transmitting: check the cable is seated at both ends, the switch port is enabled (and its optic lit), and the fibre run; `ethtool -m %s` shows the per-lane Rx power", t.netdev))
 			continue
 		}
 		if dark > 0 {
 			ex = append(ex, excursion{alarm: true, kind: "rx", text: fmt.Sprintf("%d of %d lanes receive no light", dark, len(tr.Lanes))})
 		}
 		if len(ex) == 0 {
-			r.ok(subj, fmt.Sprintf("%s within its own thresholds%s", name, moduleReading(tr)))
+			r.ok(subj, Textf("%s within its own thresholds%s", name, moduleReading(tr)))
 			continue
 		}
 		var texts []string
@@ -129,7 +129,7 @@ func checkTransceiver(e *env, r *results) {
 			alarm = alarm || x.alarm
 			kinds[x.kind] = true
 		}
-		msg := fmt.Sprintf("%s: %s", name, strings.Join(texts, "; "))
+		msg := Textf("%s: %s", name, strings.Join(texts, "; "))
 		fix := moduleFix(t.netdev, kinds)
 		if alarm {
 			r.fail(subj, msg, fix)
@@ -160,21 +160,21 @@ func moduleReading(t *node.Transceiver) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-func moduleFix(netdev string, kinds map[string]bool) string {
-	var steps []string
+func moduleFix(netdev string, kinds map[string]bool) Text {
+	var steps []Text
 	if kinds["rx"] {
-		steps = append(steps, "low Rx power is light lost between the far-end laser and this module: clean both fibre ends and the module's receptacle (a one-click cleaner for MPO/LC), reseat the optic and the cable, check the patch panel; if the far end's Tx power is normal and cleaning does not help, replace the cable, then the optic")
+		steps = append(steps, Textf("low Rx power is light lost between the far-end laser and this module: clean both fibre ends and the module's receptacle (a one-click cleaner for MPO/LC), reseat the optic and the cable, check the patch panel; if the far end's Tx power is normal and cleaning does not help, replace the cable, then the optic"))
 	}
 	if kinds["temp"] {
-		steps = append(steps, "a hot module is an airflow problem first: check the server's fans and fan speed, blanking panels and anything blocking the NIC's cage; reseat the optic, and replace it if it stays hot while its neighbours are cool")
+		steps = append(steps, Textf("a hot module is an airflow problem first: check the server's fans and fan speed, blanking panels and anything blocking the NIC's cage; reseat the optic, and replace it if it stays hot while its neighbours are cool"))
 	}
 	if kinds["tx"] {
-		steps = append(steps, "a laser outside its power or bias limits is wearing out: replace the optic")
+		steps = append(steps, Textf("a laser outside its power or bias limits is wearing out: replace the optic"))
 	}
 	if kinds["vcc"] {
-		steps = append(steps, "a supply voltage outside limits comes from the NIC or the module: reseat the module, then try it in another port")
+		steps = append(steps, Textf("a supply voltage outside limits comes from the NIC or the module: reseat the module, then try it in another port"))
 	}
-	return strings.Join(steps, "; ") + fmt.Sprintf(". `ethtool -m %s` shows every reading and threshold", netdev)
+	return Textf("%s. `ethtool -m %s` shows every reading and threshold", JoinTexts(steps, "; "), netdev)
 }
 
 // linkDownReason is the driver's own reason for a link that is down

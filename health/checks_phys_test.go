@@ -56,7 +56,7 @@ func TestJudgeModule(t *testing.T) {
 }
 
 func TestModuleFixNamesTheCause(t *testing.T) {
-	fix := moduleFix("eth0", map[string]bool{"rx": true, "temp": true})
+	fix := moduleFix("eth0", map[string]bool{"rx": true, "temp": true}).String()
 	for _, want := range []string{"clean both fibre ends", "airflow", "ethtool -m eth0"} {
 		if !strings.Contains(fix, want) {
 			t.Errorf("fix lacks %q: %s", want, fix)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -451,7 +452,10 @@ func TestFindingJSON(t *testing.T) {
 		}
 	}
 	var back []Finding
-	if err := json.Unmarshal(b, &back); err != nil || len(back) != len(fs) || back[0] != fs[0] {
+	// The JSON carries the English only: the Texts stay behind.
+	english := fs[0]
+	english.MessageText, english.FixText = Text{}, Text{}
+	if err := json.Unmarshal(b, &back); err != nil || len(back) != len(fs) || !reflect.DeepEqual(back[0], english) {
 		t.Errorf("findings do not round-trip: %v", err)
 	}
 }

@@ -79,6 +79,11 @@ type Finding struct {
 	// Fix is a concrete next step: the command to run or the thing to look at. It is
 	// empty when the status is ok.
 	Fix string `json:"fix"`
+	// MessageText and FixText are Message and Fix as format and arguments, for
+	// printing them in the reader's language (package i18n); Message and Fix
+	// are their English, which the JSON and the metrics carry.
+	MessageText Text `json:"-"`
+	FixText     Text `json:"-"`
 }
 
 // Check describes one check for documentation and for listing.
@@ -137,14 +142,14 @@ func Run(snap *node.Snapshot, plan *config.Plan, nodeName string) []Finding {
 		r.id, r.out = def.ID, r.out[:0]
 		switch {
 		case e.snap == nil:
-			r.skip(SubjectNode, "no snapshot of this node was taken")
-		case e.notRDMANode != "":
+			r.skip(SubjectNode, Textf("no snapshot of this node was taken"))
+		case !e.notRDMANode.Empty():
 			r.skip(SubjectNode, e.notRDMANode)
 		case e.rdmaUnknown && !def.rootCause:
-			r.skip(SubjectNode, SkipRDMAUnreadable)
+			r.skip(SubjectNode, Textf(SkipRDMAUnreadable))
 		case e.noRDMA && !def.rootCause:
-			r.skip(SubjectNode, SkipNoRDMADevice)
-		case def.needsPlan && e.planReason != "":
+			r.skip(SubjectNode, Textf(SkipNoRDMADevice))
+		case def.needsPlan && !e.planReason.Empty():
 			r.skip(SubjectNode, e.planReason)
 		default:
 			def.run(e, r)
@@ -167,15 +172,16 @@ type results struct {
 // so that it matches the interface and device names of the snapshot (and its
 // label is the one the interface's own series carry); whoever prints it writes
 // it with node.LabelUTF8.
-func (r *results) add(subject string, st Status, msg, fix string) {
+func (r *results) add(subject string, st Status, msg, fix Text) {
 	r.out = append(r.out, Finding{ID: r.id, Subject: subject, Status: st,
-		Message: node.ValidUTF8(msg), Fix: node.ValidUTF8(fix)})
+		Message: node.ValidUTF8(msg.String()), Fix: node.ValidUTF8(fix.String()),
+		MessageText: msg, FixText: fix})
 }
 
-func (r *results) ok(subject, msg string)        { r.add(subject, StatusOK, msg, "") }
-func (r *results) skip(subject, msg string)      { r.add(subject, StatusSkipped, msg, "") }
-func (r *results) warn(subject, msg, fix string) { r.add(subject, StatusWarn, msg, fix) }
-func (r *results) fail(subject, msg, fix string) { r.add(subject, StatusFail, msg, fix) }
+func (r *results) ok(subject string, msg Text)        { r.add(subject, StatusOK, msg, Text{}) }
+func (r *results) skip(subject string, msg Text)      { r.add(subject, StatusSkipped, msg, Text{}) }
+func (r *results) warn(subject string, msg, fix Text) { r.add(subject, StatusWarn, msg, fix) }
+func (r *results) fail(subject string, msg, fix Text) { r.add(subject, StatusFail, msg, fix) }
 
 // naturalCompare orders subjects so that mlx5_2 comes before mlx5_10 and ens2f0 before
 // ens10f0: operators read the output in rail order, and plain string order scrambles

@@ -461,11 +461,10 @@ func checkRoCEv2GID(e *env, r *results) {
 			ip, _ := g.IPv4()
 			others = append(others, Textf("index %d = %s", g.Index, ip))
 		}
-		msg := Textf("no RoCE v2 GID carries %s on %s (%d GIDs in the table", what, t.netdev, len(t.port.GIDs))
+		msg := Textf("no RoCE v2 GID carries %s on %s (%d GIDs in the table): NCCL and perftest cannot reach this port over RoCE v2", what, t.netdev, len(t.port.GIDs))
 		if len(others) > 0 {
-			msg = Textf("%s; RoCE v2 IPv4 GIDs: %s", msg, JoinTexts(others, ", "))
+			msg = Textf("no RoCE v2 GID carries %s on %s (%d GIDs in the table; RoCE v2 IPv4 GIDs: %s): NCCL and perftest cannot reach this port over RoCE v2", what, t.netdev, len(t.port.GIDs), JoinTexts(others, ", "))
 		}
-		msg = Textf("%s): NCCL and perftest cannot reach this port over RoCE v2", msg)
 		ipOnIface := false
 		if t.iface != nil && want.IsValid() {
 			for _, a := range t.iface.Addresses {

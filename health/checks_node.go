@@ -224,10 +224,12 @@ func checkDriverLoaded(e *env, r *results) {
 		desc = Textf("loaded: %s", strings.Join(loaded, ", "))
 	}
 	if len(builtin) > 0 {
-		if !desc.Empty() {
-			desc = Textf("%s; ", desc)
+		b := Textf("built in (no /sys/module entry, but working): %s", strings.Join(builtin, ", "))
+		if desc.Empty() {
+			desc = b
+		} else {
+			desc = Textf("%s; %s", desc, b)
 		}
-		desc = Textf("%sbuilt in (no /sys/module entry, but working): %s", desc, strings.Join(builtin, ", "))
 	}
 	if len(missing) > 0 {
 		msg := Textf("no RDMA driver: %s not loaded", strings.Join(missing, ", "))

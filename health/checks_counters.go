@@ -410,11 +410,11 @@ func lossRatio(discards, packets uint64, havePackets bool) float64 {
 
 // ratioText is "4.5e-4 of the 2667038631 packets received", or "" with no packets
 // to compare against.
-func ratioText(discards, packets uint64, havePackets bool) string {
+func ratioText(discards, packets uint64, havePackets bool) Text {
 	if !havePackets || packets == 0 {
-		return ""
+		return Textf("")
 	}
-	return fmt.Sprintf(" (%s of the %d packets received)", sci(float64(discards)/float64(packets)), packets)
+	return Textf(" (%s of the %d packets received)", sci(float64(discards)/float64(packets)), packets)
 }
 
 // sci writes a small ratio as 4.5e-4.
@@ -472,7 +472,7 @@ func checkDiscards(e *env, r *results) {
 		case lossRatio(cur.discards, cur.packets, cur.havePackets) > discardWarnRatio:
 			note := w.historyNote()
 			if w.rising() {
-				note = fmt.Sprintf(", %d%s, too few to matter now", w.inc, w.last())
+				note = Textf(", %d%s, too few to matter now", w.inc, w.last())
 			}
 			r.warn(subj, Textf("the NIC of %s ran out of receive buffer at some time: %s%s", t.netdev, total, note), fix)
 		case cur.discards > 0:

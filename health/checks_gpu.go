@@ -42,11 +42,11 @@ func gpuName(g *node.GPU) string {
 
 // pathType names a GPU↔NIC relation in NCCL's words (node.Relate), and
 // says nvidia-smi's where NCCL has one word for two.
-func pathType(r node.PCIeRelation) string {
+func pathType(r node.PCIeRelation) Text {
 	if r == node.RelationPHB {
-		return "PHB (NCCL's path type; nvidia-smi topo -m shows PHB or NODE)"
+		return Textf("PHB (NCCL's path type; nvidia-smi topo -m shows PHB or NODE)")
 	}
-	return r.String() + " (NCCL's path type)"
+	return Textf("%s (NCCL's path type)", r.String())
 }
 
 func nicNames(pairs []node.Pair) string {

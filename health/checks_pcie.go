@@ -139,46 +139,46 @@ func belowCapability(f *node.PCIFunction) bool {
 
 // upstreamText names the port above a function with its capability:
 // "the port above it, 0000:17:01.0 (16 GT/s x16)".
-func upstreamText(u *node.PCIPort) string {
+func upstreamText(u *node.PCIPort) Text {
 	if u.MaxSpeedGTs > 0 && u.MaxWidth > 0 {
-		return fmt.Sprintf("the port above it, %s (%s)", u.Address, linkText(u.MaxSpeedGTs, u.MaxWidth))
+		return Textf("the port above it, %s (%s)", u.Address, linkText(u.MaxSpeedGTs, u.MaxWidth))
 	}
-	return "the port above it, " + u.Address
+	return Textf("the port above it, %s", u.Address)
 }
 
 // capabilityText says how far the function's link can train and which end
 // decides it: the card, its slot (the port above it), or both alike.
-func capabilityText(f *node.PCIFunction) string {
+func capabilityText(f *node.PCIFunction) Text {
 	switch u := f.Upstream; {
 	case u == nil:
-		return "the card's maximum"
+		return Textf("the card's maximum")
 	case f.UpstreamLimits():
-		return fmt.Sprintf("the most its slot allows: the card supports %s, %s", linkText(f.MaxSpeedGTs, f.MaxWidth), upstreamText(u))
+		return Textf("the most its slot allows: the card supports %s, %s", linkText(f.MaxSpeedGTs, f.MaxWidth), upstreamText(u))
 	}
-	return "the maximum of both the card and the port above it, " + f.Upstream.Address
+	return Textf("the maximum of both the card and the port above it, %s", f.Upstream.Address)
 }
 
 // neededSlot is the PCIe generation of x16 slot that carries needBits.
-func neededSlot(needBits float64) string {
+func neededSlot(needBits float64) Text {
 	switch {
 	case needBits > 400e9:
-		return "a Gen6 x16 slot"
+		return Textf("a Gen6 x16 slot")
 	case needBits > 200e9:
-		return "a Gen5 x16 slot"
+		return Textf("a Gen5 x16 slot")
 	case needBits > 100e9:
-		return "a Gen4 x16 slot"
+		return Textf("a Gen4 x16 slot")
 	}
-	return "a Gen3 x16 slot"
+	return Textf("a Gen3 x16 slot")
 }
 
 // lspciLink is the command that shows a link's capability against its state,
 // at the function and at the port above it.
-func lspciLink(f *node.PCIFunction) string {
-	cmd := fmt.Sprintf("`lspci -vv -s %s | grep -E 'LnkCap|LnkSta'` shows the card's capability against the trained link", f.Address)
+func lspciLink(f *node.PCIFunction) Text {
+	cmd := Textf("`lspci -vv -s %s | grep -E 'LnkCap|LnkSta'` shows the card's capability against the trained link", f.Address)
 	if f.Upstream != nil {
-		cmd += fmt.Sprintf(", `lspci -vv -s %s | grep LnkCap` the port's", f.Upstream.Address)
+		cmd = Textf("%s, `lspci -vv -s %s | grep LnkCap` the port's", cmd, f.Upstream.Address)
 	}
-	return cmd + ", and `dmesg | grep 'limited by'` the link the kernel found narrowest at boot"
+	return Textf("%s, and `dmesg | grep 'limited by'` the link the kernel found narrowest at boot", cmd)
 }
 
 // downtrainedFix is what to do about a link that trained below what both its
@@ -326,7 +326,7 @@ func checkPCIeDegraded(e *env, r *results) {
 // aerEnd is one end of a PCIe link whose AER counters are judged: the
 // function, or the port above it, which sees the other direction's errors.
 type aerEnd struct {
-	name string
+	name Text
 	cur  map[string]uint64
 	prev map[string]uint64
 }
@@ -336,14 +336,14 @@ type aerEnd struct {
 func linkAEREnds(f, prev *node.PCIFunction) []aerEnd {
 	var ends []aerEnd
 	if f.AER != nil {
-		end := aerEnd{name: f.Address, cur: f.AER}
+		end := aerEnd{name: Textf("%s", f.Address), cur: f.AER}
 		if prev != nil {
 			end.prev = prev.AER
 		}
 		ends = append(ends, end)
 	}
 	if u := f.Upstream; u != nil && u.AER != nil {
-		end := aerEnd{name: "the port above it, " + u.Address, cur: u.AER}
+		end := aerEnd{name: Textf("the port above it, %s", u.Address), cur: u.AER}
 		if prev != nil && prev.Upstream != nil && prev.Upstream.Address == u.Address {
 			end.prev = prev.Upstream.AER
 		}
@@ -352,16 +352,29 @@ func linkAEREnds(f, prev *node.PCIFunction) []aerEnd {
 	return ends
 }
 
+// aerSeverity names an AER severity as the message prints it: the kernel's
+// own word (aer_dev_fatal, aer_dev_nonfatal, aer_dev_correctable), in the
+// reader's language.
+func aerSeverity(sev string) Text {
+	switch sev {
+	case "fatal":
+		return Textf("fatal")
+	case "nonfatal":
+		return Textf("nonfatal")
+	}
+	return Textf("correctable")
+}
+
 // judgeAER records one finding for the ends of one link. Uncorrectable
 // errors happening now fail: they lose or corrupt transfers. New
 // correctable ones are only retransmissions and warn, as do totals since
 // boot of any severity, which may be long over.
 func judgeAER(e *env, r *results, subject string, ends []aerEnd, fix Text) {
-	var clauses []string
+	var clauses []Text
 	var failing, rising, old, anyCompared bool
-	var last string
+	last := Textf("")
 	for _, end := range ends {
-		var fails, now, history []string
+		var fails, now, history []Text
 		for _, sev := range []string{"fatal", "nonfatal", "correctable"} {
 			v, ok := end.cur[sev]
 			if !ok {
@@ -374,23 +387,23 @@ func judgeAER(e *env, r *results, subject string, ends []aerEnd, fix Text) {
 			}
 			switch {
 			case w.rising():
-				line := fmt.Sprintf("%d new %s error(s)%s (%d since boot)", w.inc, sev, w.last(), v)
+				line := Textf("%d new %s error(s)%s (%d since boot)", w.inc, aerSeverity(sev), w.last(), v)
 				if sev == "correctable" {
 					now = append(now, line)
 				} else {
 					fails = append(fails, line)
 				}
 			case v > 0:
-				history = append(history, fmt.Sprintf("%d %s since boot", v, sev))
+				history = append(history, Textf("%d %s since boot", v, aerSeverity(sev)))
 			}
 		}
 		if items := slices.Concat(fails, now, history); len(items) > 0 {
-			clauses = append(clauses, "on "+end.name+": "+strings.Join(items, ", "))
+			clauses = append(clauses, Textf("on %s: %s", end.name, JoinTexts(items, ", ")))
 		}
 		failing, rising, old = failing || len(fails) > 0, rising || len(now) > 0, old || len(history) > 0
 	}
 	const causes = "PCIe errors come from a marginal slot, riser or card seating; uncorrectable ones lose or corrupt transfers and can reset the device, correctable ones cost retransmissions"
-	msg := "PCIe AER " + strings.Join(clauses, "; ")
+	msg := Textf("PCIe AER %s", JoinTexts(clauses, "; "))
 	clean := Textf("no PCIe AER errors since boot")
 	where := Textf("")
 	if len(ends) > 1 {

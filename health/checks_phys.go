@@ -180,13 +180,13 @@ func moduleFix(netdev string, kinds map[string]bool) Text {
 // linkDownReason is the driver's own reason for a link that is down
 // (ethtool's extended link state), as a message suffix; "" when it gives
 // none.
-func linkDownReason(p *node.PHY) string {
+func linkDownReason(p *node.PHY) Text {
 	if p == nil || !p.LinkKnown || p.Link || p.ExtState == "" {
-		return ""
+		return Textf("")
 	}
 	r := strings.ReplaceAll(p.ExtState, "_", " ")
 	if p.ExtSubstate != "" {
 		r += ", " + strings.ReplaceAll(p.ExtSubstate, "_", " ")
 	}
-	return "; the driver says: " + r
+	return Textf("; the driver says: %s", r)
 }

@@ -74,7 +74,7 @@ func TestLinkDownReason(t *testing.T) {
 		{&node.PHY{LinkKnown: true, ExtState: "no_cable"}, "; the driver says: no cable"},
 		{&node.PHY{LinkKnown: true, ExtState: "autoneg", ExtSubstate: "no_partner_detected"}, "; the driver says: autoneg, no partner detected"},
 	} {
-		if got := linkDownReason(c.p); got != c.want {
+		if got := linkDownReason(c.p).String(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.p, got, c.want)
 		}
 	}

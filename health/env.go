@@ -441,17 +441,17 @@ func (e *env) window(cur, prev uint64, havePrev bool) window {
 func (w window) rising() bool { return w.compared && w.inc > 0 }
 
 // last is " in the last 5s".
-func (w window) last() string { return " in the last " + secs(w.dt) }
+func (w window) last() Text { return Textf(" in the last %s", secs(w.dt)) }
 
 // historyNote ends the message about a total that is not known to be rising.
-func (w window) historyNote() string {
+func (w window) historyNote() Text {
 	switch {
 	case w.compared:
-		return ", none new" + w.last()
+		return Textf(", none new%s", w.last())
 	case w.reset:
-		return "; the counter restarted between the two samples, so whether it still happens is unknown"
+		return Textf("; the counter restarted between the two samples, so whether it still happens is unknown")
 	}
-	return "; a second sample tells whether it still happens"
+	return Textf("; a second sample tells whether it still happens")
 }
 
 // gbps formats bits/s as a short Gb/s number: 400, 252.1.

@@ -771,6 +771,8 @@ func (c *converter) fragment(a ast.Expr) {
 			c.retype(v.Args[0], "[]string", "[]Text")
 		} else if c.isSprintf(v) {
 			c.replaceRange(v.Fun.Pos(), v.Fun.End(), "Textf", "a clause")
+		} else if fd := c.localFunc(v.Fun); fd != nil && c.returnsPhrases(fd) {
+			c.retypeResult(fd, "string", "Text")
 		}
 	case *ast.BasicLit:
 		if v.Kind == token.STRING && phrase(v) {
@@ -781,6 +783,31 @@ func (c *converter) fragment(a ast.Expr) {
 			c.retype(v, "string", "Text")
 		}
 	}
+}
+
+// returnsPhrases reports whether fd returns one string, and nothing but
+// English phrases ("" too).
+func (c *converter) returnsPhrases(fd *ast.FuncDecl) bool {
+	res := fd.Type.Results
+	if fd.Body == nil || res == nil || len(res.List) != 1 || len(res.List[0].Names) > 1 || c.text(res.List[0].Type) != "string" {
+		return false
+	}
+	phrases, others := 0, 0
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		if _, ok := n.(*ast.FuncLit); ok {
+			return false
+		}
+		if ret, ok := n.(*ast.ReturnStmt); ok && len(ret.Results) == 1 {
+			switch {
+			case c.saysPhrase(ret.Results[0]):
+				phrases++
+			case !isEmptyLit(ret.Results[0]):
+				others++
+			}
+		}
+		return true
+	})
+	return phrases > 0 && others == 0
 }
 
 // phrasal reports whether the local variable or parameter x names is given

@@ -243,13 +243,13 @@ func checkLinkFlaps(e *env, r *results) {
 			continue
 		}
 		type reading struct {
-			name      string
+			name      Text
 			cur, prev uint64
 			havePrev  bool
 		}
 		var rs []reading
 		if t.iface != nil {
-			rd := reading{name: "carrier_changes", cur: t.iface.CarrierChanges}
+			rd := reading{name: Textf("%s", Textf("carrier_changes")), cur: t.iface.CarrierChanges}
 			if pi := e.prevInterface(t.netdev); pi != nil {
 				rd.prev, rd.havePrev = pi.CarrierChanges, true
 			}
@@ -257,7 +257,7 @@ func checkLinkFlaps(e *env, r *results) {
 		}
 		if t.port != nil {
 			if v, ok := t.port.Counter("link_downed"); ok {
-				rd := reading{name: "link_downed", cur: v}
+				rd := reading{name: Textf("%s", Textf("link_downed")), cur: v}
 				if pp := e.prevPort(t.port); pp != nil {
 					rd.prev, rd.havePrev = pp.Counter("link_downed")
 				}
@@ -266,7 +266,7 @@ func checkLinkFlaps(e *env, r *results) {
 		}
 		if st := e.snap.Ethtool[t.netdev]; st != nil {
 			if v, ok := st.Get(node.FamilyPHYLinkDownEvents, "", -1, ""); ok {
-				rd := reading{name: "PHY link-down events", cur: v}
+				rd := reading{name: Textf("PHY link-down events"), cur: v}
 				if ps := e.prevEthtool(t.netdev); ps != nil {
 					rd.prev, rd.havePrev = ps.Get(node.FamilyPHYLinkDownEvents, "", -1, "")
 				}

@@ -20,7 +20,7 @@ const persistNote = "; this is lost on reboot or driver reload, so apply it from
 // dscpFix maps one DSCP to a priority with both tools operators have.
 func dscpFix(netdev string, dscp, prio int) Text {
 	return Textf("`mlnx_qos -i %[1]s --dscp2prio set,%[2]d,%[3]d` (mlnx-tools), or with iproute2 `dcb app replace dev %[1]s dscp-prio %[2]d:%[3]d`%[4]s; the switch must map DSCP %[2]d to priority %[3]d too",
-		netdev, dscp, prio, persistNote)
+		netdev, dscp, prio, Textf(persistNote))
 }
 
 // roceGIDNetdev is the netdev of the RoCE v2 GID that carries the plan's compute IP
@@ -73,7 +73,7 @@ func checkDSCPMapsToPFC(e *env, r *results) {
 				r.skip(subj, Textf("trust pcp: RoCE's priority is the VLAN PCP its service level sets (NCCL_IB_SL=%d); whether %s is tagged is unknown without its RoCE v2 GID", want, t.netdev))
 			case gidDev == t.netdev:
 				r.fail(subj, Textf("trust pcp%s, but the RoCE v2 GID of %s is on %s itself, untagged: untagged RoCE carries no PCP, so it lands on priority 0, not the PFC priority %d", ignored, t.planned.IP(), t.netdev, want),
-					Textf("either switch to DSCP trust (`mlnx_qos -i %[1]s --trust dscp`, then map DSCP %[2]d to %[3]d) or move the compute IP to a VLAN interface (`ip link add link %[1]s name %[1]s.100 type vlan id 100 egress-qos-map 0:%[3]d`) and run NCCL with NCCL_IB_SL=%[3]d%[4]s", t.netdev, dscp, want, persistNote))
+					Textf("either switch to DSCP trust (`mlnx_qos -i %[1]s --trust dscp`, then map DSCP %[2]d to %[3]d) or move the compute IP to a VLAN interface (`ip link add link %[1]s name %[1]s.100 type vlan id 100 egress-qos-map 0:%[3]d`) and run NCCL with NCCL_IB_SL=%[3]d%[4]s", t.netdev, dscp, want, Textf(persistNote)))
 			default:
 				r.ok(subj, Textf("trust pcp: RoCE runs tagged on %s; its priority is the PCP the QP's service level sets (NCCL_IB_SL=%d)", gidDev, want))
 			}
@@ -138,7 +138,7 @@ func checkCNPPriority(e *env, r *results) {
 		subj := t.subject()
 		if d.CNPDSCP != nil && *d.CNPDSCP != want {
 			r.warn(subj, Textf("%s sends CNPs with DSCP %d, the plan expects %d: the switches classify them by the other DSCP", t.netdev, *d.CNPDSCP, want),
-				Textf("echo %d > /sys/class/net/%s/ecn/roce_np/cnp_dscp (MLNX_OFED)%s; or change expectations.cnp_dscp if the fabric uses %d", want, t.netdev, persistNote, *d.CNPDSCP))
+				Textf("echo %d > /sys/class/net/%s/ecn/roce_np/cnp_dscp (MLNX_OFED)%s; or change expectations.cnp_dscp if the fabric uses %d", want, t.netdev, Textf(persistNote), *d.CNPDSCP))
 			return
 		}
 		var prio int
@@ -199,8 +199,8 @@ func checkDefaultTrafficClass(e *env, r *results) {
 			continue
 		}
 		p := t.port
-		devFix := Textf("echo %d > /sys/class/infiniband/%s/tc/%d/traffic_class (MLNX_OFED)%s; NCCL jobs can instead set NCCL_IB_TC=%d", tc, p.Device, p.Number, persistNote, tc)
-		tosFix := Textf("cma_roce_tos -d %[1]s -p %[2]d -t %[3]d (mlnx-tools); by hand: modprobe rdma_cm; mkdir -p /sys/kernel/config/rdma_cm/%[1]s; echo %[3]d > /sys/kernel/config/rdma_cm/%[1]s/ports/%[2]d/default_roce_tos%[4]s", p.Device, p.Number, tc, persistNote)
+		devFix := Textf("echo %d > /sys/class/infiniband/%s/tc/%d/traffic_class (MLNX_OFED)%s; NCCL jobs can instead set NCCL_IB_TC=%d", tc, p.Device, p.Number, Textf(persistNote), tc)
+		tosFix := Textf("cma_roce_tos -d %[1]s -p %[2]d -t %[3]d (mlnx-tools); by hand: modprobe rdma_cm; mkdir -p /sys/kernel/config/rdma_cm/%[1]s; echo %[3]d > /sys/kernel/config/rdma_cm/%[1]s/ports/%[2]d/default_roce_tos%[4]s", p.Device, p.Number, tc, Textf(persistNote))
 		var bad []Text
 		var good []Text
 		var fix []Text

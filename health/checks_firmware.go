@@ -2,7 +2,7 @@ package health
 
 import (
 	"cmp"
-	"fmt"
+
 	"maps"
 	"slices"
 	"sort"
@@ -58,20 +58,20 @@ func checkFirmware(e *env, r *results) {
 		sort.SliceStable(versions, func(i, j int) bool { return len(byVersion[versions[i]]) > len(byVersion[versions[j]]) })
 		majority := versions[0]
 		tie := len(byVersion[versions[1]]) == len(byVersion[majority])
-		var summary []string
+		var summary []Text
 		for _, v := range versions {
-			summary = append(summary, fmt.Sprintf("%s on %s", v, joinNatural(byVersion[v])))
+			summary = append(summary, Textf("%s on %s", v, joinNatural(byVersion[v])))
 		}
 		for _, d := range devs {
 			switch {
 			case tie:
 				// The highest dotted version, compared numerically.
 				newest := slices.MaxFunc(versions, naturalCompare)
-				firmwareVerdict(e, r, d, StatusWarn, Textf("%s devices run different firmware with no majority (%s)", key, strings.Join(summary, "; ")), firmwareFix(d, newest), newest)
+				firmwareVerdict(e, r, d, StatusWarn, Textf("%s devices run different firmware with no majority (%s)", key, JoinTexts(summary, "; ")), firmwareFix(d, newest), newest)
 			case running[d] == majority:
 				firmwareVerdict(e, r, d, StatusOK, Textf("firmware %s, the majority version of %s devices", majority, key), Textf(""), "")
 			default:
-				firmwareVerdict(e, r, d, StatusWarn, Textf("firmware %s differs from the %d other %s device(s) on %s (%s)", running[d], len(byVersion[majority]), key, majority, strings.Join(summary, "; ")), firmwareFix(d, majority), majority)
+				firmwareVerdict(e, r, d, StatusWarn, Textf("firmware %s differs from the %d other %s device(s) on %s (%s)", running[d], len(byVersion[majority]), key, majority, JoinTexts(summary, "; ")), firmwareFix(d, majority), majority)
 			}
 		}
 	}

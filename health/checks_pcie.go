@@ -25,7 +25,7 @@ type demand struct {
 	largest float64
 	// ports is how many ports total counts.
 	ports int
-	what  string
+	what  Text
 }
 
 // linkDemand is the port rate that the PCIe link of dev must carry: every active
@@ -52,19 +52,19 @@ func (e *env) linkDemand(dev *node.Device) (demand, bool) {
 			}
 		}
 	}
-	dm.what = "port rate"
+	dm.what = Textf("port rate")
 	switch {
 	case len(names) > 1:
-		dm.what = "combined port rate of " + joinNatural(names)
+		dm.what = Textf("combined port rate of %s", joinNatural(names))
 	case dm.ports > 1:
-		dm.what = fmt.Sprintf("combined port rate of %s's %d ports", dev.Name, dm.ports)
+		dm.what = Textf("combined port rate of %s's %d ports", dev.Name, dm.ports)
 	}
 	if dm.total > 0 {
 		return dm, true
 	}
 	if exp, ok := e.expectations(); ok && exp.LinkRateGbps > 0 && planned > 0 {
 		rate := exp.LinkRateGbps * 1e9
-		return demand{total: rate * float64(planned), largest: rate, ports: planned, what: "planned link rate"}, true
+		return demand{total: rate * float64(planned), largest: rate, ports: planned, what: Textf("planned link rate")}, true
 	}
 	return demand{}, false
 }
@@ -429,7 +429,7 @@ func judgeAER(e *env, r *results, subject string, ends []aerEnd, fix Text) {
 
 // aerFix is what to do about AER errors on the link of f, a card or GPU
 // (what) with its firmware.
-func aerFix(f *node.PCIFunction, what, firmware string) Text {
+func aerFix(f *node.PCIFunction, what, firmware Text) Text {
 	regs := Textf("`lspci -vvv -s %s` shows the AER status registers", f.Address)
 	if f.Upstream != nil {
 		regs = Textf("`lspci -vvv -s %s` and `lspci -vvv -s %s` show the AER status registers at both ends", f.Address, f.Upstream.Address)
@@ -449,7 +449,7 @@ func checkPCIeAER(e *env, r *results) {
 			r.skip(d.Name, Textf("%s reports no AER counters", f.Address))
 			continue
 		}
-		judgeAER(e, r, d.Name, ends, aerFix(f, "card", "NIC"))
+		judgeAER(e, r, d.Name, ends, aerFix(f, Textf("card"), Textf("NIC")))
 	}
 	// A GPU's link carries GPUDirect RDMA and NCCL's staging through host
 	// memory: its errors slow the network's traffic as much as the NIC's.
@@ -466,6 +466,6 @@ func checkPCIeAER(e *env, r *results) {
 			r.skip(gpuSubject(g), Textf("%s reports no AER counters", f.Address))
 			continue
 		}
-		judgeAER(e, r, gpuSubject(g), ends, aerFix(f, "GPU", "GPU (VBIOS)"))
+		judgeAER(e, r, gpuSubject(g), ends, aerFix(f, Textf("GPU"), Textf("GPU (VBIOS)")))
 	}
 }

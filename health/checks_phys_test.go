@@ -30,7 +30,7 @@ func TestJudgeModule(t *testing.T) {
 	m := testModule()
 	m.Lanes[1].RxPowerWatts = 0.15e-3 // -8.24 dBm: past the warning only
 	ex, _ := judgeModule(m)
-	if len(ex) != 1 || ex[0].alarm || ex[0].kind != "rx" || !strings.Contains(ex[0].text, "lane 2 Rx power -8.24 dBm below the module's low warning -6.90 dBm (alarm -8.90 dBm)") {
+	if len(ex) != 1 || ex[0].alarm || ex[0].kind != "rx" || !strings.Contains(ex[0].text.String(), "lane 2 Rx power -8.24 dBm below the module's low warning -6.90 dBm (alarm -8.90 dBm)") {
 		t.Errorf("dim lane: %+v", ex)
 	}
 	m.TemperatureCelsius = 76

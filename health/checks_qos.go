@@ -299,7 +299,11 @@ func ecnFromFiles(r *results, t *target, d *node.DCBState, prios []int) {
 			}
 		}
 		if len(roles) > 0 {
-			off = append(off, Textf("priority %d (%s off)", p, strings.Join(roles, " and ")))
+			roleText := Textf("%s", roles[0])
+			if len(roles) == 2 {
+				roleText = Textf("%s and %s", roles[0], roles[1])
+			}
+			off = append(off, Textf("priority %d (%s off)", p, roleText))
 		}
 	}
 	if len(off) == 0 {

@@ -94,7 +94,7 @@ func (e *env) notRDMAReason() Text {
 	case e.plan != nil:
 		unlisted = Textf("the cluster plan does not list it (its name is unknown)")
 	}
-	return Textf("%s: no RDMA device and no RDMA-capable NIC on the PCI bus, and %s (a node that should have RDMA NICs belongs in the plan, so that their absence fails)", SkipNotRDMANode, unlisted)
+	return Textf("%s: no RDMA device and no RDMA-capable NIC on the PCI bus, and %s (a node that should have RDMA NICs belongs in the plan, so that their absence fails)", Textf(SkipNotRDMANode), unlisted)
 }
 
 // readableOnly returns the snapshot with only the devices that could be read,

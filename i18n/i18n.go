@@ -110,6 +110,14 @@ func (p *Printer) Sprintf(format string, args ...any) string {
 	return p.p.Sprintf(format, p.wrap(args)...)
 }
 
+// Word is a word or phrase without verbs (a status, a label), translated.
+func (p *Printer) Word(s string) string {
+	if p.English() {
+		return s
+	}
+	return p.p.Sprintf(message.Key(s, s))
+}
+
 // wrap keeps the arguments out of the locale's number formatting, and prints
 // the Texts among them in the printer's language.
 func (p *Printer) wrap(args []any) []any {

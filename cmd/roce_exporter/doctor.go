@@ -20,6 +20,7 @@ import (
 	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/health"
+	"github.com/roce-exporter/roce_exporter/i18n"
 	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/pipeline"
 	"github.com/roce-exporter/roce_exporter/reader"
@@ -164,7 +165,7 @@ func (d *doctorCommand) run() int {
 		enc.SetIndent("", "  ")
 		enc.Encode(report)
 	} else {
-		printDoctor(os.Stdout, report, useColor(*d.color, os.Stdout), *d.interval, *d.verbose)
+		printDoctor(os.Stdout, report, useColor(*d.color, os.Stdout), *d.interval, *d.verbose, d.a.printer())
 	}
 	if report.Summary[string(health.StatusFail)] > 0 {
 		return 1
@@ -204,10 +205,17 @@ var statusStyle = map[health.Status]struct{ label, color string }{
 	health.StatusSkipped: {"skip", "\x1b[2m"},
 }
 
+// statusLabel is the status word the doctor prints, in p's language.
+func statusLabel(p *i18n.Printer, st health.Status) string {
+	return p.Word(statusStyle[st].label)
+}
+
 // printDoctor writes the findings grouped by status, failures first, so
 // the first line a beginner reads is the most important one. Passing
-// checks are folded to one line per check unless verbose.
-func printDoctor(w io.Writer, r doctorReport, color bool, interval time.Duration, verbose bool) {
+// checks are folded to one line per check unless verbose. p is the
+// language; the columns are padded by display width, as a CJK character
+// takes two columns.
+func printDoctor(w io.Writer, r doctorReport, color bool, interval time.Duration, verbose bool, p *i18n.Printer) {
 	paint := func(st health.Status, s string) string {
 		if !color {
 			return s
@@ -216,52 +224,60 @@ func printDoctor(w io.Writer, r doctorReport, color bool, interval time.Duration
 	}
 	plan := r.Plan
 	if plan == "" {
-		plan = "none (--config.file): plan checks skipped"
+		plan = p.Sprintf("none (--config.file): plan checks skipped")
 	}
-	fmt.Fprintf(w, "roce_exporter doctor — node %s, plan %s", r.Node, plan)
+	fmt.Fprint(w, p.Sprintf("roce_exporter doctor — node %s, plan %s", r.Node, plan))
 	if r.Samples == 2 {
-		fmt.Fprintf(w, ", 2 samples %s apart\n\n", interval)
+		fmt.Fprint(w, p.Sprintf(", 2 samples %s apart", interval), "\n\n")
 	} else {
-		fmt.Fprint(w, ", 1 sample (rate checks skipped)\n\n")
+		fmt.Fprint(w, p.Sprintf(", 1 sample (rate checks skipped)"), "\n\n")
 	}
-	idWidth, subjWidth := 10, 7
+	idWidth, subjWidth, statusWidth := 10, 7, 4
 	for _, f := range r.Checks {
-		idWidth, subjWidth = max(idWidth, len(f.ID)), max(subjWidth, len(f.Subject))
+		idWidth, subjWidth = max(idWidth, displayWidth(f.ID)), max(subjWidth, displayWidth(f.Subject))
+	}
+	for _, st := range health.StatusesWorstFirst() {
+		statusWidth = max(statusWidth, displayWidth(statusLabel(p, st)))
+	}
+	planID := p.Sprintf("cluster plan")
+	if len(r.PlanWarnings) > 0 {
+		idWidth = max(idWidth, displayWidth(planID))
 	}
 	line := func(st health.Status, id, subject, msg string) {
-		fmt.Fprintf(w, "%s  %-*s  %-*s  %s\n", paint(st, fmt.Sprintf("%-4s", statusStyle[st].label)), idWidth, id, subjWidth, subject, msg)
+		fmt.Fprintf(w, "%s  %s  %s  %s\n", paint(st, padRight(statusLabel(p, st), statusWidth)), padRight(id, idWidth), padRight(subject, subjWidth), msg)
 	}
 	// The plan's own doubtful values come first: every check below is judged
 	// against them.
 	for _, pw := range r.PlanWarnings {
-		line(health.StatusWarn, "cluster plan", "", pw)
+		line(health.StatusWarn, planID, "", pw)
 	}
 	if len(r.PlanWarnings) > 0 {
 		fmt.Fprintln(w)
 	}
+	fixLabel, atLabel := p.Sprintf("fix: "), p.Sprintf("at:  ")
 	for _, st := range health.StatusesWorstFirst() {
 		if st == health.StatusOK && !verbose {
-			printOKFolded(r.Checks, line)
+			printOKFolded(r.Checks, line, p)
 			continue
 		}
 		if st == health.StatusSkipped && !verbose {
-			printSkipsFolded(r.Checks, line)
+			printSkipsFolded(r.Checks, line, p)
 			continue
 		}
 		for _, f := range r.Checks {
 			if f.Status != st {
 				continue
 			}
-			line(st, f.ID, f.Subject, f.Message)
-			if f.Fix != "" && (st == health.StatusFail || st == health.StatusWarn) {
-				indent := strings.Repeat(" ", 6+idWidth+2+subjWidth+2)
-				if at := cablingOf(r.Cabling, f.Subject); at != "" {
-					fmt.Fprintf(w, "%sat:  %s\n", indent, at)
+			line(st, f.ID, f.Subject, findingMessage(p, f))
+			if fix := findingFix(p, f); fix != "" && (st == health.StatusFail || st == health.StatusWarn) {
+				indent := strings.Repeat(" ", statusWidth+2+idWidth+2+subjWidth+2)
+				if at := cablingOf(r.Cabling, f.Subject, p); at != "" {
+					fmt.Fprintf(w, "%s%s%s\n", indent, atLabel, at)
 				}
-				for i, fl := range strings.Split(f.Fix, "\n") {
-					prefix := "fix: "
+				for i, fl := range strings.Split(fix, "\n") {
+					prefix := fixLabel
 					if i > 0 {
-						prefix = "     "
+						prefix = strings.Repeat(" ", displayWidth(fixLabel))
 					}
 					fmt.Fprintf(w, "%s%s%s\n", indent, prefix, fl)
 				}
@@ -273,19 +289,19 @@ func printDoctor(w io.Writer, r doctorReport, color bool, interval time.Duration
 	// switch port.
 	if len(r.Cabling) > 0 {
 		fmt.Fprintln(w)
-		printCabling(w, r.Cabling)
+		printCabling(w, r.Cabling, p)
 	}
-	fmt.Fprintf(w, "\n%d failed, %d warnings, %d ok, %d skipped",
-		r.Summary["fail"], r.Summary["warn"], r.Summary["ok"], r.Summary["skipped"])
+	fmt.Fprint(w, "\n", p.Sprintf("%d failed, %d warnings, %d ok, %d skipped",
+		r.Summary["fail"], r.Summary["warn"], r.Summary["ok"], r.Summary["skipped"]))
 	if n := len(r.PlanWarnings); n > 0 {
-		fmt.Fprintf(w, "; %d warning(s) about the plan itself, at the top", n)
+		fmt.Fprint(w, p.Sprintf("; %d warning(s) about the plan itself, at the top", n))
 	}
 	fmt.Fprintln(w)
 }
 
 // printOKFolded prints one line per passing check: the message when one
 // subject passed, else the subjects.
-func printOKFolded(findings []health.Finding, line func(health.Status, string, string, string)) {
+func printOKFolded(findings []health.Finding, line func(health.Status, string, string, string), p *i18n.Printer) {
 	var order []string
 	subjects := map[string][]health.Finding{}
 	for _, f := range findings {
@@ -300,41 +316,44 @@ func printOKFolded(findings []health.Finding, line func(health.Status, string, s
 	for _, id := range order {
 		fs := subjects[id]
 		if len(fs) == 1 {
-			line(health.StatusOK, id, fs[0].Subject, fs[0].Message)
+			line(health.StatusOK, id, fs[0].Subject, findingMessage(p, fs[0]))
 			continue
 		}
 		names := make([]string, len(fs))
 		for i, f := range fs {
 			names[i] = f.Subject
 		}
-		line(health.StatusOK, id, fmt.Sprintf("%d of them", len(fs)), strings.Join(names, " "))
+		line(health.StatusOK, id, p.Sprintf("%d of them", len(fs)), strings.Join(names, " "))
 	}
 }
 
 // printSkipsFolded prints node-wide skips that share a reason (no RDMA
 // device, no plan) as one line, so the root cause above stays in view.
-func printSkipsFolded(findings []health.Finding, line func(health.Status, string, string, string)) {
+func printSkipsFolded(findings []health.Finding, line func(health.Status, string, string, string), p *i18n.Printer) {
 	byReason := map[string][]string{}
+	// The reasons are grouped by their English and printed in p's language.
+	printed := map[string]string{}
 	var reasons []string
 	for _, f := range findings {
 		if f.Status != health.StatusSkipped {
 			continue
 		}
 		if f.Subject != health.SubjectNode {
-			line(health.StatusSkipped, f.ID, f.Subject, f.Message)
+			line(health.StatusSkipped, f.ID, f.Subject, findingMessage(p, f))
 			continue
 		}
 		if _, seen := byReason[f.Message]; !seen {
 			reasons = append(reasons, f.Message)
+			printed[f.Message] = findingMessage(p, f)
 		}
 		byReason[f.Message] = append(byReason[f.Message], f.ID)
 	}
 	for _, reason := range reasons {
 		ids := byReason[reason]
 		if len(ids) == 1 {
-			line(health.StatusSkipped, ids[0], health.SubjectNode, reason)
+			line(health.StatusSkipped, ids[0], health.SubjectNode, printed[reason])
 			continue
 		}
-		line(health.StatusSkipped, fmt.Sprintf("%d checks", len(ids)), health.SubjectNode, reason+": "+strings.Join(ids, " "))
+		line(health.StatusSkipped, p.Sprintf("%d checks", len(ids)), health.SubjectNode, p.Sprintf("%s: %s", printed[reason], strings.Join(ids, " ")))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/roce-exporter/roce_exporter/health"
+	"github.com/roce-exporter/roce_exporter/i18n"
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
@@ -24,16 +25,18 @@ type cablingLine struct {
 	LinkDown bool `json:"link_down,omitempty"`
 }
 
-func (c cablingLine) text() string {
+// text is the neighbour in p's language, whole formats each (the words
+// firsthour27's messages.go has too).
+func (c cablingLine) text(p *i18n.Printer) string {
 	if c.Switch == "" {
-		return "no LLDP neighbour"
+		return p.Sprintf("no LLDP neighbour")
 	}
-	s := "cabled to " + c.Switch + " " + c.SwitchPort
+	s := p.Sprintf("cabled to %[1]s %[2]s", c.Switch, c.SwitchPort)
 	if c.PortDescr != "" && c.PortDescr != c.SwitchPort {
-		s += fmt.Sprintf(" (%q)", c.PortDescr)
+		s = p.Sprintf("cabled to %[1]s %[2]s (%[3]q)", c.Switch, c.SwitchPort, c.PortDescr)
 	}
 	if c.LinkDown {
-		s += ", last seen before the link went down"
+		s = p.Sprintf("%[1]s, last seen before the link went down", s)
 	}
 	return s
 }
@@ -69,7 +72,7 @@ func cabling(snap *node.Snapshot) []cablingLine {
 }
 
 // printCabling writes the cabling section.
-func printCabling(w io.Writer, lines []cablingLine) {
+func printCabling(w io.Writer, lines []cablingLine, p *i18n.Printer) {
 	if len(lines) == 0 {
 		return
 	}
@@ -77,19 +80,19 @@ func printCabling(w io.Writer, lines []cablingLine) {
 	for _, c := range lines {
 		sw, iw = max(sw, len(c.Subject)), max(iw, len(c.Interface))
 	}
-	fmt.Fprintln(w, "cabling (LLDP neighbours from lldpd):")
+	fmt.Fprintln(w, p.Sprintf("cabling (LLDP neighbours from lldpd):"))
 	for _, c := range lines {
-		fmt.Fprintf(w, "  %-*s  %-*s  %s\n", sw, c.Subject, iw, c.Interface, c.text())
+		fmt.Fprintf(w, "  %-*s  %-*s  %s\n", sw, c.Subject, iw, c.Interface, c.text(p))
 	}
 }
 
 // cablingOf returns the neighbour text of a finding's subject (a port or
 // an interface), "" when none is known.
-func cablingOf(lines []cablingLine, subject string) string {
+func cablingOf(lines []cablingLine, subject string, p *i18n.Printer) string {
 	var parts []string
 	for _, c := range lines {
 		if c.Switch != "" && (c.Subject == subject || c.Interface == subject) {
-			parts = append(parts, c.text())
+			parts = append(parts, c.text(p))
 		}
 	}
 	return strings.Join(parts, "; ")

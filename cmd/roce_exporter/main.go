@@ -28,6 +28,7 @@ type app struct {
 	nodeName   *string
 	logConfig  *promslog.Config
 	logger     *slog.Logger
+	lang       *string
 }
 
 func newApp() *app {
@@ -37,6 +38,7 @@ func newApp() *app {
 	a.kp.UsageTemplate(usageTemplate)
 	a.configFile = a.kp.Flag("config.file", "Cluster plan (YAML): IP plan, expectations and probe settings. Optional for serving counters; required for plan checks and probes.").PlaceHolder("FILE").String()
 	a.nodeName = a.kp.Flag("node.name", "Name of this node in the cluster plan (default: the short hostname).").String()
+	a.lang = a.kp.Flag("lang", "Language of the doctor's text and the node page: en or zh-CN (Simplified Chinese). Default: the locale (LC_ALL, LC_MESSAGES, LANG), English unless it is zh_CN. JSON and metrics stay English.").PlaceHolder("LANG").String()
 	a.logConfig = &promslog.Config{}
 	promslogflag.AddFlags(a.kp, a.logConfig)
 	return a
@@ -75,6 +77,10 @@ func run(args []string) int {
 	cmd, err := a.kp.Parse(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)
+		return 2
+	}
+	if err := a.checkLang(); err != nil {
+		fmt.Fprintf(os.Stderr, "roce_exporter: --lang: %v\n", err)
 		return 2
 	}
 	a.logger = promslog.New(a.logConfig)

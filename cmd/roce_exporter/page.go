@@ -17,6 +17,7 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/health"
+	"github.com/roce-exporter/roce_exporter/i18n"
 	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/probes"
 )
@@ -62,6 +63,9 @@ type pageConfig struct {
 	// LLDP switches, the fleet's switch suspects when a Prometheus is given);
 	// nil: none.
 	Switches func() probes.SwitchView
+	// Printer is the page's language (--lang or the exporter's locale);
+	// nil is English. A request's ?lang=zh-CN or ?lang=en overrides it.
+	Printer *i18n.Printer
 }
 
 // pageFinding is one row of the doctor's table; OK and skipped findings
@@ -97,6 +101,8 @@ type pageProbe struct {
 
 type pageData struct {
 	pageConfig
+	// Lang is the HTML lang attribute of the page's language.
+	Lang                    string
 	Now                     string
 	Collected               string
 	Verdict, VerdictClass   string
@@ -126,10 +132,15 @@ type pageData struct {
 // renderPage writes the page for st (the exporter's latest collection) and
 // the probe store (nil when probes are off) at now.
 func renderPage(cfg pageConfig, st collector.Status, enabled []string, store *probes.Store, now time.Time) ([]byte, error) {
+	if cfg.Printer == nil {
+		cfg.Printer = i18n.New(i18n.English)
+	}
+	p := cfg.Printer
 	d := pageData{
 		pageConfig: cfg,
+		Lang:       p.HTMLLang(),
 		Now:        now.UTC().Format(time.RFC3339),
-		Collected:  stamp(st.Collected, now),
+		Collected:  stampIn(p, st.Collected, now),
 		Version:    orUnknown(version.Version), Revision: orUnknown(version.Revision), Branch: orUnknown(version.Branch),
 		BuildUser: orUnknown(version.BuildUser), BuildDate: orUnknown(version.BuildDate),
 		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
@@ -145,13 +156,13 @@ func renderPage(cfg pageConfig, st collector.Status, enabled []string, store *pr
 	d.probes(store, switches)
 	switch {
 	case !st.HealthEnabled:
-		d.Verdict, d.VerdictClass = "health collector disabled: no verdict", "skip"
+		d.Verdict, d.VerdictClass = p.Sprintf("health collector disabled: no verdict"), "skip"
 	case d.Fail > 0:
-		d.Verdict, d.VerdictClass = fmt.Sprintf("FAILING: %d failed, %d warnings", d.Fail, d.Warn), "fail"
+		d.Verdict, d.VerdictClass = p.Sprintf("FAILING: %d failed, %d warnings", d.Fail, d.Warn), "fail"
 	case d.Warn > 0:
-		d.Verdict, d.VerdictClass = fmt.Sprintf("WARNING: %d warnings", d.Warn), "warn"
+		d.Verdict, d.VerdictClass = p.Sprintf("WARNING: %d warnings", d.Warn), "warn"
 	default:
-		d.Verdict, d.VerdictClass = "HEALTHY: every check passed or was skipped", "ok"
+		d.Verdict, d.VerdictClass = p.Sprintf("HEALTHY: every check passed or was skipped"), "ok"
 	}
 	var b bytes.Buffer
 	if err := pageTemplate.Execute(&b, d); err != nil {
@@ -160,15 +171,19 @@ func renderPage(cfg pageConfig, st collector.Status, enabled []string, store *pr
 	return b.Bytes(), nil
 }
 
+// T is a string of the page in its language, for the template.
+func (d pageData) T(format string, args ...any) string { return d.Printer.Sprintf(format, args...) }
+
 func (d *pageData) findings(fs []health.Finding) {
+	p := d.Printer
 	for _, f := range fs {
 		switch f.Status {
 		case health.StatusFail:
 			d.Fail++
-			d.Problems = append(d.Problems, pageFinding{Status: "FAIL", Class: "fail", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: f.Message, Fix: f.Fix})
+			d.Problems = append(d.Problems, pageFinding{Status: p.Sprintf("FAIL"), Class: "fail", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: findingMessage(p, f), Fix: findingFix(p, f)})
 		case health.StatusWarn:
 			d.Warn++
-			d.Problems = append(d.Problems, pageFinding{Status: "WARN", Class: "warn", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: f.Message, Fix: f.Fix})
+			d.Problems = append(d.Problems, pageFinding{Status: p.Sprintf("WARN"), Class: "warn", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: findingMessage(p, f), Fix: findingFix(p, f)})
 		case health.StatusOK:
 			d.OK++
 		case health.StatusSkipped:
@@ -177,11 +192,11 @@ func (d *pageData) findings(fs []health.Finding) {
 	}
 	// The same folding as the doctor's text output.
 	printOKFolded(fs, func(_ health.Status, id, subject, msg string) {
-		d.Passed = append(d.Passed, pageFinding{Status: "ok", Class: "ok", Check: id, Subject: subject, Message: msg})
-	})
+		d.Passed = append(d.Passed, pageFinding{Status: p.Sprintf("ok"), Class: "ok", Check: id, Subject: subject, Message: msg})
+	}, p)
 	printSkipsFolded(fs, func(_ health.Status, id, subject, msg string) {
-		d.Skips = append(d.Skips, pageFinding{Status: "skipped", Class: "skip", Check: id, Subject: subject, Message: msg})
-	})
+		d.Skips = append(d.Skips, pageFinding{Status: p.Sprintf("skipped"), Class: "skip", Check: id, Subject: subject, Message: msg})
+	}, p)
 }
 
 func (d *pageData) collectors(st collector.Status, enabled []string) {
@@ -191,19 +206,20 @@ func (d *pageData) collectors(st collector.Status, enabled []string) {
 	}
 	now, _ := time.Parse(time.RFC3339, d.Now)
 	for _, n := range collector.Names() {
-		row := pageCollector{Name: n, Reads: collector.Help(n), State: "disabled", Class: "skip"}
+		p := d.Printer
+		row := pageCollector{Name: n, Reads: collector.Help(n), State: p.Sprintf("disabled"), Class: "skip"}
 		if slices.Contains(enabled, n) {
 			c := byName[n]
-			row.State, row.Class = "ok", "ok"
+			row.State, row.Class = p.Sprintf("ok"), "ok"
 			row.Duration = fmtDuration(c.Duration)
-			row.LastSuccess = stamp(c.LastSuccess, now)
+			row.LastSuccess = d.stamp(c.LastSuccess, now)
 			switch {
 			case c.LastRun.IsZero():
-				row.State = "not run yet"
+				row.State = p.Sprintf("not run yet")
 			case c.Absent:
-				row.State, row.Class, row.Err = "absent", "skip", c.Err
+				row.State, row.Class, row.Err = p.Sprintf("absent"), "skip", c.Err
 			case c.Err != "":
-				row.State, row.Class, row.Err = "FAILED", "fail", c.Err
+				row.State, row.Class, row.Err = p.Sprintf("FAILED"), "fail", c.Err
 			}
 		}
 		d.Collectors = append(d.Collectors, row)
@@ -262,17 +278,20 @@ func (d *pageData) probes(store *probes.Store, switches probes.SwitchView) {
 	}
 }
 
-// stamp is a time with its age, "" for the zero time.
-func stamp(t, now time.Time) string {
+// stampIn is a time with its age, "never" for the zero time, in p's
+// language.
+func stampIn(p *i18n.Printer, t, now time.Time) string {
 	if t.IsZero() {
-		return "never"
+		return p.Sprintf("never")
 	}
 	age := now.Sub(t).Round(time.Second)
 	if age < 0 {
 		age = 0
 	}
-	return fmt.Sprintf("%s UTC (%s ago)", t.UTC().Format("15:04:05"), age)
+	return p.Sprintf("%s UTC (%s ago)", t.UTC().Format("15:04:05"), age)
 }
+
+func (d *pageData) stamp(t, now time.Time) string { return stampIn(d.Printer, t, now) }
 
 func orUnknown(s string) string {
 	if s == "" {
@@ -299,7 +318,13 @@ func nodePage(exporter *collector.Exporter, store *probes.Store, cfg pageConfig)
 			http.NotFound(w, r)
 			return
 		}
-		body, err := renderPage(cfg, exporter.Status(), enabled, store, time.Now())
+		page := cfg
+		if l := r.URL.Query().Get("lang"); l != "" {
+			if tag, err := i18n.Parse(l); err == nil {
+				page.Printer = i18n.New(tag)
+			}
+		}
+		body, err := renderPage(page, exporter.Status(), enabled, store, time.Now())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return

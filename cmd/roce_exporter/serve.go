@@ -232,6 +232,7 @@ func (s *serveCommand) handler(exporter *collector.Exporter, nodeName, sysPath s
 		mux.Handle("/", nodePage(exporter, store, pageConfig{
 			NodeName: nodeName, SysPath: sysPath, PlanFile: *s.a.configFile,
 			MetricsPath: *s.telemetryPath, Started: time.Now(), Switches: switches,
+			Printer: s.a.printer(),
 		}))
 	}
 	return mux, nil

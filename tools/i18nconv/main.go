@@ -268,6 +268,17 @@ func (c *converter) mend(e types.Error) {
 			}
 			c.retype(x, "[]string", "[]Text")
 		}
+	case reCannotUseText.MatchString(e.Msg) && strings.HasSuffix(e.Msg, "in argument to append"):
+		// A Text appended to a list of strings: the list holds messages.
+		for i := len(path) - 1; i >= 0; i-- {
+			if call, ok := path[i].(*ast.CallExpr); ok && c.text(call.Fun) == "append" && len(call.Args) > 0 {
+				if !c.retype(call.Args[0], "[]string", "[]Text") {
+					x := outermostAt(path, e.Pos)
+					c.replace(x, c.text(x)+".String()", "a string is needed")
+				}
+				return
+			}
+		}
 	case reCannotUseText.MatchString(e.Msg):
 		if x := outermostAt(path, e.Pos); x != nil {
 			c.replace(x, c.text(x)+".String()", "a string is needed")
@@ -779,6 +790,12 @@ func (c *converter) fragment(a ast.Expr) {
 			c.replace(v, c.concat([]ast.Expr{v}), "a phrase")
 		}
 	case *ast.Ident:
+		if tv := c.info.Types[v]; tv.Value != nil && strings.Contains(tv.Type.String(), "string") {
+			if s := c.constString(v); reSentence.MatchString(s) {
+				c.replace(v, "Textf("+v.Name+")", "a constant phrase")
+			}
+			return
+		}
 		if t := c.info.TypeOf(v); t != nil && t.String() == "string" && c.phrasal(v) {
 			c.retype(v, "string", "Text")
 		}
@@ -894,6 +911,10 @@ func (c *converter) saysPhrase(v ast.Expr) bool {
 // rePhrase is an English word: lowercase, which names of states and
 // devices (ACTIVE, mlx5_0) are not.
 var rePhrase = regexp.MustCompile(`(?:^|[^%A-Za-z])[a-z]{3,}`)
+
+// reSentence is English words in a row: a constant that says something,
+// not a name (req_transport_retries_exceeded).
+var reSentence = regexp.MustCompile(`[a-z]{2,} [a-z]{2,}`)
 
 func phrase(l *ast.BasicLit) bool {
 	s, err := strconv.Unquote(l.Value)

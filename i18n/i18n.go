@@ -66,6 +66,10 @@ func build(cats map[language.Tag]map[string]string) (catalog.Catalog, error) {
 	return b, nil
 }
 
+// Translations is a copy of tag's catalogue, English format → translation;
+// nil for English. Tests hold output to it.
+func Translations(tag language.Tag) map[string]string { return maps.Clone(catalogues[tag]) }
+
 // Printer prints Texts and formats in one language.
 type Printer struct {
 	tag language.Tag

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -269,5 +270,41 @@ func TestReadmeZhDoctorExampleIsRealOutput(t *testing.T) {
 		if !found {
 			t.Fatalf("README.zh-CN.md line not in the real output (or out of order):\n  %s\nreal output:\n%s", want, out)
 		}
+	}
+}
+
+// TestChromeTranslated: every string the doctor and the page print through
+// the printer (p.Sprintf, p.Word, the template's .T) has a Chinese
+// translation, so a label added in English only fails here.
+func TestChromeTranslated(t *testing.T) {
+	zh := i18n.Translations(i18n.Chinese)
+	calls := regexp.MustCompile(`p\.(?:Sprintf|Word)\(("(?:[^"\\]|\\.)*")`)
+	tmpl := regexp.MustCompile(`\$?\.T ("(?:[^"\\]|\\.)*")`)
+	n := 0
+	for _, file := range []string{"doctor.go", "doctor_cabling.go", "page.go", "page.html"} {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, re := range []*regexp.Regexp{calls, tmpl} {
+			for _, m := range re.FindAllStringSubmatch(string(src), -1) {
+				s, err := strconv.Unquote(m[1])
+				if err != nil {
+					t.Fatalf("%s: %s: %v", file, m[1], err)
+				}
+				n++
+				if _, ok := zh[s]; !ok && regexp.MustCompile(`[A-Za-z]{2,}`).MatchString(verb.ReplaceAllString(s, "")) {
+					t.Errorf("%s: no Chinese for %q", file, s)
+				}
+			}
+		}
+	}
+	for _, st := range statusStyle {
+		if _, ok := zh[st.label]; !ok {
+			t.Errorf("no Chinese for the status word %q", st.label)
+		}
+	}
+	if n < 60 {
+		t.Errorf("only %d strings found: the scan is broken", n)
 	}
 }

@@ -38,7 +38,7 @@ func newApp() *app {
 	a.kp.UsageTemplate(usageTemplate)
 	a.configFile = a.kp.Flag("config.file", "Cluster plan (YAML): IP plan, expectations and probe settings. Optional for serving counters; required for plan checks and probes.").PlaceHolder("FILE").String()
 	a.nodeName = a.kp.Flag("node.name", "Name of this node in the cluster plan (default: the short hostname).").String()
-	a.lang = a.kp.Flag("lang", "Language of the doctor's text and the node page: en or zh-CN (Simplified Chinese). Default: the locale (LC_ALL, LC_MESSAGES, LANG), English unless it is zh_CN. JSON and metrics stay English.").PlaceHolder("LANG").String()
+	a.lang = a.kp.Flag("lang", "Text and page language: en, zh-CN (default: LANG).").PlaceHolder("LANG").String()
 	a.logConfig = &promslog.Config{}
 	promslogflag.AddFlags(a.kp, a.logConfig)
 	return a

@@ -8,20 +8,30 @@ BRANCH    ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown
 LDFLAGS   := -X github.com/prometheus/common/version.Version=$(VERSION) \
              -X github.com/prometheus/common/version.Revision=$(REVISION) \
              -X github.com/prometheus/common/version.Branch=$(BRANCH)
-DEMO_NODE ?= collector/testdata/mlx5-8x400g-healthy
+# The sample node `make demo` serves (README, "Sample nodes").
+SCENARIO  ?= mlx5-8x400g-healthy
 DEMO_ARGS ?=
+# make install: $(DESTDIR)$(PREFIX)/bin/roce_exporter, where the systemd
+# unit in deploy/systemd runs it from.
+PREFIX    ?= /usr/local
+DESTDIR   ?=
 
 # Iterations per fuzz target: a count, not a duration, because a time
 # budget that runs out while the fuzzer minimises a new input is reported
 # as a failure ("context deadline exceeded").
 FUZZTIME  ?= 50000x
 
-.PHONY: all build test unit fuzz lint demo run e2e fixtures golden dashboards rules bench bench-fleet sim sim-test clean
+.PHONY: all build install test unit fuzz lint demo run e2e fixtures golden dashboards rules bench bench-fleet sim sim-test clean
 
 all: lint build test
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/roce_exporter
+
+# Puts roce_exporter on PATH (as root for the default PREFIX); DESTDIR
+# stages it for a package.
+install: build
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/$(notdir $(BIN))
 
 # Every test: vet, unit and fixture tests, the binary end to end, the
 # Kubernetes manifests, short fuzzing of every parser, and the pipeline
@@ -51,11 +61,11 @@ lint:
 	$(GO) vet ./...
 	cd tools/fleetsim && $(GO) vet -stdmethods=false ./...
 
-# The exporter on the bundled 8x400G ConnectX-7 sample node: no RDMA
-# hardware needed. Open http://localhost:14791/metrics
+# The exporter on a bundled sample node, the 8x400G ConnectX-7 one unless
+# SCENARIO names another: no RDMA hardware needed. Open
+# http://localhost:14791/ (the node page) or /metrics.
 demo: build
-	./$(BIN) --path.sysfs=$(DEMO_NODE)/sys --path.dev=$(DEMO_NODE)/dev \
-		$$( [ -d $(DEMO_NODE)/replay ] && echo --collector.ethtool.replay-dir=$(DEMO_NODE)/replay ) $(DEMO_ARGS)
+	./$(BIN) --scenario=$(SCENARIO) $(DEMO_ARGS)
 
 # The exporter on this machine's real /sys.
 run: build

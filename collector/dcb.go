@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/pipeline"
@@ -28,6 +29,9 @@ var (
 	cnpPrioDesc = newGaugeDesc(namespace+"_ecn_cnp_priority",
 		"802.1p priority of the congestion notification packets the NIC sends (MLNX_OFED ecn/roce_np/cnp_802p_prio).",
 		"interface")
+	dcqcnParamsDesc = newGaugeDesc(namespace+"_dcqcn_params_info",
+		"The port's DCQCN congestion control parameters, one series per port, value always 1: params identifies the set of its "+strconv.Itoa(len(node.DCQCNParamNames))+" values (a hash; the same values give the same hash whether read from MLNX_OFED's ecn/roce_rp and roce_np files, source=\"sysfs\", or upstream's debugfs cc_params as root, source=\"debugfs\"), nondefault lists those that differ from the firmware defaults. Absent where neither shows them. Ports of one NIC model with different params drift (RoCEDCQCNParamsDrift); `roce_exporter doctor` prints the values.",
+		"interface", "source", "params", "nondefault")
 	ecnEnabledDesc = newGaugeDesc(namespace+"_ecn_enabled",
 		"1 if DCQCN/ECN is enabled for the priority in that role (np = notification point, rp = reaction point). Only where the driver exposes it (MLNX_OFED). priority=\"all\" when the setting is the same on all 8 priorities; else only the priorities that matter, unless --collector.priority.all.",
 		"interface", "priority", "role")
@@ -39,6 +43,8 @@ type dcbCollector struct {
 	prio *prioritySet
 	// dscps are the DSCPs whose priority is exported, with what uses them.
 	dscps []plannedDSCP
+	// cnpDSCP is the plan's CNP DSCP, the cnp_dscp DCQCN is judged against.
+	cnpDSCP int
 }
 
 type plannedDSCP struct {
@@ -56,7 +62,7 @@ func newDCBCollector(o *Options, _ *slog.Logger) Collector {
 			cnp = *e.CNPDSCP
 		}
 	}
-	c := dcbCollector{prio: o.priorities(), dscps: []plannedDSCP{{roce, "roce"}}}
+	c := dcbCollector{prio: o.priorities(), dscps: []plannedDSCP{{roce, "roce"}}, cnpDSCP: cnp}
 	if cnp != roce {
 		c.dscps = append(c.dscps, plannedDSCP{cnp, "cnp"})
 	}
@@ -88,6 +94,9 @@ func (c dcbCollector) Update(col *pipeline.Collection, out *Sink) error {
 		}
 		if st.CNPPrio != nil {
 			out.emit(cnpPrioDesc, float64(*st.CNPPrio), iface)
+		}
+		if p := st.DCQCN; p != nil {
+			out.emit(dcqcnParamsDesc, 1, iface, p.Source, p.Hash(), strings.Join(p.NonDefault(c.cnpDSCP), ","))
 		}
 		for _, role := range node.ECNRoles {
 			e := st.ECN[role]

@@ -22,13 +22,18 @@ type familyMetric struct {
 	// scale converts the driver's unit to the metric's base unit: pause
 	// durations are counted in microseconds and exported in seconds.
 	scale float64
-	// Which of the value's fields become labels, after "interface".
-	direction, priority, label bool
+	// Which of the value's fields become labels, after "interface". tc
+	// puts the value's Priority field under "tc": the family counts a
+	// traffic class.
+	direction, priority, tc, label bool
 }
 
 func newFamilyMetric(name, help string, scale float64, labels ...string) familyMetric {
 	if slices.Contains(labels, "priority") {
 		help += " Only the priorities that matter (the plan's RoCE priority, PFC on, counters ever above 0) unless --collector.priority.all."
+	}
+	if slices.Contains(labels, "tc") {
+		help += " Only the classes whose counters rose above 0 unless --collector.priority.all."
 	}
 	m := familyMetric{desc: newCounterDesc(name, help, append([]string{"interface"}, labels...)...), scale: scale}
 	for _, l := range labels {
@@ -37,6 +42,8 @@ func newFamilyMetric(name, help string, scale float64, labels ...string) familyM
 			m.direction = true
 		case "priority":
 			m.priority = true
+		case "tc":
+			m.tc = true
 		default: // "severity", "reason": the value's Label
 			m.label = true
 		}
@@ -60,9 +67,11 @@ var familyMetrics = [node.NumFamilies]familyMetric{
 	node.FamilyPriorityPackets: newFamilyMetric("roce_priority_packets_total",
 		"Packets per 802.1p priority.", 1, "direction", "priority"),
 	node.FamilyPriorityDiscards: newFamilyMetric("roce_priority_discards_total",
-		"Packets dropped per priority, by reason.", 1, "direction", "priority", "reason"),
-	node.FamilyPriorityECNMarkedPackets: newFamilyMetric("roce_priority_ecn_marked_packets_total",
-		"Packets ECN-marked by the NIC's own buffer per priority.", 1, "direction", "priority"),
+		"Packets dropped per priority, by reason (mlx5 rx_prio<N>_discards, bnxt_en's per-queue drops where the queue of the priority is known). Per traffic class drops are roce_traffic_class_discards_total.", 1, "direction", "priority", "reason"),
+	node.FamilyTCDiscards: newFamilyMetric("roce_traffic_class_discards_total",
+		"Packets dropped per traffic class of the port, by reason: buffer (no shared buffer left, mlx5 rx_prio<N>_buf_discard) or congestion (WRED, rx_prio<N>_cong_discard). mlx5 names them by priority but counts them per TC: under its default map TC 0 holds priority 1 and TC 1 priority 0.", 1, "direction", "tc", "reason"),
+	node.FamilyTCECNMarkedPackets: newFamilyMetric("roce_traffic_class_ecn_marked_packets_total",
+		"Packets ECN-marked by the NIC's own buffer per traffic class (mlx5 rx_prio<N>_marked, per TC despite its name).", 1, "direction", "tc"),
 	node.FamilyPHYDiscards: newFamilyMetric("roce_phy_discards_total",
 		"Packets dropped at the port for lack of buffer (rx) or on transmit (tx).", 1, "direction"),
 	node.FamilyPHYCRCErrors: newFamilyMetric("roce_phy_crc_errors_total",
@@ -85,10 +94,11 @@ type ethtoolCollector struct {
 	raw    map[string]*Desc
 	labels []string // reused label buffer
 	prio   *prioritySet
+	seenTC map[string][8]bool
 }
 
 func newEthtoolCollector(o *Options, _ *slog.Logger) Collector {
-	return &ethtoolCollector{raw: map[string]*Desc{}, prio: o.priorities()}
+	return &ethtoolCollector{raw: map[string]*Desc{}, prio: o.priorities(), seenTC: map[string][8]bool{}}
 }
 
 func (c *ethtoolCollector) Update(col *pipeline.Collection, out *Sink) error {
@@ -96,16 +106,19 @@ func (c *ethtoolCollector) Update(col *pipeline.Collection, out *Sink) error {
 	for _, iface := range slices.Sorted(maps.Keys(snap.Ethtool)) {
 		st := snap.Ethtool[iface]
 		want := c.prio.of(snap, iface)
+		wantTC := c.trafficClassesThatMatter(iface, st)
 		for _, v := range st.Values {
 			m := &familyMetrics[v.Family]
-			if m.desc == nil || m.priority && (v.Priority < 0 || v.Priority > 7 || !want[v.Priority]) {
+			if m.desc == nil ||
+				m.priority && (v.Priority < 0 || v.Priority > 7 || !want[v.Priority]) ||
+				m.tc && (v.Priority < 0 || v.Priority > 7 || !wantTC[v.Priority]) {
 				continue
 			}
 			l := append(c.labels[:0], iface)
 			if m.direction {
 				l = append(l, v.Direction)
 			}
-			if m.priority {
+			if m.priority || m.tc {
 				l = append(l, strconv.Itoa(v.Priority))
 			}
 			if m.label {
@@ -123,6 +136,27 @@ func (c *ethtoolCollector) Update(col *pipeline.Collection, out *Sink) error {
 		}
 	}
 	return nil
+}
+
+// trafficClassesThatMatter are the traffic classes whose per-TC counters
+// are exported: every class once one of its counters rose above 0 (for the
+// life of the process, so a series does not come and go), or all eight with
+// --collector.priority.all. Not the classes of the priorities that matter:
+// the exporter does not read the ETS priority→TC map, and three more series
+// per port for counters that stay 0 on a healthy port are over the series
+// budget.
+func (c *ethtoolCollector) trafficClassesThatMatter(iface string, st *node.EthtoolStats) [8]bool {
+	if c.prio.all {
+		return [8]bool{true, true, true, true, true, true, true, true}
+	}
+	tc := c.seenTC[iface]
+	for _, v := range st.Values {
+		if v.Family.TrafficClass() && v.Value > 0 && v.Priority >= 0 && v.Priority < 8 {
+			tc[v.Priority] = true
+		}
+	}
+	c.seenTC[iface] = tc
+	return tc
 }
 
 // rawDesc is the family of a raw statistic selected by

@@ -65,7 +65,49 @@ func TestEthtoolStormReplay(t *testing.T) {
 	}
 }
 
-func TestEthtoolInterfaceWithoutCaptureIsQuiet(t *testing.T) {
+// mlx5's rx_prio<N>_buf_discard, _cong_discard and _marked count traffic
+// class N: they are exported under tc, never under priority. Drops in TC 0
+// (priority 1's class under the default map) and marks in TC 5 are
+// exported because they moved; the classes whose counters never moved are
+// not, not even TC 3, where the RoCE priority 3 is.
+func TestEthtoolTrafficClassCounters(t *testing.T) {
+	dir := onePortReplay(t, strings.NewReplacer(
+		"rx_prio0_buf_discard: 0\n", "rx_prio0_buf_discard: 7\n",
+		"rx_prio0_cong_discard: 0\n", "rx_prio0_cong_discard: 2\n",
+		"rx_prio5_marked: 0\n", "rx_prio5_marked: 11\n"))
+	if b, _ := os.ReadFile(filepath.Join(dir, "ens1f0np0.txt")); !strings.Contains(string(b), "rx_prio0_buf_discard: 7") {
+		t.Fatal("capture has no rx_prio0_buf_discard line")
+	}
+	cfg := fixtureConfig("mlx5-8x400g-healthy", "ethtool")
+	cfg.ro.ReplayDir = dir
+	e, _ := newTestExporter(t, cfg)
+	out := scrape(t, e)
+	if v := value(t, mustSeries(t, out, "roce_traffic_class_discards_total", `interface="ens1f0np0"`, `direction="rx"`, `tc="0"`, `reason="buffer"`)); v != "7" {
+		t.Errorf("TC 0 buffer discards = %s, want 7", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_traffic_class_discards_total", `interface="ens1f0np0"`, `tc="0"`, `reason="congestion"`)); v != "2" {
+		t.Errorf("TC 0 congestion discards = %s, want 2", v)
+	}
+	if v := value(t, mustSeries(t, out, "roce_traffic_class_ecn_marked_packets_total", `interface="ens1f0np0"`, `tc="5"`)); v != "11" {
+		t.Errorf("TC 5 marked = %s, want 11", v)
+	}
+	if s := series(out, "roce_traffic_class_discards_total", `tc="3"`); len(s) != 0 {
+		t.Errorf("class whose counters never moved exported: %q", s)
+	}
+	for _, s := range series(out, "roce_priority_discards_total") {
+		if !strings.Contains(s, `reason="discard"`) {
+			t.Errorf("per-TC drops exported per priority: %s", s)
+		}
+	}
+	if s := series(out, "roce_priority_ecn_marked_packets_total"); len(s) != 0 {
+		t.Errorf("per-TC marks exported per priority: %q", s)
+	}
+}
+
+// onePortReplay is a replay directory with the healthy node's ethtool
+// captures of ens1f0np0 only, edited by edit.
+func onePortReplay(t *testing.T, edit *strings.Replacer) string {
+	t.Helper()
 	dir := t.TempDir()
 	src := filepath.Join(fixtures, "mlx5-8x400g-healthy", "replay")
 	for _, f := range []string{"ens1f0np0.txt", "ens1f0np0.pause.txt"} {
@@ -73,8 +115,15 @@ func TestEthtoolInterfaceWithoutCaptureIsQuiet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.WriteFile(filepath.Join(dir, f), b, 0o644)
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(edit.Replace(string(b))), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
+	return dir
+}
+
+func TestEthtoolInterfaceWithoutCaptureIsQuiet(t *testing.T) {
+	dir := onePortReplay(t, strings.NewReplacer())
 	cfg := fixtureConfig("mlx5-8x400g-healthy", "ethtool")
 	cfg.ro.ReplayDir = dir
 	e, logs := newTestExporter(t, cfg)

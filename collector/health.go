@@ -22,7 +22,7 @@ var (
 		"Subjects the doctor check judged (ok, warn or fail; skipped ones are not counted); a check that judged none is absent. Those that did not pass have roce_health_check_ok 0, so the passing ones are this minus count(roce_health_check_ok == 0).",
 		"check")
 	healthInfoDesc = newGaugeDesc(namespace+"_health_check_info",
-		"A doctor check that is not ok, with its severity (critical = fail, warning = warn) and the fix; value is always 1.",
+		"A doctor check that is not ok, with its severity (critical: a failure that hurts a running job now; warning: a warning, or a failure of static configuration that needs a ticket) and the fix; value is always 1.",
 		"check", "subject", "device", "interface", "severity", "hint")
 )
 
@@ -72,11 +72,7 @@ func (c *healthCollector) Update(col *pipeline.Collection, out *Sink) error {
 			}
 		case health.StatusWarn, health.StatusFail:
 			out.emit(healthOKDesc, 0, f.ID, f.Subject, p.Device, p.Interface)
-			severity := "warning"
-			if f.Status == health.StatusFail {
-				severity = "critical"
-			}
-			out.emit(healthInfoDesc, 1, f.ID, f.Subject, p.Device, p.Interface, severity, hintLabel(f.Fix))
+			out.emit(healthInfoDesc, 1, f.ID, f.Subject, p.Device, p.Interface, string(f.Severity), hintLabel(f.Fix))
 		}
 	}
 	for _, cc := range counts {

@@ -36,3 +36,15 @@ func TestHealthFindingsNameTheirPort(t *testing.T) {
 		t.Errorf("rdma_nic_present = %s", v)
 	}
 }
+
+// The severity label is the check's: a failure of static configuration (a
+// PCIe link trained narrow) is a ticket, a link down pages.
+func TestHealthSeverityIsTheChecks(t *testing.T) {
+	e, _ := newTestExporter(t, replayConfig("mlx5-degraded", "rdma", "netdev", "pcie", "ethtool", "dcb", "health"))
+	out := scrape(t, e)
+	mustSeries(t, out, "roce_health_check_info", `check="port_active"`, `subject="mlx5_1"`, `severity="critical"`)
+	mustSeries(t, out, "roce_health_check_info", `check="pcie_link_not_degraded"`, `subject="mlx5_2"`, `severity="warning"`)
+	if s := series(out, "roce_health_check_info", `check="pcie_link_not_degraded"`, `severity="critical"`); len(s) != 0 {
+		t.Errorf("a static finding pages: %q", s)
+	}
+}

@@ -42,6 +42,9 @@ type Options struct {
 	// TransceiverLaneMonitors also exports per-lane Tx power and laser
 	// bias; per-lane Rx power is always exported.
 	TransceiverLaneMonitors bool
+	// Sample names the node whose data is read when it is not this machine
+	// (--scenario, a copied sysfs tree, replayed captures); "" on a live node.
+	Sample string
 }
 
 // PipelineOptions are the options of the pipeline these collectors export:
@@ -59,23 +62,30 @@ type flagGroup interface {
 // PathFlags say where the node's files are and how long a read may take:
 // all a command needs that reads the node without exporting it.
 type PathFlags struct {
-	sysPath, devPath, procPath *string
-	timeout                    *time.Duration
+	sysPath, devPath, procPath, rootFS *string
+	timeout                            *time.Duration
+	// set records the path flags given on the command line, which a
+	// scenario must not silently override.
+	set map[string]*bool
 }
 
-// RegisterPathFlags adds --path.sysfs, --path.dev and --collector.timeout.
+// RegisterPathFlags adds --path.sysfs, --path.dev, --path.proc,
+// --path.rootfs and --collector.timeout.
 func RegisterPathFlags(g flagGroup) *PathFlags {
-	f := &PathFlags{}
-	f.sysPath = g.Flag("path.sysfs", "sysfs mountpoint (point it at a fixture tree to replay a captured node).").Default("/sys").String()
-	f.devPath = g.Flag("path.dev", "devfs mountpoint, used to find /dev/infiniband.").Default("/dev").String()
-	f.procPath = g.Flag("path.proc", "procfs mountpoint (IOMMU and NVIDIA driver facts); empty: /proc when --path.sysfs is live.").Default("").String()
+	f := &PathFlags{set: map[string]*bool{"path.sysfs": new(bool), "path.dev": new(bool), "path.proc": new(bool), "path.rootfs": new(bool)}}
+	f.sysPath = g.Flag("path.sysfs", "sysfs mountpoint (point it at a fixture tree to replay a captured node).").Default("/sys").IsSetByUser(f.set["path.sysfs"]).String()
+	f.devPath = g.Flag("path.dev", "devfs mountpoint, used to find /dev/infiniband.").Default("/dev").IsSetByUser(f.set["path.dev"]).String()
+	f.procPath = g.Flag("path.proc", "procfs mountpoint (IOMMU and NVIDIA driver facts); empty: /proc when --path.sysfs is live.").Default("").IsSetByUser(f.set["path.proc"]).String()
+	f.rootFS = g.Flag("path.rootfs", "Root filesystem whose /etc has the memlock limits; empty: / if --path.sysfs is live.").Default("").IsSetByUser(f.set["path.rootfs"]).String()
 	f.timeout = g.Flag("collector.timeout", "Per-scrape time limit for each collector; a collector that exceeds it reports roce_scrape_collector_success 0 and its stuck read is not retried until it returns.").Default("5s").Duration()
 	return f
 }
 
-// ReaderOptions are the reader's options for the given sources.
-func (f *PathFlags) ReaderOptions(sources ...string) reader.Options {
-	return reader.Options{SysPath: *f.sysPath, DevPath: *f.devPath, ProcPath: *f.procPath, Timeout: *f.timeout, Sources: sources}
+// ReaderOptions are the reader's options for the given sources, after
+// checking that the paths exist (a *UsageError when one does not).
+func (f *PathFlags) ReaderOptions(sources ...string) (reader.Options, error) {
+	o := reader.Options{SysPath: *f.sysPath, DevPath: *f.devPath, ProcPath: *f.procPath, RootFS: *f.rootFS, Timeout: *f.timeout, Sources: sources}
+	return o, checkPaths(o)
 }
 
 // Flags are the command-line settings of the reader and the collectors.
@@ -96,6 +106,9 @@ type Flags struct {
 	// transceiverLanes is nil for a command without it (the doctor).
 	transceiverLanes *bool
 	lldpSocket       *string
+	scenario         *string
+	scenarioDir      *string
+	replaySet        bool
 }
 
 // RegisterFlags adds the collector flags to a command, in node_exporter's
@@ -126,7 +139,9 @@ func registerFlags(app flagGroup, sourcesOnly bool) *Flags {
 	f.devExclude = app.Flag("collector.rdma.device-exclude", "Regexp of RDMA devices never to read (all collectors), e.g. firmware-restricted functions.").PlaceHolder("REGEX").String()
 	f.refresh = app.Flag("collector.rdma.gid-refresh", "How long slow-changing data (GID tables, RoCE mode, MTU, device metadata, optics EEPROM, LLDP) is cached (0 = every scrape).").Default("60s").Duration()
 	f.netdevInclude = app.Flag("collector.netdev.include", "Regexp of extra network interfaces to report besides those backing RDMA ports.").PlaceHolder("REGEX").String()
-	f.ethtoolReplay = app.Flag("collector.ethtool.replay-dir", "Read captures (`ethtool -S/-i/-a/-m/--show-fec`, DCB, devlink, lldpcli) from DIR instead of the kernel; the sample nodes' replay/ shows the file names.").PlaceHolder("DIR").String()
+	f.ethtoolReplay = app.Flag("collector.ethtool.replay-dir", "Read captures (`ethtool -S/-i/-a/-m/--show-fec`, DCB, devlink, lldpcli) from DIR instead of the kernel; the sample nodes' replay/ shows the file names.").PlaceHolder("DIR").IsSetByUser(&f.replaySet).String()
+	f.scenario = app.Flag("scenario", "Read the bundled sample node NAME (README, \"Sample nodes\") instead of this machine: it sets --path.sysfs, --path.dev, --path.proc, --path.rootfs and --collector.ethtool.replay-dir.").PlaceHolder("NAME").String()
+	f.scenarioDir = app.Flag("scenario.dir", "Where --scenario's sample nodes are.").Default(DefaultScenarioDir).PlaceHolder("DIR").String()
 	f.ethtoolRawInclude = app.Flag("collector.ethtool.raw-include", "Regexp of raw ethtool stat names to export as roce_ethtool_<name> (off by default: NICs have thousands).").PlaceHolder("REGEX").String()
 	if !sourcesOnly {
 		f.allPriorities = app.Flag("collector.priority.all", "Export the per-priority families (roce_priority_*, roce_pfc_*, roce_pfc_enabled, roce_ecn_enabled) for all 8 priorities. By default only the priorities that matter are exported: the plan's RoCE priority, those with PFC on, and those whose counters ever rose above zero; ECN settings equal on all 8 priorities collapse to priority=\"all\".").Default("false").Bool()
@@ -143,7 +158,25 @@ func registerFlags(app flagGroup, sourcesOnly bool) *Flags {
 // Collectors named explicitly on the command line survive
 // --collector.disable-defaults.
 func (f *Flags) Options() (Options, reader.Options, error) {
-	ro := f.ReaderOptions()
+	ro := reader.Options{SysPath: *f.sysPath, DevPath: *f.devPath, ProcPath: *f.procPath, RootFS: *f.rootFS, Timeout: *f.timeout}
+	ro.ReplayDir = *f.ethtoolReplay
+	if *f.scenario != "" {
+		for _, flag := range []string{"path.sysfs", "path.dev", "path.proc", "path.rootfs"} {
+			if *f.set[flag] {
+				return Options{}, ro, usageErrorf("--scenario=%s sets --%s itself: give one or the other", *f.scenario, flag)
+			}
+		}
+		if f.replaySet {
+			return Options{}, ro, usageErrorf("--scenario=%s sets --collector.ethtool.replay-dir itself: give one or the other", *f.scenario)
+		}
+		var err error
+		if ro.SysPath, ro.DevPath, ro.ReplayDir, ro.ProcPath, ro.RootFS, err = scenarioPaths(*f.scenarioDir, *f.scenario); err != nil {
+			return Options{}, ro, err
+		}
+	}
+	if err := checkPaths(ro); err != nil {
+		return Options{}, ro, err
+	}
 	ro.Refresh = *f.refresh
 	var err error
 	if ro.DeviceInclude, err = compileOptional("collector.rdma.device-include", *f.devInclude); err != nil {
@@ -155,7 +188,6 @@ func (f *Flags) Options() (Options, reader.Options, error) {
 	if ro.NetdevInclude, err = compileOptional("collector.netdev.include", *f.netdevInclude); err != nil {
 		return Options{}, ro, err
 	}
-	ro.ReplayDir = *f.ethtoolReplay
 	ro.LLDPSocket = *f.lldpSocket
 	if ro.EthtoolRawInclude, err = compileOptional("collector.ethtool.raw-include", *f.ethtoolRawInclude); err != nil {
 		return Options{}, ro, err
@@ -181,6 +213,7 @@ func (f *Flags) Options() (Options, reader.Options, error) {
 	}
 	sort.Strings(o.Enabled)
 	ro.Sources = Sources(o.Enabled)
+	o.Sample = sampleName(*f.scenario, ro)
 	return o, ro, nil
 }
 

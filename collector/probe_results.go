@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	registerDerived("probe", "Results of the scheduled fabric probes (ib_write_bw, ib_write_lat, NCCL all_reduce, ping); present when the plan enables probes.", newProbeCollector)
+	registerDerived("probe", "Results of the scheduled fabric probes (ib_write_bw, ib_write_lat, NCCL all_reduce, ping, incast); present when the plan enables probes.", newProbeCollector)
 }
 
 var (

@@ -118,6 +118,15 @@ func (l *loader) decodeExpectations(f field, e *Expectations) {
 		},
 		"roce_dscp": func(f field) { e.RoCEDSCP = l.dscp(f) },
 		"cnp_dscp":  func(f field) { e.CNPDSCP = l.dscp(f) },
+		"vlan": func(f field) {
+			if vid, ok := l.integer(f); ok {
+				if vid < 1 || vid > 4094 {
+					l.errorAt(f.node, f.path, "%d is not a VLAN ID (1–4094); leave the key out when the compute network has no VLAN of its own", vid)
+					return
+				}
+				e.VLAN = &vid
+			}
+		},
 		"ib_service_level": func(f field) {
 			if sl, ok := l.integer(f); ok {
 				if sl < 0 || sl > 15 {
@@ -152,7 +161,47 @@ func (l *loader) decodeExpectations(f field, e *Expectations) {
 			}
 		},
 		"firmware_consistent": func(f field) { e.FirmwareConsistent, _ = l.boolean(f) },
+		"other_rdma_classes": func(f field) {
+			l.list(f, func(_ int, item field) {
+				if c, ok := l.decodeRDMAClass(item); ok {
+					e.OtherRDMAClasses = append(e.OtherRDMAClasses, c)
+					l.rdmaClassPath = append(l.rdmaClassPath, item.path)
+				}
+			})
+		},
 	})
+}
+
+// rdmaClassName: a short word that reads well in a finding.
+var rdmaClassName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$`)
+
+func (l *loader) decodeRDMAClass(f field) (RDMAClass, bool) {
+	if !l.mapping(f) {
+		return RDMAClass{}, false
+	}
+	var c RDMAClass
+	nameOK, prioOK := false, false
+	l.object(f, fieldHandlers{
+		"name": func(f field) {
+			if name, ok := l.text(f); ok {
+				if !rdmaClassName.MatchString(name) {
+					l.errorAt(f.node, f.path, "%q is not a class name: letters, digits, '.', '-' and '_', at most 32 characters (it names the class in the doctor's findings, e.g. storage)", name)
+					return
+				}
+				c.Name, nameOK = name, true
+			}
+		},
+		"priority": func(f field) {
+			if p, ok := l.integer(f); ok {
+				if p < 0 || p > 7 {
+					l.errorAt(f.node, f.path, "%d is not an 802.1p priority (0–7): the priority the class's traffic runs on, as `mlnx_qos -i <netdev>` or `dcb app show` maps its DSCP", p)
+					return
+				}
+				c.Priority, prioOK = p, true
+			}
+		},
+	}, "name", "priority")
+	return c, nameOK && prioOK
 }
 
 // The range of expectations.link_rate_gbps: 1 Gb/s (RoCE on a lab's 1GbE) to twice the
@@ -356,6 +405,7 @@ func (l *loader) decodeProbes(f field, p *Probes) {
 		"ib_write_lat": func(f field) { l.decodePerftest(f, &p.IBWriteLat) },
 		"nccl":         func(f field) { l.decodeNCCL(f, &p.NCCL) },
 		"ping":         func(f field) { l.decodePing(f, &p.Ping) },
+		"incast":       func(f field) { l.decodeIncast(f, &p.Incast) },
 	})
 }
 
@@ -377,6 +427,28 @@ const (
 )
 
 func (l *loader) decodePerftest(f field, p *Perftest) {
+	l.object(f, l.perftestFields(p))
+}
+
+// maxIncastSenders bounds an incast: past a few senders the switch port is no more
+// oversubscribed in any way that matters, while every sender is one more node loaded.
+const maxIncastSenders = 16
+
+func (l *loader) decodeIncast(f field, in *Incast) {
+	handlers := l.perftestFields(&in.Perftest)
+	handlers["senders"] = func(f field) {
+		if n, ok := l.integer(f); ok {
+			if n < 2 || n > maxIncastSenders {
+				l.errorAt(f.node, f.path, "%d must be 2–%d: an incast needs at least two senders to oversubscribe the receiver's switch port", n, maxIncastSenders)
+				return
+			}
+			in.Senders = n
+		}
+	}
+	l.object(f, handlers)
+}
+
+func (l *loader) perftestFields(p *Perftest) fieldHandlers {
 	handlers := l.scheduleFields(&p.Schedule)
 	maps.Copy(handlers, fieldHandlers{
 		"command": func(f field) { p.Command, _ = l.executable(f) },
@@ -420,7 +492,7 @@ func (l *loader) decodePerftest(f field, p *Perftest) {
 		"use_cuda":   func(f field) { p.UseCUDA, _ = l.boolean(f) },
 		"extra_args": func(f field) { p.ExtraArgs = l.extraArgs(f, perftestOwnedFlags, perftestTable) },
 	})
-	l.object(f, handlers)
+	return handlers
 }
 
 func (l *loader) portRange(f field) (PortRange, bool) {

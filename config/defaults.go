@@ -42,6 +42,21 @@ var (
 		// Right after the ib_write_bw block, so that both kinds of responder can listen.
 		PortRange: PortRange{First: 18531, Last: 18546},
 	}
+	// defaultIncast is off: an incast congests a switch port on purpose, and the pause
+	// frames it draws can spread to the jobs on that switch (congestion spreading), so an
+	// operator opts in. Once enabled, once a day: what it proves changes only when a
+	// switch's configuration does. The ports follow ib_write_lat's, 4 per rail for 8 rails.
+	defaultIncast = Incast{
+		Perftest: Perftest{
+			Schedule:    Schedule{Enabled: false, Interval: 24 * time.Hour, Timeout: 60 * time.Second},
+			Command:     "/usr/bin/ib_write_bw",
+			Duration:    10 * time.Second,
+			MessageSize: 1 << 20,
+			QueuePairs:  4,
+			PortRange:   PortRange{First: 18547, Last: 18578},
+		},
+		Senders: 2,
+	}
 	defaultNCCLSchedule = Schedule{Enabled: false, Interval: 6 * time.Hour, Timeout: 15 * time.Minute}
 	defaultNCCLMinBytes = SizeBytes(8)
 	defaultPingSchedule = Schedule{Enabled: true, Interval: time.Minute, Timeout: 10 * time.Second}
@@ -106,6 +121,9 @@ func (l *loader) applyDefaults(p *Plan) {
 	defaultTo(l, "probes.nccl.nvidia_smi", &nccl.NVIDIASMI, defaultNVIDIASMI)
 	defaultTo(l, "probes.nccl.large_message_bytes", &nccl.LargeMessageBytes, DefaultNCCLLargeMessageBytes)
 	defaultTo(l, "probes.nccl.group_size", &nccl.GroupSize, defaultNCCLGroupSize)
+
+	l.defaultPerftest("probes.incast", &probes.Incast.Perftest, defaultIncast.Perftest)
+	defaultTo(l, "probes.incast.senders", &probes.Incast.Senders, defaultIncast.Senders)
 
 	ping := &probes.Ping
 	l.defaultSchedule("probes.ping", &ping.Schedule, defaultPingSchedule)

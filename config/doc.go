@@ -15,10 +15,13 @@
 //	  ecn: true
 //	  roce_dscp: 26                    # 0-63; traffic class = dscp<<2 | ECT(0) = 106
 //	  cnp_dscp: 48                     # 0-63
+//	  vlan: 100                        # 1-4094; absent = VLAN not checked
 //	  ib_service_level: 0              # InfiniBand only, 0-15 (NCCL_IB_SL)
 //	  min_bandwidth_fraction: 0.9
 //	  link_rate_gbps: 400
 //	  firmware_consistent: true
+//	  other_rdma_classes:              # Ethernet only; RDMA besides RoCE's, on its own priority
+//	    - {name: storage, priority: 4} # name [A-Za-z0-9._-]{1,32}; priority 0-7, not pfc_priority
 //	nodes:
 //	  - name: node01
 //	    management_ip: 10.0.0.11
@@ -35,6 +38,7 @@
 //	                 gpus_per_node, min_bytes, max_bytes, nvidia_smi, large_message_bytes,
 //	                 extra_mpirun_args, env, node_env, min_bus_bandwidth_gbytes}
 //	  ping:         {enabled, interval, timeout, jitter, count}
+//	  incast:       {the keys of ib_write_bw, senders}
 //
 // Parse reports every problem at once, each as file:line: field: message, and rejects
 // unknown keys so that a typo cannot silently fall back to a default.
@@ -94,6 +98,15 @@
 //	                                     each led by a member; leader adds a whole-cluster run)
 //	                                     (command and gpus_per_node have no default)
 //	probes.ping                          enabled, interval 1m, timeout 10s, jitter 10%, count 5
+//	probes.incast                        disabled (it congests a switch port on purpose),
+//	                                     interval 24h, timeout 60s, jitter 10%, senders 2,
+//	                                     command /usr/bin/ib_write_bw, duration 10s,
+//	                                     message_size 1048576, queue_pairs 4,
+//	                                     port_range 18547-18578 (senders × rails on the
+//	                                     receiver), gid_index auto; needs
+//	                                     expectations.pfc_priority and senders+1 nodes;
+//	                                     a round holds at least one group, so a
+//	                                     max_fabric_share below senders+1 nodes warns
 //
 // message_size is 1 MiB rather than perftest's 65536 because 64 KiB messages on few
 // queue pairs cannot fill a 400G port, so a healthy link would look slow.

@@ -25,6 +25,27 @@ func PairRounds(nodes int, share float64) int {
 	return (pairs + perRound - 1) / perRound
 }
 
+// IncastRounds is how many rounds one incast interval is split into so that at most
+// share of the nodes take part in an incast at once. The interval cuts the nodes into
+// groups of senders+1 (a receiver and its senders; the remainder sits the interval out);
+// a round may hold floor(share*n/(senders+1)) groups (at least one).
+func IncastRounds(nodes, senders int, share float64) int {
+	size := senders + 1
+	groups := nodes / size
+	if groups <= 0 || size <= 1 || share <= 0 || share >= 1 {
+		return 1
+	}
+	perRound := max(int(share*float64(nodes)/float64(size)), 1)
+	return (groups + perRound - 1) / perRound
+}
+
+// IncastFreshRounds is how many incast intervals an incast result counts for: fresh_rounds
+// times the group size. A node takes part in an incast only in the intervals it does not
+// sit out (n mod (senders+1) of n nodes sit each one out, in a new order every time) and
+// receives in about one of senders+1, so fresh_rounds intervals alone would let a small
+// plan's node go stale by the luck of the draw.
+func (p Probes) IncastFreshRounds() int { return p.FreshRounds * (p.Incast.Senders + 1) }
+
 // FreshFor is how long a result of a probe on schedule s counts: rounds intervals plus
 // the run's own timeout (a result is stamped when its run starts). A plan keeps it within
 // MaxFreshFor; past what a Duration holds it is the longest Duration, never a wrapped one.

@@ -126,6 +126,7 @@ type loader struct {
 	nodePath      map[*Node]string
 	interfacePath map[*ComputeInterface]string
 	computePath   []string // parallel to Plan.Networks.Compute
+	rdmaClassPath []string // parallel to Plan.Expectations.OtherRDMAClasses
 }
 
 // maxAliasesFollowed is far above what a hand-written plan uses; past it a file is

@@ -98,12 +98,13 @@ func TestExampleNamesEveryKey(t *testing.T) {
 	example := string(data)
 	for _, key := range []string{
 		"cluster", "management", "compute", "link_layer", "mtu", "roce_mode", "pfc_priority", "trust",
-		"ecn", "roce_dscp", "cnp_dscp", "ib_service_level", "min_bandwidth_fraction", "link_rate_gbps", "firmware_consistent", "name",
+		"ecn", "roce_dscp", "cnp_dscp", "vlan", "ib_service_level", "min_bandwidth_fraction", "link_rate_gbps", "firmware_consistent", "name",
 		"management_ip", "interfaces", "netdev", "rdma_device", "ip", "enabled", "state_dir",
 		"max_port_utilization", "ib_write_bw", "ib_write_lat", "interval", "timeout", "jitter",
 		"command", "duration", "message_size", "queue_pairs", "gid_index", "port_range",
 		"extra_args", "leader", "mpirun", "gpus_per_node", "min_bytes", "max_bytes",
 		"extra_mpirun_args", "env", "node_env", "nvidia_smi", "min_bus_bandwidth_gbytes", "large_message_bytes", "count",
+		"incast", "senders",
 	} {
 		if !strings.Contains(example, key+":") {
 			t.Errorf("the example never shows %q", key)
@@ -189,6 +190,17 @@ func TestDefaults(t *testing.T) {
 		Ping: Ping{
 			Schedule: Schedule{Enabled: true, Interval: time.Minute, Timeout: 10 * time.Second, Jitter: 6 * time.Second},
 			Count:    5,
+		},
+		Incast: Incast{
+			Perftest: Perftest{
+				Schedule:    Schedule{Enabled: false, Interval: 24 * time.Hour, Timeout: time.Minute, Jitter: 144 * time.Minute},
+				Command:     "/usr/bin/ib_write_bw",
+				Duration:    10 * time.Second,
+				MessageSize: 1048576,
+				QueuePairs:  4,
+				PortRange:   PortRange{18547, 18578},
+			},
+			Senders: 2,
 		},
 		NICTestInterval: time.Hour,
 		MaxFabricShare:  1,
@@ -350,5 +362,15 @@ func TestRoCETrafficClass(t *testing.T) {
 	}
 	if _, ok := plan.Expectations.RoCETrafficClass(); ok || *plan.Expectations.IBServiceLevel != 5 {
 		t.Errorf("InfiniBand plan: a RoCE traffic class, or SL %v", plan.Expectations.IBServiceLevel)
+	}
+}
+
+func TestVLANExpectation(t *testing.T) {
+	plan, err := Parse("cluster.yaml", []byte(minimalPlan+"expectations:\n  vlan: 100\n"))
+	if err != nil || plan.Expectations.VLAN == nil || *plan.Expectations.VLAN != 100 {
+		t.Fatalf("vlan 100: %+v, %v", plan, err)
+	}
+	if plan, err = Parse("cluster.yaml", []byte(minimalPlan)); err != nil || plan.Expectations.VLAN != nil {
+		t.Fatalf("no vlan: VLAN = %v, %v", plan.Expectations.VLAN, err)
 	}
 }

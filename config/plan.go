@@ -81,6 +81,10 @@ type Expectations struct {
 	// CNPDSCP is the DSCP (0–63) of DCQCN's congestion notification packets, default 48
 	// (MLNX_OFED's roce_np/cnp_dscp default); nil on InfiniBand.
 	CNPDSCP *int
+	// VLAN is the VLAN (1–4094) the compute network runs in on the switches:
+	// the port VLAN ID untagged RoCE lands in, or the tag of a VLAN device
+	// that carries it; nil when the plan names none (VLAN not checked).
+	VLAN *int
 	// IBServiceLevel is the InfiniBand service level (0–15) NCCL_IB_SL should select;
 	// nil when the plan leaves it to NCCL's default (0).
 	IBServiceLevel *int
@@ -91,6 +95,31 @@ type Expectations struct {
 	LinkRateGbps float64
 	// FirmwareConsistent asks that NICs of one model run one firmware version fleet-wide.
 	FirmwareConsistent bool
+	// OtherRDMAClasses are the RDMA traffic classes besides RoCE's compute
+	// traffic that run on priorities of their own (storage: NVMe-oF,
+	// GPUDirect Storage); RDMA bytes on their priorities are theirs, not RoCE
+	// gone astray, and PFC on them is planned. Ethernet only; each priority
+	// differs from PFCPriority and from the others'.
+	OtherRDMAClasses []RDMAClass
+}
+
+// RDMAClass is one RDMA traffic class of the plan that is not RoCE's
+// compute traffic.
+type RDMAClass struct {
+	// Name names the class in findings (storage, nvmeof, gds).
+	Name string
+	// Priority is the 802.1p priority (0–7) the class's traffic runs on.
+	Priority int
+}
+
+// OtherRDMAClassOn returns the plan's other RDMA class on priority p.
+func (e Expectations) OtherRDMAClassOn(p int) (RDMAClass, bool) {
+	for _, c := range e.OtherRDMAClasses {
+		if c.Priority == p {
+			return c, true
+		}
+	}
+	return RDMAClass{}, false
 }
 
 // RoCETrafficClass is the IP traffic class (ToS byte) RoCE should be sent with: the plan's
@@ -175,6 +204,8 @@ type Probes struct {
 	IBWriteLat         Perftest
 	NCCL               NCCL
 	Ping               Ping
+	// Incast is the N:1 probe that proves the switch's PFC and ECN from the hosts.
+	Incast Incast
 
 	// NICTestInterval is how often every NIC must be tested by a pair probe: the length
 	// of one pairing of the whole plan (an epoch). It is the default interval of
@@ -277,6 +308,17 @@ type NCCL struct {
 	// schedule names, so a slow group points at its few nodes. Leader, when set, adds the
 	// whole-cluster run. 0 runs no groups.
 	GroupSize int
+}
+
+// Incast configures the incast probe: Senders nodes write at full rate into one
+// receiver's NIC on the RoCE traffic class, one perftest server per sender on the
+// receiver, so that the switch port towards the receiver is oversubscribed Senders:1 and
+// must pause (PFC) or mark (ECN) instead of dropping. Its Perftest part is the perftest
+// run of every sender and server; PortRange holds Senders ports per rail on the receiver.
+type Incast struct {
+	Perftest
+	// Senders is how many nodes write into the receiver at once (at least 2).
+	Senders int
 }
 
 // Ping pings every peer's compute IPs.

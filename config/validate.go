@@ -51,7 +51,7 @@ func (l *loader) validateExpectations(e Expectations) {
 		// These settings are Ethernet QoS; InfiniBand is lossless through credit-based flow
 		// control and has neither RoCE versions nor DSCP. Writing them means the plan was
 		// meant for the other fabric.
-		for _, key := range []string{"roce_mode", "pfc_priority", "trust", "ecn", "roce_dscp", "cnp_dscp"} {
+		for _, key := range []string{"roce_mode", "pfc_priority", "trust", "ecn", "roce_dscp", "cnp_dscp", "vlan", "other_rdma_classes"} {
 			if path := "expectations." + key; l.isWritten(path) {
 				l.errorf(path, "applies to RoCE (link_layer: Ethernet) only; InfiniBand has no %s, remove it", key)
 			}
@@ -67,6 +67,35 @@ func (l *loader) validateExpectations(e Expectations) {
 			l.warnf("expectations.mtu", "%d leaves no room for RoCE, which needs the smallest path MTU (256) plus %d bytes of headers; 9000 is usual on a RoCE fabric", e.MTU, node.RoCEHeaderBytes)
 		case e.MTU > 0 && e.MTU < node.MinMTUForRoCE4096:
 			l.warnf("expectations.mtu", "%d is below %d, so RoCE runs with a %d-byte path MTU instead of 4096 and loses bandwidth to headers; 9000 is usual on a RoCE fabric%s", e.MTU, node.MinMTUForRoCE4096, node.RoCEActiveMTU(e.MTU), droppedDigitHint(e.MTU))
+		}
+		l.validateRDMAClasses(e)
+	}
+}
+
+// validateRDMAClasses: each other RDMA class has a name and a priority of
+// its own, neither RoCE's nor another class's; rdma_bytes_on_roce_priority
+// counts RDMA bytes on a class's priority as the class's.
+func (l *loader) validateRDMAClasses(e Expectations) {
+	byName := map[string]string{}
+	byPriority := map[int]RDMAClass{}
+	for i, c := range e.OtherRDMAClasses {
+		path := l.rdmaClassPath[i]
+		folded := strings.ToLower(c.Name)
+		if first, dup := byName[folded]; dup {
+			l.errorf(path+".name", "%s is already the name of %s; each class needs a name of its own", c.Name, l.describePath(first))
+		} else {
+			byName[folded] = path
+		}
+		switch first, dup := byPriority[c.Priority]; {
+		case e.PFCPriority != nil && c.Priority == *e.PFCPriority:
+			l.errorf(path+".priority", "%d is the RoCE priority (expectations.pfc_priority): RDMA on it already counts as RoCE's; a class of its own runs on another priority", c.Priority)
+		case dup:
+			l.errorf(path+".priority", "%d is already the priority of the class %s; one priority carries one class", c.Priority, first.Name)
+		default:
+			byPriority[c.Priority] = c
+			if c.Priority == 0 {
+				l.warnf(path+".priority", "0 is where traffic without a marking lands: RoCE that lost its DSCP (an unset NCCL_IB_TC, a wrong DSCP map) is counted as %s there, and rdma_bytes_on_roce_priority no longer sees it", c.Name)
+			}
 		}
 	}
 }
@@ -228,6 +257,7 @@ func (l *loader) validateProbes(p *Plan) {
 	l.validateSchedule("probes.ib_write_lat", probes.IBWriteLat.Schedule)
 	l.validateSchedule("probes.nccl", probes.NCCL.Schedule)
 	l.validateSchedule("probes.ping", probes.Ping.Schedule)
+	l.validateSchedule("probes.incast", probes.Incast.Schedule)
 
 	for _, s := range []struct {
 		path     string
@@ -237,6 +267,11 @@ func (l *loader) validateProbes(p *Plan) {
 		if runs(s.schedule) {
 			l.validateFreshness(s.path, s.schedule, probes.FreshRounds)
 		}
+	}
+	if in := probes.Incast; runs(in.Schedule) && in.Interval > 0 && freshForOverflows(in.Schedule, probes.IncastFreshRounds(), MaxFreshFor) {
+		l.errorf(l.firstWritten("probes.incast.interval", "probes.fresh_rounds"),
+			"an incast result counts for fresh_rounds × (senders + 1) = %d of its intervals of %s, about %.0f days, more than %.0f: lower the incast interval or fresh_rounds",
+			probes.IncastFreshRounds(), in.Interval, float64(probes.IncastFreshRounds())*in.Interval.Hours()/24, MaxFreshFor.Hours()/24)
 	}
 
 	l.validatePerftest(p, "probes.ib_write_bw", probes.IBWriteBW, runs(probes.IBWriteBW.Schedule))
@@ -253,6 +288,8 @@ func (l *loader) validateProbes(p *Plan) {
 	if runs(bw.Schedule) && runs(lat.Schedule) && bw.PortRange.overlaps(lat.PortRange) {
 		l.errorf("probes.ib_write_lat.port_range", "%s overlaps ib_write_bw's %s: both responders listen at the same time and each needs its own ports", lat.PortRange, bw.PortRange)
 	}
+
+	l.validateIncast(p, runs(probes.Incast.Schedule))
 
 	nccl := probes.NCCL
 	if nccl.Leader != "" {
@@ -295,6 +332,56 @@ func (l *loader) validateProbes(p *Plan) {
 		if _, ok := p.Node(name); !ok {
 			l.errorf("probes.nccl.node_env."+name, "%s is not a node of this plan; node_env is keyed by the nodes' names: %s", name, strings.Join(p.NodeNames(), ", "))
 		}
+	}
+}
+
+// validateIncast checks what an incast needs to run and to prove anything: a lossless
+// RoCE priority to prove, enough nodes for a receiver and its senders, ports for every
+// sender on every rail of the receiver, and rounds longer than a run.
+func (l *loader) validateIncast(p *Plan, runs bool) {
+	in := p.Probes.Incast
+	path := "probes.incast"
+	l.validatePerftest(p, path, in.Perftest, false)
+	if !runs {
+		return
+	}
+	if p.Expectations.LinkLayer != LinkLayerEthernet {
+		l.errorf(path+".enabled", "the incast probe proves the PFC and ECN of an Ethernet switch; the plan's link layer is %s", p.Expectations.LinkLayer)
+	}
+	if p.Expectations.PFCPriority == nil {
+		l.errorf(path+".enabled", "the incast probe proves that the switch pauses or marks RoCE on the lossless priority, and the plan names none (expectations.pfc_priority): set it, or turn the incast probe off for a fabric that is lossy by design")
+	}
+	if len(p.Nodes) < in.Senders+1 {
+		l.errorf(l.firstWritten(path+".senders", path+".enabled"), "an incast of %s senders needs %d nodes (a receiver and its senders), the plan has %d",
+			l.describeValue(path+".senders", in.Senders), in.Senders+1, len(p.Nodes))
+	}
+	portRange := path + ".port_range"
+	if widest := p.widestNode(); widest != nil && in.PortRange.Len() < len(widest.Interfaces)*in.Senders {
+		l.errorf(portRange, "%s has %d ports but the receiver runs one server per sender on each rail: node %s has %d compute interfaces × %d senders = %d ports",
+			l.describeValue(portRange, in.PortRange), in.PortRange.Len(), widest.Name, len(widest.Interfaces), in.Senders, len(widest.Interfaces)*in.Senders)
+	}
+	for _, other := range []struct {
+		path string
+		t    Perftest
+	}{{"probes.ib_write_bw", p.Probes.IBWriteBW}, {"probes.ib_write_lat", p.Probes.IBWriteLat}} {
+		if p.Probes.Enabled && other.t.Enabled && in.PortRange.overlaps(other.t.PortRange) {
+			l.errorf(portRange, "%s overlaps %s's %s: their responders listen while an incast runs, so each needs its own ports", in.PortRange, other.path, other.t.PortRange)
+		}
+	}
+	if in.Interval > 0 {
+		rounds := IncastRounds(len(p.Nodes), in.Senders, p.Probes.MaxFabricShare)
+		if slot := in.Interval / time.Duration(rounds); slot <= in.Timeout {
+			l.errorf(l.firstWritten("probes.max_fabric_share", path+".interval"),
+				"max_fabric_share %v splits the incast interval %v into %d rounds of %v for %d nodes in groups of %d, not longer than its timeout %v: raise max_fabric_share or the interval, or lower the timeout",
+				p.Probes.MaxFabricShare, in.Interval, rounds, slot, len(p.Nodes), in.Senders+1, in.Timeout)
+		}
+	}
+	// A round holds at least one group (IncastRounds): where the share is less
+	// than one group of the plan's nodes, every incast loads more than the share.
+	if size, share := in.Senders+1, p.Probes.MaxFabricShare; len(p.Nodes) >= size && share < 1 && float64(size) > share*float64(len(p.Nodes)) {
+		l.warnf(l.firstWritten("probes.max_fabric_share", path+".senders", path+".enabled"),
+			"max_fabric_share %v of %d nodes is %.1f nodes, less than one incast of a receiver and %d senders: each incast round loads %d nodes (%.0f%%) regardless; lower probes.incast.senders or raise max_fabric_share",
+			share, len(p.Nodes), share*float64(len(p.Nodes)), in.Senders, size, 100*float64(size)/float64(len(p.Nodes)))
 	}
 }
 

@@ -377,6 +377,7 @@ nodes:
   ecn: true
   roce_dscp: 26
   cnp_dscp: 48
+  vlan: 100
 `,
 		want: []wantError{
 			{13, "expectations.roce_mode", "applies to RoCE (link_layer: Ethernet) only"},
@@ -385,6 +386,16 @@ nodes:
 			{16, "expectations.ecn", "applies to RoCE"},
 			{17, "expectations.roce_dscp", "applies to RoCE"},
 			{18, "expectations.cnp_dscp", "applies to RoCE"},
+			{19, "expectations.vlan", "applies to RoCE"},
+		},
+	},
+	{
+		name: "VLAN IDs out of range",
+		yaml: minimalPlan + `expectations:
+  vlan: 4095
+`,
+		want: []wantError{
+			{12, "expectations.vlan", "4095 is not a VLAN ID (1–4094)"},
 		},
 	},
 	{

@@ -122,18 +122,21 @@ func NodeDetail() *dashboard.DashboardBuilder {
 		q(rate("roce_port_rcv_errors_total", dev), "{{instance}} {{device}} rcv errors")))
 	b.add(b.timeseries("PHY discards", "Packets the port dropped at the physical layer, per direction.", "pps", 8, 8,
 		q(byDevice(rate("roce_phy_discards_total")), "{{instance}} {{device}} {{direction}}")))
-	b.add(b.timeseries("Priority discards", "Packets dropped per priority, direction and reason (e.g. buffer full on a lossy priority).", "pps", 8, 8,
-		q(byDevice(rate("roce_priority_discards_total")), "{{instance}} {{device}} {{direction}} prio {{priority}} {{reason}}")))
+	b.add(b.timeseries("Priority discards", "Packets dropped per priority, direction and reason (e.g. buffer full on a lossy priority); "+
+		"per traffic class, mlx5's shared-buffer and WRED drops (rx_prio<N>_buf_discard / _cong_discard count TC N: under the default map TC 0 holds priority 1, TC 1 priority 0).", "pps", 8, 8,
+		q(byDevice(rate("roce_priority_discards_total")), "{{instance}} {{device}} {{direction}} prio {{priority}} {{reason}}"),
+		q(byDevice(rate("roce_traffic_class_discards_total")), "{{instance}} {{device}} {{direction}} TC {{tc}} {{reason}}")))
 
 	b.row("Physical layer")
-	b.add(b.timeseries("Pre-FEC bit error ratio", "Bits corrected by FEC per bit on the wire. Healthy optics stay well below 1e-6; "+
-		"a rising ratio predicts uncorrectable errors.", "sci", 8, 8,
+	b.add(b.timeseries("Pre-FEC bit error ratio", "Bits corrected by FEC per bit on the wire. Healthy NRZ lanes (25G) stay below 1e-9, 50G PAM4 lanes below 1e-6, "+
+		"100G PAM4 lanes (400G, 800G) near 1e-6 to 1e-5; a rising ratio predicts uncorrectable errors.", "sci", 8, 8,
 		q(byDevice(rate("roce_phy_fec_corrected_bit_errors_total"))+` / on(instance, interface) group_left() (`+sel("roce_interface_speed_bytes_per_second")+` * 8)`,
 			"{{instance}} {{device}}")))
 	b.add(b.timeseries("FEC corrected bits", "Bits corrected by forward error correction per second.", "cps", 8, 8,
 		q(byDevice(rate("roce_phy_fec_corrected_bit_errors_total")), "{{instance}} {{device}}")))
 	b.add(b.timeseries("Uncorrected errors", "Symbol errors FEC could not correct, CRC errors and IB symbol errors. "+
-		"Any of them costs retransmissions: reseat or replace the cable or transceiver.", "cps", 8, 8,
+		"A compliant link has some (IEEE 802.3: 1e-13 of its bits after FEC on PAM4 lanes, one every 25 s at 400G); "+
+		"well above that, and with CRC errors, they cost retransmissions: reseat or replace the cable or transceiver.", "cps", 8, 8,
 		q(byDevice(rate("roce_phy_uncorrected_symbol_errors_total")), "{{instance}} {{device}} uncorrected symbols"),
 		q(byDevice(rate("roce_phy_crc_errors_total")), "{{instance}} {{device}} CRC errors"),
 		q(rate("roce_port_symbol_error_total", dev), "{{instance}} {{device}} symbol errors")))

@@ -24,7 +24,7 @@ var (
 
 // levelLabels are the labels a recording rule's level may name, longest
 // first so that chassis_name is not read as chassis + name.
-var levelLabels = []string{"chassis_name", "interface", "direction", "priority", "severity", "instance", "device", "port", "peer", "rail", "node"}
+var levelLabels = []string{"chassis_name", "interface", "direction", "priority", "severity", "instance", "hca_type", "device", "params", "port", "peer", "rail", "node", "job"}
 
 // loadRecorded adds every recorded series of alerts/ to metrics, with the
 // labels its level names, and fills recordedMetrics and fleetMetrics.
@@ -80,6 +80,9 @@ func TestRecordedMetricsLoaded(t *testing.T) {
 	mi := metrics["chassis_name_direction:roce_pfc_pause_duration_seconds:max_rate5m"]
 	if mi == nil || !mi.labels["chassis_name"] || !mi.labels["direction"] || mi.labels["device"] {
 		t.Fatalf("fleet rule not loaded with its level's labels: %+v", mi)
+	}
+	if mi := metrics["job_hca_type_params:roce_dcqcn_params_info:count"]; mi == nil || !mi.labels["job"] || !mi.labels["hca_type"] || !mi.labels["params"] {
+		t.Fatalf("a job-level rule not loaded with its level's labels: %+v", mi)
 	}
 	if !fleetMetrics["device:roce_hw_np_cnp_sent:sum_rate5m"] || fleetMetrics["device_port:roce_hw_np_cnp_sent:rate5m"] {
 		t.Error("fleet and per-port recorded series are told apart wrongly")

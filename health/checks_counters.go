@@ -380,13 +380,25 @@ func sumEth(st *node.EthtoolStats, family node.Family, dir string, match func(pr
 }
 
 // lossOf reads the RoCE priorities' discards (every cause the driver splits them
-// into) and packets; with no RoCE priority, the port's rx_discards_phy against all
-// packets received.
-func lossOf(st *node.EthtoolStats, prios []int) lossCounts {
+// into: rx_prio<N>_discards per priority, and mlx5's buffer and congestion drops,
+// which it counts per traffic class, for the classes the RoCE priorities are
+// queued in) and packets; with no RoCE priority, the port's rx_discards_phy
+// against all packets received. tcOf maps a priority to its traffic class.
+func lossOf(st *node.EthtoolStats, prios []int, tcOf func(prio int) int) lossCounts {
 	var l lossCounts
 	if len(prios) > 0 {
 		on := func(p int) bool { return slices.Contains(prios, p) }
 		l.discards, l.haveDiscards = sumEth(st, node.FamilyPriorityDiscards, node.DirRX, on)
+		onTC := func(tc int) bool {
+			return slices.ContainsFunc(prios, func(p int) bool { return tcOf(p) == tc })
+		}
+		// A drop for lack of buffer may be counted both per priority and
+		// per class (mlx5 documents both as "no receive buffer"): the larger
+		// is what is known to have been lost.
+		if d, ok := sumEth(st, node.FamilyTCDiscards, node.DirRX, onTC); ok {
+			l.discards = max(l.discards, d)
+			l.haveDiscards = true
+		}
 		l.packets, l.havePackets = sumEth(st, node.FamilyPriorityPackets, node.DirRX, on)
 		return l
 	}
@@ -394,6 +406,21 @@ func lossOf(st *node.EthtoolStats, prios []int) lossCounts {
 	l.discards, l.haveDiscards = sumEth(st, node.FamilyPHYDiscards, node.DirRX, all)
 	l.packets, l.havePackets = sumEth(st, node.FamilyPriorityPackets, node.DirRX, all)
 	return l
+}
+
+// trafficClassOf maps the port's priorities to their traffic classes: the
+// ETS map the NIC reported, else mlx5's default.
+func (e *env) trafficClassOf(t *target) func(prio int) int {
+	if d := e.snap.DCB[t.netdev]; d != nil && t.netdev != "" && d.ETS != nil {
+		ets := d.ETS
+		return func(p int) int {
+			if p < 0 || p >= len(ets.PrioTC) {
+				return node.DefaultTrafficClass(p)
+			}
+			return int(ets.PrioTC[p])
+		}
+	}
+	return node.DefaultTrafficClass
 }
 
 // lossRatio is discards per packet received; +Inf when drops came with no packets
@@ -429,14 +456,15 @@ func checkDiscards(e *env, r *results) {
 	e.ethtoolTargets(r, "the NIC's receive-drop count", func(t *target, st *node.EthtoolStats) {
 		subj := t.subject()
 		prios := e.rocePriorities(t)
-		cur := lossOf(st, prios)
-		class := Textf("RoCE priority %s", prioList(prios))
+		tcOf := e.trafficClassOf(t)
+		cur := lossOf(st, prios, tcOf)
+		class := "RoCE priority " + prioList(prios)
 		if len(prios) > 0 && !cur.haveDiscards {
 			// Not split by priority: the port's counter is what there is.
-			prios, cur = nil, lossOf(st, nil)
+			prios, cur = nil, lossOf(st, nil, tcOf)
 		}
 		if len(prios) == 0 {
-			class = Textf("all priorities (rx_discards_phy; the NIC does not split its drops by priority, so they may be on a lossy class)")
+			class = Textf("all priorities (rx_discards_phy; the NIC does not split its drops by priority, so they may be on a lossy class)").String()
 		}
 		if !cur.haveDiscards {
 			r.skip(subj, Textf("%s reports no receive-discard counters (rx_prio<N>_discards, rx_discards_phy)", t.netdev))
@@ -445,7 +473,7 @@ func checkDiscards(e *env, r *results) {
 		var prev lossCounts
 		havePrev := false
 		if ps := e.prevEthtool(t.netdev); ps != nil {
-			prev = lossOf(ps, prios)
+			prev = lossOf(ps, prios, tcOf)
 			havePrev = prev.haveDiscards
 		}
 		w := e.window(cur.discards, prev.discards, havePrev)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
@@ -21,6 +22,33 @@ const persistNote = "; this is lost on reboot or driver reload, so apply it from
 func dscpFix(netdev string, dscp, prio int) Text {
 	return Textf("`mlnx_qos -i %[1]s --dscp2prio set,%[2]d,%[3]d` (mlnx-tools), or with iproute2 `dcb app replace dev %[1]s dscp-prio %[2]d:%[3]d`%[4]s; the switch must map DSCP %[2]d to priority %[3]d too",
 		netdev, dscp, prio, Textf(persistNote))
+}
+
+// pcpFix gives RoCE a VLAN tag on its priority without moving the node's
+// other traffic there. Verbs (NCCL) put the QP's service level into the
+// PCP themselves, so NCCL_IB_SL is all they need. rdma_cm (NVMe-oF, iSER)
+// takes the PCP from the VLAN's egress-qos-map entry for the socket
+// priority its ToS maps to (iboe_tos_to_sl: rt_tos2priority, then the
+// map), so only that priority is mapped: `egress-qos-map 0:<prio>` would put
+// every kernel packet on the VLAN (TCP, ARP, NCCL's bootstrap) on the
+// lossless priority too.
+func pcpFix(netdev string, dscp, prio int, roceTC func() (int, bool)) Text {
+	tc, ok := roceTC()
+	if !ok {
+		tc = node.DefaultRoCETrafficClass
+	}
+	return Textf("either switch to DSCP trust (`mlnx_qos -i %[1]s --trust dscp`, then map DSCP %[2]d to %[3]d) or move the compute IP to a VLAN interface (`ip link add link %[1]s name %[1]s.100 type vlan id 100`) and run NCCL with NCCL_IB_SL=%[3]d, which puts priority %[3]d in the tag of RDMA frames only; for rdma_cm users (NVMe-oF, iSER) with ToS %[4]d add `egress-qos-map %[5]d:%[3]d` to the VLAN (ToS %[4]d is socket priority %[5]d to the kernel), never `0:%[3]d`, which would move all the VLAN's kernel traffic (TCP, ARP, NCCL's bootstrap) onto the lossless priority%[6]s",
+		netdev, dscp, prio, tc, rtTOS2Priority(tc), Textf(persistNote))
+}
+
+// rtTOS2Priority is the kernel's rt_tos2priority (include/net/route.h with
+// ip_tos2prio in net/ipv4/route.c): the socket priority of an IPv4 ToS,
+// from its four RFC 1349 ToS bits.
+func rtTOS2Priority(tos int) int {
+	// TC_PRIO_BESTEFFORT 0, BULK 2, INTERACTIVE_BULK 4, INTERACTIVE 6;
+	// ECN_OR_COST(class) is the class itself.
+	ipTOS2Prio := [16]int{0, 0, 0, 0, 2, 2, 2, 2, 6, 6, 6, 6, 4, 4, 4, 4}
+	return ipTOS2Prio[(tos&0x1e)>>1]
 }
 
 // roceGIDNetdev is the netdev of the RoCE v2 GID that carries the plan's compute IP
@@ -41,19 +69,51 @@ func roceGIDNetdev(t *target) string {
 	return ""
 }
 
+// defaultsNote marks a verdict judged against the usual RoCE setup because
+// no plan says otherwise.
+func defaultsNote(planned bool) string {
+	if planned {
+		return ""
+	}
+	return fmt.Sprintf(" (no plan: judged against the usual RoCE setup, DSCP %d on the priority with PFC on, CNPs on DSCP %d, traffic class %d; a plan's expectations replace these defaults)", node.DefaultRoCEDSCP, node.DefaultCNPDSCP, node.DefaultRoCETrafficClass)
+}
+
 func checkDSCPMapsToPFC(e *env, r *results) {
-	exp := e.plan.Expectations
+	exp, planned := e.expectations()
 	switch {
-	case exp.PFCPriority == nil:
+	case planned && exp.PFCPriority == nil:
 		r.skip(SubjectNode, Textf(lossyReason))
 		return
-	case exp.RoCEDSCP == nil:
+	case planned && exp.RoCEDSCP == nil:
 		r.skip(SubjectNode, Textf("the plan sets no RoCE DSCP (expectations.roce_dscp)"))
 		return
 	}
-	want, dscp := *exp.PFCPriority, *exp.RoCEDSCP
+	if !planned {
+		// Without a plan: RoCE's usual DSCP, on the one priority PFC
+		// protects on the port, and the trust mode the port has.
+		exp = config.Expectations{RoCEDSCP: ptrInt(node.DefaultRoCEDSCP)}
+	}
+	note := defaultsNote(planned)
 	e.dcbTargets(r, "the DSCP to priority map", func(t *target, d *node.DCBState) {
 		subj := t.subject()
+		var want int
+		dscp := *exp.RoCEDSCP
+		if planned {
+			want = *exp.PFCPriority
+		} else {
+			on := enabledPriorities(d)
+			if len(on) != 1 {
+				r.skip(subj, Textf("no plan, and PFC is on for %s priorities of %s (%s): which one RoCE should use is the plan's to say (expectations.pfc_priority)", map[bool]string{true: "no", false: "several"}[len(on) == 0], t.netdev, prioList(on)))
+				return
+			}
+			if lowPriority(on[0]) {
+				// Mapping RoCE onto the best-effort class would be worse
+				// advice than none.
+				r.skip(subj, Textf("no plan, and PFC protects only priority %d of %s, the best-effort class every unmarked packet lands on: the usual RoCE setup is PFC and DSCP %d on priority 3; a plan (expectations.pfc_priority) says which is meant", on[0], t.netdev, dscp))
+				return
+			}
+			want = on[0]
+		}
 		trust := d.Trust
 		if trust == "" {
 			trust = string(exp.Trust)
@@ -73,7 +133,7 @@ func checkDSCPMapsToPFC(e *env, r *results) {
 				r.skip(subj, Textf("trust pcp: RoCE's priority is the VLAN PCP its service level sets (NCCL_IB_SL=%d); whether %s is tagged is unknown without its RoCE v2 GID", want, t.netdev))
 			case gidDev == t.netdev:
 				r.fail(subj, Textf("trust pcp%s, but the RoCE v2 GID of %s is on %s itself, untagged: untagged RoCE carries no PCP, so it lands on priority 0, not the PFC priority %d", ignored, t.planned.IP(), t.netdev, want),
-					Textf("either switch to DSCP trust (`mlnx_qos -i %[1]s --trust dscp`, then map DSCP %[2]d to %[3]d) or move the compute IP to a VLAN interface (`ip link add link %[1]s name %[1]s.100 type vlan id 100 egress-qos-map 0:%[3]d`) and run NCCL with NCCL_IB_SL=%[3]d%[4]s", t.netdev, dscp, want, Textf(persistNote)))
+					pcpFix(t.netdev, dscp, want, exp.RoCETrafficClass))
 			default:
 				r.ok(subj, Textf("trust pcp: RoCE runs tagged on %s; its priority is the PCP the QP's service level sets (NCCL_IB_SL=%d)", gidDev, want))
 			}
@@ -90,7 +150,7 @@ func checkDSCPMapsToPFC(e *env, r *results) {
 		got, ok := d.DSCP.Lookup(dscp)
 		switch {
 		case !ok:
-			r.fail(subj, Textf("DSCP %d has no entry in the DSCP to priority map of %s, so RoCE marked with it lands on the default priority 0, where PFC (on %d) does not protect it", dscp, t.netdev, want),
+			r.fail(subj, Textf("DSCP %d has no entry in the DSCP to priority map of %s, so RoCE marked with it lands on the default priority 0, where PFC (on %d) does not protect it%s", dscp, t.netdev, want, note),
 				dscpFix(t.netdev, dscp, want))
 		case got != want:
 			on := d.DSCP.DSCPsOn(want)
@@ -98,13 +158,13 @@ func checkDSCPMapsToPFC(e *env, r *results) {
 			if len(on) > 0 {
 				also = "DSCP " + prioList(on)
 			}
-			r.fail(subj, Textf("DSCP %d maps to priority %d on %s, but PFC protects priority %d (which %s maps to): RoCE runs lossy and drops under congestion instead of pausing", dscp, got, t.netdev, want, also),
+			r.fail(subj, Textf("DSCP %d maps to priority %d on %s, but PFC protects priority %d (which %s maps to): RoCE runs lossy and drops under congestion instead of pausing%s", dscp, got, t.netdev, want, also, note),
 				dscpFix(t.netdev, dscp, want))
 		case d.PFCKnown && !d.PFCEnabled[want]:
 			// The map is right; PFC being off is pfc_enabled_on_roce_priority's finding.
 			r.ok(subj, Textf("DSCP %d maps to priority %d, the plan's PFC priority (PFC itself is off there: see pfc_enabled_on_roce_priority)", dscp, want))
 		default:
-			r.ok(subj, Textf("DSCP %d maps to priority %d, the PFC priority", dscp, want))
+			r.ok(subj, Textf("DSCP %d maps to priority %d, the PFC priority%s", dscp, want, note))
 		}
 	})
 }
@@ -120,16 +180,16 @@ func lowPriority(p int) bool { return p == 0 || p == 1 }
 // priority they are also safe. On a lossy best-effort queue they wait behind bulk
 // traffic or are dropped, and DCQCN reacts too late.
 func checkCNPPriority(e *env, r *results) {
-	exp, ok := e.expectations()
-	switch {
-	case !ok:
-		r.skip(SubjectNode, Textf("no plan entry for this node: the planned CNP DSCP is unknown"))
-		return
-	case exp.CNPDSCP == nil:
+	exp, planned := e.expectations()
+	if planned && exp.CNPDSCP == nil {
 		r.skip(SubjectNode, Textf("the plan sets no CNP DSCP (expectations.cnp_dscp)"))
 		return
 	}
-	want := *exp.CNPDSCP
+	want := node.DefaultCNPDSCP
+	if planned {
+		want = *exp.CNPDSCP
+	}
+	note := defaultsNote(planned)
 	rocePrio := -1
 	if exp.PFCPriority != nil {
 		rocePrio = *exp.PFCPriority
@@ -137,7 +197,7 @@ func checkCNPPriority(e *env, r *results) {
 	e.dcbTargets(r, "the CNP priority", func(t *target, d *node.DCBState) {
 		subj := t.subject()
 		if d.CNPDSCP != nil && *d.CNPDSCP != want {
-			r.warn(subj, Textf("%s sends CNPs with DSCP %d, the plan expects %d: the switches classify them by the other DSCP", t.netdev, *d.CNPDSCP, want),
+			r.warn(subj, Textf("%s sends CNPs with DSCP %d, the plan expects %d: the switches classify them by the other DSCP%s", t.netdev, *d.CNPDSCP, want, note),
 				Textf("echo %d > /sys/class/net/%s/ecn/roce_np/cnp_dscp (MLNX_OFED)%s; or change expectations.cnp_dscp if the fabric uses %d", want, t.netdev, Textf(persistNote), *d.CNPDSCP))
 			return
 		}
@@ -165,7 +225,7 @@ func checkCNPPriority(e *env, r *results) {
 			if d.CNPPrio != nil {
 				fix = Textf("%s; and `echo 6 > /sys/class/net/%s/ecn/roce_np/cnp_802p_prio`", fix, t.netdev)
 			}
-			r.fail(subj, Textf("%s, the lossy best-effort queue: under congestion CNPs wait behind bulk traffic or are dropped, and DCQCN slows the senders too late", how), fix)
+			r.fail(subj, Textf("%s, the lossy best-effort queue: under congestion CNPs wait behind bulk traffic or are dropped, and DCQCN slows the senders too late%s", how, note), fix)
 		default:
 			r.ok(subj, Textf("%s, a queue of its own (PFC off; the switch should serve it with strict priority)", how))
 		}
@@ -177,16 +237,16 @@ func checkCNPPriority(e *env, r *results) {
 // overrides every QP of the port; rdma_cm's default_roce_tos applies to rdma_cm
 // connections only (NVMe-oF, iSER, MPI over rdmacm), never to NCCL.
 func checkDefaultTrafficClass(e *env, r *results) {
-	exp, ok := e.expectations()
-	if !ok {
-		r.skip(SubjectNode, Textf("no plan entry for this node: the planned RoCE DSCP is unknown"))
-		return
+	exp, planned := e.expectations()
+	tc := node.DefaultRoCETrafficClass
+	if planned {
+		var ok bool
+		if tc, ok = exp.RoCETrafficClass(); !ok {
+			r.skip(SubjectNode, Textf("the plan sets no RoCE DSCP (expectations.roce_dscp)"))
+			return
+		}
 	}
-	tc, ok := exp.RoCETrafficClass()
-	if !ok {
-		r.skip(SubjectNode, Textf("the plan sets no RoCE DSCP (expectations.roce_dscp)"))
-		return
-	}
+	note := defaultsNote(planned)
 	dscp := tc >> 2
 	for _, t := range e.targets {
 		subj := t.devSubject()
@@ -229,9 +289,9 @@ func checkDefaultTrafficClass(e *env, r *results) {
 		}
 		switch {
 		case len(bad) > 0 && failed:
-			r.fail(subj, JoinTexts(bad, "; "), JoinTexts(fix, "; "))
+			r.fail(subj, Textf("%s%s", JoinTexts(bad, "; "), note), JoinTexts(fix, "; "))
 		case len(bad) > 0:
-			r.warn(subj, JoinTexts(bad, "; "), JoinTexts(fix, "; "))
+			r.warn(subj, Textf("%s%s", JoinTexts(bad, "; "), note), JoinTexts(fix, "; "))
 		case len(good) > 0:
 			r.ok(subj, Textf("%s, as planned", JoinTexts(good, ", ")))
 		default:
@@ -335,25 +395,39 @@ func checkRDMABytesOnRoCEPriority(e *env, r *results) {
 				floor, span = rdmaFloorInterval, Textf("in the last interval")
 			}
 		}
+		// The plan's other RDMA classes (storage on a priority of its own)
+		// move RDMA bytes too: on their priorities those are theirs.
+		classes := e.otherRDMAClassesBesides(prios)
 		var bad []Text
-		var good []Text
+		var good []string
 		for _, dir := range []string{node.DirTX, node.DirRX} {
 			moved := rdma[dir]
 			if moved < floor {
 				continue
 			}
-			var onRoCE uint64
+			var onRoCE, onClasses uint64
 			for _, p := range prios {
 				onRoCE += cur[dir][p]
 			}
-			share := float64(onRoCE) / float64(moved)
+			var classText []string
+			for _, c := range classes {
+				onClasses += cur[dir][c.Priority]
+				if v := cur[dir][c.Priority]; v > 0 {
+					classText = append(classText, fmt.Sprintf("%s on %s's priority %d", humanBytes(v), c.Name, c.Priority))
+				}
+			}
+			share := float64(onRoCE+onClasses) / float64(moved)
 			if share >= roceShareMin {
-				good = append(good, Textf("%s %s of RDMA, %s on priority %s", dir, humanBytes(moved), humanBytes(onRoCE), prioList(prios)))
+				text := fmt.Sprintf("%s %s of RDMA, %s on priority %s", dir, humanBytes(moved), humanBytes(onRoCE), prioList(prios))
+				if len(classText) > 0 {
+					text += " and " + strings.Join(classText, " and ")
+				}
+				good = append(good, text)
 				continue
 			}
 			top, topBytes := -1, uint64(0)
 			for p, v := range cur[dir] {
-				if !slicesContains(prios, p) && v > topBytes {
+				if _, isClass := classOn(classes, p); !isClass && !slicesContains(prios, p) && v > topBytes {
 					top, topBytes = p, v
 				}
 			}
@@ -361,25 +435,127 @@ func checkRDMABytesOnRoCEPriority(e *env, r *results) {
 			if top >= 0 {
 				where = Textf("priority %d carried %s", top, humanBytes(topBytes))
 			}
-			bad = append(bad, Textf("%s: RDMA moved %s %s but the RoCE priority %s only %s (%.0f%%); %s", dir, humanBytes(moved), span, prioList(prios), humanBytes(onRoCE), 100*share, where))
+			planned := Textf("the RoCE priority %s only %s", prioList(prios), humanBytes(onRoCE))
+			if len(classes) > 0 {
+				planned = Textf("the RoCE priority %s and the plan's other RDMA classes (%s) only %s", prioList(prios), classList(classes), humanBytes(onRoCE+onClasses))
+			}
+			bad = append(bad, Textf("%s: RDMA moved %s %s but %s (%.0f%%); %s", dir, humanBytes(moved), span, planned, 100*share, where))
 		}
+		history := floor == rdmaFloorSinceBoot
+		lands, mapKnown, mapWhy := e.roceDSCPLands(t)
+		mapIsCause := mapKnown && !slicesContains(prios, lands)
 		switch {
 		case len(bad) > 0:
-			// Without a plan, the usual marking (the plan's default DSCP).
-			tc := strconv.Itoa(node.DefaultRoCETrafficClass)
-			if exp, ok := e.expectations(); ok {
-				if v, ok := exp.RoCETrafficClass(); ok {
-					tc = strconv.Itoa(v)
+			msg := Textf("%s: RoCE runs on a lossy priority and drops instead of pausing under congestion", JoinTexts(bad, "; "))
+			var fix Text
+			if mapIsCause {
+				// Marking cannot help while the map sends the mark elsewhere.
+				msg = Textf("%s; %s, so the map is the cause (see roce_dscp_maps_to_pfc_priority)", msg, mapWhy)
+				fix = e.mapFix(t, prios[0])
+			} else {
+				// Without a plan, the usual marking (the default DSCP).
+				tc := strconv.Itoa(node.DefaultRoCETrafficClass)
+				if exp, ok := e.expectations(); ok {
+					if v, ok := exp.RoCETrafficClass(); ok {
+						tc = strconv.Itoa(v)
+					}
 				}
+				fix = Textf("mark RoCE with the plan's traffic class: NCCL_IB_TC=%[1]s in the job environment (perftest: --tclass=%[1]s), or for every QP `echo %[1]s > /sys/class/infiniband/%[2]s/tc/%[3]d/traffic_class` (MLNX_OFED)", tc, t.port.Device, t.port.Number)
 			}
-			r.fail(subj, Textf("%s: RoCE runs on a lossy priority and drops instead of pausing under congestion", JoinTexts(bad, "; ")),
-				Textf("mark RoCE with the plan's traffic class: NCCL_IB_TC=%[1]s in the job environment (perftest: --tclass=%[1]s), or for every QP `echo %[1]s > /sys/class/infiniband/%[2]s/tc/%[3]d/traffic_class` (MLNX_OFED); then check roce_dscp_maps_to_pfc_priority for the DSCP to priority map", tc, t.port.Device, t.port.Number))
+			if history {
+				// Totals since boot keep a fault that was fixed until the
+				// next reboot: they warn, as history does in every check.
+				r.warn(subj, Textf("%s; this is history since the counters started, not enough RDMA moved in the last interval to judge now", msg), Textf("%s; then run the doctor with traffic on the port (or --interval long enough to see it) to judge the present", fix))
+				return
+			}
+			r.fail(subj, msg, fix)
 		case len(good) > 0:
-			r.ok(subj, Textf("%s %s", JoinTexts(good, "; "), span))
+			msg := Textf("%s %s", strings.Join(good, "; "), span)
+			if history && mapIsCause {
+				// The two findings about this port differ in time, not in fact.
+				msg = Textf("%s; that is history: %s now (see roce_dscp_maps_to_pfc_priority), so RoCE sent from now on does not land there", msg, mapWhy)
+			}
+			r.ok(subj, msg)
 		default:
 			r.ok(subj, Textf("too little RDMA traffic %s to tell its priority (under %s)", span, humanBytes(floor)))
 		}
 	})
+}
+
+// otherRDMAClassesBesides are the plan's other RDMA classes whose priority
+// is not one of RoCE's.
+func (e *env) otherRDMAClassesBesides(prios []int) []config.RDMAClass {
+	exp, ok := e.expectations()
+	if !ok {
+		return nil
+	}
+	var out []config.RDMAClass
+	for _, c := range exp.OtherRDMAClasses {
+		if !slicesContains(prios, c.Priority) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func classOn(classes []config.RDMAClass, p int) (config.RDMAClass, bool) {
+	for _, c := range classes {
+		if c.Priority == p {
+			return c, true
+		}
+	}
+	return config.RDMAClass{}, false
+}
+
+// classList names classes with their priorities: "storage on 4, gds on 5".
+func classList(classes []config.RDMAClass) string {
+	s := make([]string, len(classes))
+	for i, c := range classes {
+		s[i] = fmt.Sprintf("%s on %d", c.Name, c.Priority)
+	}
+	return strings.Join(s, ", ")
+}
+
+// roceDSCPLands says on which priority the DCB configuration puts RoCE
+// marked with the RoCE DSCP (the plan's, else the default 26), and how:
+// known only with the DCB state read and a trust mode that decides it.
+func (e *env) roceDSCPLands(t *target) (int, bool, string) {
+	d := e.snap.DCB[t.netdev]
+	if d == nil {
+		return 0, false, ""
+	}
+	dscp := node.DefaultRoCEDSCP
+	if exp, ok := e.expectations(); ok && exp.RoCEDSCP != nil {
+		dscp = *exp.RoCEDSCP
+	}
+	switch d.Trust {
+	case node.TrustDSCP:
+		if d.DSCP == nil {
+			return 0, false, ""
+		}
+		if p, ok := d.DSCP.Lookup(dscp); ok {
+			return p, true, fmt.Sprintf("the DSCP map of %s sends DSCP %d to priority %d", t.netdev, dscp, p)
+		}
+		return 0, true, fmt.Sprintf("DSCP %d has no entry in the DSCP map of %s, so it lands on priority 0", dscp, t.netdev)
+	case node.TrustPCP:
+		if gid := roceGIDNetdev(t); gid != "" && gid == t.netdev {
+			return 0, true, fmt.Sprintf("%s trusts PCP and RoCE runs untagged on it, so it lands on priority 0", t.netdev)
+		}
+	}
+	return 0, false, ""
+}
+
+// mapFix puts RoCE's DSCP on the RoCE priority: the map, or the trust mode
+// when the NIC does not read the DSCP at all.
+func (e *env) mapFix(t *target, prio int) Text {
+	dscp := node.DefaultRoCEDSCP
+	if exp, ok := e.expectations(); ok && exp.RoCEDSCP != nil {
+		dscp = *exp.RoCEDSCP
+	}
+	if d := e.snap.DCB[t.netdev]; d != nil && d.Trust == node.TrustPCP {
+		return Textf("make the NIC read the DSCP: `mlnx_qos -i %s --trust dscp`, then %s", t.netdev, dscpFix(t.netdev, dscp, prio))
+	}
+	return Textf("fix the DSCP to priority map: %s", dscpFix(t.netdev, dscp, prio))
 }
 
 func slicesContains(s []int, v int) bool {
@@ -404,3 +580,5 @@ func humanBytes(b uint64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", v, "KMGTPE"[i])
 }
+
+func ptrInt(v int) *int { return &v }

@@ -27,7 +27,7 @@ func TestDSCPChecks(t *testing.T) {
 			id: "roce_dscp_maps_to_pfc_priority", subject: "node", want: StatusSkipped},
 		{name: "pcp trust, untagged", plan: func(p *config.Plan) { p.Expectations.Trust = config.TrustPCP },
 			snap: func(s *node.Snapshot) { s.DCB[nd].Trust, s.DCB[nd].DSCP = "pcp", nil },
-			id:   "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusFail, msg: []string{"untagged", "priority 0"}, fix: []string{"NCCL_IB_SL=3", "egress-qos-map 0:3"}},
+			id:   "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusFail, msg: []string{"untagged", "priority 0"}, fix: []string{"NCCL_IB_SL=3", "`egress-qos-map 2:3`", "never `0:3`"}, notFix: []string{"type vlan id 100 egress-qos-map"}},
 		{name: "pcp trust, on a VLAN", plan: func(p *config.Plan) { p.Expectations.Trust = config.TrustPCP },
 			snap: func(s *node.Snapshot) {
 				s.DCB[nd].Trust, s.DCB[nd].DSCP = "pcp", nil
@@ -76,8 +76,16 @@ func TestDSCPChecks(t *testing.T) {
 			st := s.Ethtool[nd]
 			setEth(st, node.FamilyPriorityBytes, "tx", 0, "", 4_500_000_000)
 			setEth(st, node.FamilyPriorityBytes, "tx", 3, "", 1000)
-		}, id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusFail,
-			msg: []string{"tx: RDMA moved 4.1 GiB since the counters started", "priority 0 carried 4.2 GiB"}, notMsg: []string{"rx:"}, fix: []string{"NCCL_IB_TC=106", "--tclass=106"}},
+		}, id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusWarn,
+			msg: []string{"tx: RDMA moved 4.1 GiB since the counters started", "priority 0 carried 4.2 GiB", "history"}, notMsg: []string{"rx:"}, fix: []string{"NCCL_IB_TC=106", "--tclass=106"}},
+		{name: "interval on 0 because the map sends DSCP 26 there", prev: func(prev, cur *node.Snapshot) {
+			cur.DCB[nd].DSCP = dscpMap(map[int]int{26: 0})
+			setCounter(&port(cur, 1).Counters, "port_xmit_data", 1_100_000_000+2_500_000_000)
+			setEth(cur.Ethtool[nd], node.FamilyPriorityBytes, "tx", 0, "", 80_000_000+10_100_000_000)
+		}, id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusFail, msg: []string{"in the last interval", "sends DSCP 26 to priority 0", "the map is the cause"},
+			fix: []string{"--dscp2prio set,26,3", "dcb app replace dev " + nd + " dscp-prio 26:3"}, notFix: []string{"NCCL_IB_TC"}},
+		{name: "history on 3 while the map now sends DSCP 26 to 0", snap: func(s *node.Snapshot) { s.DCB[nd].DSCP = dscpMap(map[int]int{26: 0}) },
+			id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusOK, msg: []string{"on priority 3 since the counters started", "that is history", "sends DSCP 26 to priority 0"}},
 		{name: "interval on 0 although the totals look fine", prev: func(prev, cur *node.Snapshot) {
 			// 10 GB of RDMA in the interval, all of it counted on priority 0.
 			setCounter(&port(cur, 1).Counters, "port_xmit_data", 1_100_000_000+2_500_000_000)
@@ -117,9 +125,116 @@ func TestRDMABytesOnRoCELAG(t *testing.T) {
 	runCases(t, []checkCase{
 		{name: "both slaves on 3", noPlan: true, snap: lag(2_300_000_000), id: "rdma_bytes_on_roce_priority", subject: "bond0", want: StatusOK,
 			msg: []string{"tx 4.1 GiB of RDMA, 4.3 GiB on priority 3"}},
-		{name: "both slaves on 0", noPlan: true, snap: lag(0), id: "rdma_bytes_on_roce_priority", subject: "bond0", want: StatusFail,
-			msg: []string{"tx: RDMA moved 4.1 GiB", "priority 0 carried 4.3 GiB"}, notMsg: []string{"rx:"}},
+		{name: "both slaves on 0", noPlan: true, snap: lag(0), id: "rdma_bytes_on_roce_priority", subject: "bond0", want: StatusWarn,
+			msg: []string{"tx: RDMA moved 4.1 GiB", "priority 0 carried 4.3 GiB", "history"}, notMsg: []string{"rx:"}},
 		{name: "slave without statistics", noPlan: true, snap: func(s *node.Snapshot) { lag(0)(s); delete(s.Ethtool, "ens1f1np1") },
 			id: "rdma_bytes_on_roce_priority", subject: "bond0", want: StatusSkipped},
+	})
+}
+
+// rt_tos2priority as the kernel has it: RoCE's ToS 106 (DSCP 26, ECT(0))
+// is socket priority 2 (bulk), not 0, so mapping 0 would move everything else.
+func TestRtTOS2Priority(t *testing.T) {
+	for tos, want := range map[int]int{0: 0, 106: 2, 0x10: 6, 0x08: 2, 0x18: 4, 0xb8: 4} {
+		if got := rtTOS2Priority(tos); got != want {
+			t.Errorf("rtTOS2Priority(%#x) = %d, want %d", tos, got, want)
+		}
+	}
+}
+
+// nccl_env's fix names the checks to fix, and the root one when the check
+// its message points to is skipped for the port (a port that is down has
+// no GID to judge).
+func TestNCCLEnvFixNamesTheChecks(t *testing.T) {
+	runCases(t, []checkCase{
+		{name: "port down", snap: func(s *node.Snapshot) {
+			p := port(s, 1)
+			p.State, p.GIDs = 1, nil
+		}, id: "nccl_env", subject: "node", want: StatusWarn, msg: []string{"(see port_active: the port is down)"},
+			fix: []string{"fix what port_active report(s)"}, notFix: []string{"named in the message", "roce_v2_gid_present"}},
+		{name: "GID missing on an up port", snap: func(s *node.Snapshot) { port(s, 1).GIDs = nil },
+			id: "nccl_env", subject: "node", want: StatusWarn, fix: []string{"fix what roce_v2_gid_present report(s)"}},
+		{name: "healthy", id: "nccl_env", subject: "node", want: StatusOK},
+	})
+}
+
+// Without a plan the DSCP map is judged against RoCE's usual setup, and the
+// finding says that these are defaults.
+func TestDSCPWithoutPlanUsesDefaults(t *testing.T) {
+	nd := "ens2f0np0"
+	runCases(t, []checkCase{
+		{name: "default map", noPlan: true, id: "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusOK,
+			msg: []string{"DSCP 26 maps to priority 3, the PFC priority", "no plan: judged against the usual RoCE setup"}},
+		{name: "26 sent to 0", noPlan: true, snap: func(s *node.Snapshot) { s.DCB[nd].DSCP = dscpMap(map[int]int{26: 0}) },
+			id: "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusFail, msg: []string{"DSCP 26 maps to priority 0", "no plan"},
+			fix: []string{"--dscp2prio set,26,3"}},
+		{name: "PFC on two priorities", noPlan: true, snap: func(s *node.Snapshot) { s.DCB[nd].PFCEnabled[5] = true },
+			id: "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusSkipped, msg: []string{"several", "expectations.pfc_priority"}},
+		{name: "CNPs on the lossy queue", noPlan: true, snap: func(s *node.Snapshot) {
+			s.DCB[nd].DSCP = dscpMap(map[int]int{48: 0})
+			s.DCB[nd].CNPDSCP = nil
+		}, id: "cnp_dscp_priority", subject: nd, want: StatusFail, msg: []string{"DSCP 48 maps to priority 0", "no plan"}},
+		{name: "CNPs at home", noPlan: true, id: "cnp_dscp_priority", subject: nd, want: StatusOK},
+		{name: "device traffic class off the default", noPlan: true, snap: func(s *node.Snapshot) { port(s, 1).TrafficClass = intp(0) },
+			id: "default_traffic_class", subject: "mlx5_1", want: StatusFail, msg: []string{"traffic class 106", "no plan"}},
+	})
+}
+
+func TestDSCPWithoutPlanPFCOnBestEffort(t *testing.T) {
+	nd := "ens2f0np0"
+	runCases(t, []checkCase{
+		{name: "PFC only on 0", noPlan: true, snap: func(s *node.Snapshot) {
+			s.DCB[nd].PFCEnabled[3], s.DCB[nd].PFCEnabled[0] = false, true
+		}, id: "roce_dscp_maps_to_pfc_priority", subject: nd, want: StatusSkipped, msg: []string{"best-effort", "expectations.pfc_priority"}},
+	})
+}
+
+// A plan's other RDMA class (storage on priority 4) moves RDMA bytes on its
+// own priority: those are the class's, not RoCE gone astray; bytes on a
+// priority of no class still fail, and without the class in the plan the
+// same bytes on 4 fail. PFC on the class's priority is planned, and the PFC
+// fix keeps it.
+func TestOtherRDMAClassInThePlan(t *testing.T) {
+	const nd = "ens2f0np0"
+	storage := func(p *config.Plan) {
+		p.Expectations.OtherRDMAClasses = []config.RDMAClass{{Name: "storage", Priority: 4}}
+	}
+	// 10 GB of RDMA in the interval, all of it counted on priority prio.
+	onPriority := func(prio int) func(prev, cur *node.Snapshot) {
+		return func(prev, cur *node.Snapshot) {
+			setCounter(&port(cur, 1).Counters, "port_xmit_data", 1_100_000_000+2_500_000_000)
+			setEth(cur.Ethtool[nd], node.FamilyPriorityBytes, "tx", prio, "", 10_100_000_000)
+		}
+	}
+	pfcOn := func(prios ...int) func(s *node.Snapshot) {
+		return func(s *node.Snapshot) {
+			s.DCB[nd].PFCEnabled = [8]bool{}
+			for _, p := range prios {
+				s.DCB[nd].PFCEnabled[p] = true
+			}
+		}
+	}
+	runCases(t, []checkCase{
+		{name: "interval on the storage class's priority", plan: storage, prev: onPriority(4),
+			id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusOK, msg: []string{"in the last interval", "on storage's priority 4"}},
+		{name: "interval on 4 without the class in the plan", prev: onPriority(4),
+			id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusFail, msg: []string{"in the last interval", "priority 4 carried 9.4 GiB"}},
+		{name: "interval on a priority of no class", plan: storage, prev: onPriority(5),
+			id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusFail,
+			msg: []string{"the RoCE priority 3 and the plan's other RDMA classes (storage on 4) only", "priority 5 carried 9.4 GiB"}},
+		{name: "interval on 3 with the class idle", plan: storage, prev: onPriority(3),
+			id: "rdma_bytes_on_roce_priority", subject: nd, want: StatusOK, msg: []string{"in the last interval"}, notMsg: []string{"storage"}},
+
+		{name: "PFC on the class's priority is planned", plan: storage, snap: pfcOn(3, 4),
+			id: "pfc_only_on_roce_priority", subject: nd, want: StatusOK, msg: []string{"other RDMA classes on 4 (storage)"}},
+		{name: "PFC on 4 without the class", snap: pfcOn(3, 4),
+			id: "pfc_only_on_roce_priority", subject: nd, want: StatusWarn, msg: []string{"PFC is also on for priority 4"}},
+		{name: "PFC on the class and on 5", plan: storage, snap: pfcOn(3, 4, 5),
+			id: "pfc_only_on_roce_priority", subject: nd, want: StatusWarn, msg: []string{"PFC is also on for priority 5", "(storage)"},
+			fix: []string{"--pfc 0,0,0,1,1,0,0,0", "prio-pfc all:off 3:on 4:on"}},
+		{name: "the PFC fix keeps the class's PFC", plan: storage, snap: pfcOn(4),
+			id: "pfc_enabled_on_roce_priority", subject: nd, want: StatusFail, fix: []string{"--pfc 0,0,0,1,1,0,0,0", "prio-pfc all:off 3:on 4:on"}},
+		{name: "the PFC fix without a class", snap: pfcOn(4),
+			id: "pfc_enabled_on_roce_priority", subject: nd, want: StatusFail, fix: []string{"--pfc 0,0,0,1,0,0,0,0", "prio-pfc all:off 3:on`"}},
 	})
 }

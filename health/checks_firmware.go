@@ -120,7 +120,7 @@ func firmwareFix(d *node.Device, version string) Text {
 	addr := orPlaceholder(d.PCIAddress, "<pci address>")
 	switch d.Driver {
 	case "mlx5_core", "mlx4_core":
-		return Textf("bring %[1]s (%[2]s) to %[3]s like its siblings: `mlxfwmanager --query` lists the versions, `mlxfwmanager -u -d %[2]s` (or `flint -d %[2]s -i <firmware %[3]s image for PSID %[4]s> burn`) flashes it, then `mlxfwreset -d %[2]s reset` or a reboot activates it", d.Name, addr, version, orPlaceholder(d.BoardID, "<PSID>"))
+		return Textf("bring %[1]s (%[2]s) to %[3]s like its siblings: `mlxfwmanager --query` lists the versions, `mlxfwmanager -u -d %[2]s` (or `flint -d %[2]s -i <firmware %[3]s image for PSID %[4]s> burn`) flashes it, then drain the node (no jobs on it: the reset takes the NIC off the PCIe bus and its links down for seconds) and activate it with `mlxfwreset -d %[2]s reset` or a reboot", d.Name, addr, version, orPlaceholder(d.BoardID, "<PSID>"))
 	case "bnxt_en":
 		return Textf("flash %s (%s) with the same Broadcom firmware package (%s) as its siblings using Broadcom's niccli or bnxtnvm tool, then reboot", d.Name, addr, version)
 	case "ice", "i40e":
@@ -134,9 +134,9 @@ func activateFix(d *node.Device, version string) Text {
 	addr := orPlaceholder(d.PCIAddress, "<pci address>")
 	switch d.Driver {
 	case "mlx5_core":
-		return Textf("run the flashed %[3]s on %[1]s: `mlxfwreset -d %[2]s reset` (or `devlink dev reload pci/%[2]s action fw_activate`, Linux 5.10+), or reboot; the port's link drops for a few seconds, so drain the node's jobs first", d.Name, addr, version)
+		return Textf("run the flashed %[3]s on %[1]s: `mlxfwreset -d %[2]s reset` (or `devlink dev reload pci/%[2]s action fw_activate`, Linux 5.10+), or reboot, after draining the node: the reset takes the NIC off the PCIe bus and its links down for seconds, which kills every job using it", d.Name, addr, version)
 	case "mlx4_core":
-		return Textf("run the flashed %[3]s on %[1]s: `mlxfwreset -d %[2]s reset` or reboot", d.Name, addr, version)
+		return Textf("drain the node (the reset takes the NIC off the PCIe bus and its links down for seconds), then run the flashed %[3]s on %[1]s: `mlxfwreset -d %[2]s reset` or reboot", d.Name, addr, version)
 	}
 	return Textf("reboot (or reset %s's firmware with the NIC vendor's tool) to run the flashed %s", d.Name, version)
 }

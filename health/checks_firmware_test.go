@@ -32,7 +32,7 @@ func TestFirmwareWithDevlinkInfo(t *testing.T) {
 			id: "firmware_consistent", subject: "mlx5_1", want: StatusOK, msg: []string{"28.39.1002"}, notMsg: []string{"flashed"}},
 		{name: "an update waits for a reset", snap: devlinkInfo(1, "28.39.1002", "28.43.1014"),
 			id: "firmware_consistent", subject: "mlx5_1", want: StatusWarn,
-			msg: []string{"28.43.1014 is flashed but 28.39.1002 still runs"}, fix: []string{"mlxfwreset -d", "fw_activate", "28.43.1014"}},
+			msg: []string{"28.43.1014 is flashed but 28.39.1002 still runs"}, fix: []string{"mlxfwreset -d", "fw_activate", "28.43.1014", "after draining the node"}},
 		{name: "the waiting update is the siblings' version", snap: both(
 			func(s *node.Snapshot) { s.Devices[2].FirmwareVersion = "28.37.1014" },
 			devlinkInfo(2, "28.37.1014", "28.39.1002")),
@@ -42,7 +42,7 @@ func TestFirmwareWithDevlinkInfo(t *testing.T) {
 			func(s *node.Snapshot) { s.Devices[2].FirmwareVersion = "28.37.1014" },
 			devlinkInfo(2, "28.37.1014", "28.38.1000")),
 			id: "firmware_consistent", subject: "mlx5_2", want: StatusWarn,
-			msg: []string{"differs from", "28.38.1000 is flashed"}, fix: []string{"flint", "28.39.1002"}},
+			msg: []string{"differs from", "28.38.1000 is flashed"}, fix: []string{"flint", "28.39.1002", "drain the node"}},
 		{name: "stored unreadable (255.255.65535)", snap: devlinkInfo(1, "28.39.1002", "255.255.65535"),
 			id: "firmware_consistent", subject: "mlx5_1", want: StatusOK, notMsg: []string{"flashed"}},
 		{name: "no fw_ver: devlink's running version stands in", snap: both(

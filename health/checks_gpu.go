@@ -119,17 +119,41 @@ func checkACSOnPath(e *env, r *results) {
 			continue
 		}
 		if len(bridges) > 0 {
-			var cmds []Text
-			for _, b := range bridges {
-				cmds = append(cmds, Textf("setpci -s %s ECAP_ACS+0x6.w=0000", b))
-			}
 			r.fail(gpuSubject(g), Textf("ACS redirects peer-to-peer traffic on %s between %s and %s (%s): GPUDirect RDMA goes up to the root complex and back, at a fraction of the switch's bandwidth (or hangs with the IOMMU on)",
-				strings.Join(bridges, ", "), gpuName(g), p.NIC.Device, p.Relation),
-				Textf("disable ACS on those switch ports: %s (as root; check with `lspci -vvv -s <port> | grep ACSCtl`, every flag must read '-'). It comes back at reboot: turn ACS off in the BIOS (PCIe ACS / 'ACS Control: Disable') or run the setpci lines from a boot-time unit, as NVIDIA's DGX OS does", JoinTexts(cmds, "; ")))
+				strings.Join(bridges, ", "), gpuName(g), p.NIC.Device, p.Relation), acsFix(st, bridges))
 			continue
 		}
 		r.ok(gpuSubject(g), Textf("ACS off on the switch ports between %s and %s (%s)", gpuName(g), p.NIC.Device, p.Relation))
 	}
+}
+
+// acsNote says why ACS is on although the IOMMU is in passthrough, and so
+// why fixing iommu_passthrough_or_off brings this finding.
+const acsNote = "Linux turns ACS on at every boot whenever an IOMMU driver is active, in passthrough (iommu=pt) too, so it comes back after each reboot"
+
+// acsFix turns ACS redirect off only where that is safe. ACS is what keeps
+// peer-to-peer DMA under the IOMMU: with a translating IOMMU, redirect off
+// lets a device's DMA reach a peer by its untranslated address (misrouted
+// or corrupt transfers); with functions passed to virtual machines through
+// vfio-pci, it breaks the isolation between them. So the setpci lines are
+// given only when the IOMMU is off or in passthrough and nothing is bound
+// to vfio-pci.
+func acsFix(st *node.GPUState, bridges []string) Text {
+	mode := st.IOMMU.Mode()
+	switch {
+	case mode != node.IOMMUOff && mode != node.IOMMUPassthrough:
+		return Textf("do not turn ACS off while the IOMMU is %s: ACS keeps peer-to-peer DMA under the IOMMU's translation, and without it transfers between the GPU and the NIC go to untranslated addresses; first put the IOMMU in passthrough (see iommu_passthrough_or_off), then run the doctor again for the ACS commands", mode)
+	case st.VFIOUnreadable != "":
+		return Textf("whether functions are passed to virtual machines is unknown (%s): ACS isolates them, so check `ls /sys/bus/pci/drivers/vfio-pci` is empty (or has no such directory) before turning ACS off, then run the doctor again for the commands", st.VFIOUnreadable)
+	case len(st.VFIO) > 0:
+		return Textf("%s are bound to vfio-pci (passed to virtual machines or user-space drivers), and ACS is what isolates them: leave ACS on on this host, or move those functions off it first; then run the doctor again for the commands", strings.Join(st.VFIO, ", "))
+	}
+	cmds := make([]string, len(bridges))
+	for i, b := range bridges {
+		cmds[i] = "setpci -s " + b + " ECAP_ACS+0x6.w=0000"
+	}
+	return Textf("the IOMMU is %s and nothing is bound to vfio-pci, so turning ACS redirect off on those switch ports is safe: %s (as root, takes effect now; check with `lspci -vvv -s <port> | grep ACSCtl`, every flag must read '-'). %s: make it permanent with the kernel parameter `pci=disable_acs_redir=%s` in GRUB_CMDLINE_LINUX (Linux 5.1 or newer; then `update-grub` and a reboot), or turn ACS off in the BIOS (PCIe ACS / 'ACS Control: Disable')",
+		mode, strings.Join(cmds, "; "), Textf(acsNote), strings.Join(bridges, ";"))
 }
 
 func checkIOMMU(e *env, r *results) {
@@ -142,7 +166,7 @@ func checkIOMMU(e *env, r *results) {
 	if len(m.Cmdline) > 0 {
 		cmd = strings.Join(m.Cmdline, " ")
 	}
-	const fix = "boot with the IOMMU in passthrough: add `iommu=pt` (Intel: `intel_iommu=on iommu=pt`, AMD: `amd_iommu=on iommu=pt`) to GRUB_CMDLINE_LINUX in /etc/default/grub, run `update-grub` (RHEL: `grub2-mkconfig -o /boot/grub2/grub.cfg`), reboot; check `cat /sys/kernel/iommu_groups/*/type` reads identity"
+	const fix = "boot with the IOMMU in passthrough: add `iommu=pt` (Intel: `intel_iommu=on iommu=pt`, AMD: `amd_iommu=on iommu=pt`) to GRUB_CMDLINE_LINUX in /etc/default/grub, run `update-grub` (RHEL: `grub2-mkconfig -o /boot/grub2/grub.cfg`), reboot; check `cat /sys/kernel/iommu_groups/*/type` reads identity. ACS stays on in passthrough (" + acsNote + "): pcie_acs_off_on_gpu_nic_path then says how to turn it off"
 	switch mode := m.Mode(); {
 	case mode == node.IOMMUUnknown && len(m.Unreadable) > 0:
 		// Unreadable is not "off": passing here would hide a translating
@@ -162,7 +186,7 @@ func checkIOMMU(e *env, r *results) {
 		}
 		r.fail(SubjectNode, Textf("the IOMMU translates DMA of %s (kernel parameters: %s): every GPUDirect transfer is translated and peer-to-peer traffic is sent through the root complex", strings.Join(which, ", "), cmd), Textf(fix))
 	default:
-		r.warn(SubjectNode, Textf("an IOMMU is active (%s) but its domain type could not be read (kernels before 5.11 have no iommu_groups/*/type); kernel parameters: %s", strings.Join(m.Units, ", "), cmd),
+		r.warn(SubjectNode, Textf("an IOMMU is active (%s) but its domain type could not be read (kernels before 4.19 have no iommu_groups/*/type); kernel parameters: %s", strings.Join(m.Units, ", "), cmd),
 			Textf("make sure the IOMMU runs in passthrough: %s", Textf(fix)))
 	}
 }

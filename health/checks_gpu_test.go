@@ -370,3 +370,40 @@ func TestGPUAERBothEnds(t *testing.T) {
 		t.Errorf("new non-fatal error on GPU 3: %+v", f)
 	}
 }
+
+// Turning ACS redirect off is safe only with an IOMMU that does not
+// translate and no function passed to a VM: otherwise the fix says why
+// not and gives no setpci line.
+func TestACSFixOnlyWhereSafe(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		mutate  func(*node.GPUState)
+		setpci  bool
+		mustSay string
+	}{
+		{"passthrough, no vfio", func(*node.GPUState) {}, true, "pci=disable_acs_redir=0000:4e:01.0;0000:51:00.0;0000:4e:00.0"},
+		{"translating IOMMU", func(st *node.GPUState) {
+			st.IOMMU = node.IOMMU{Units: []string{"dmar0"}, GroupTypes: map[string]string{"0000:51:00.0": "DMA-FQ"}}
+		}, false, "do not turn ACS off while the IOMMU is translated"},
+		{"vfio-bound function", func(st *node.GPUState) { st.VFIO = []string{"0000:9a:00.1"} }, false, "0000:9a:00.1 are bound to vfio-pci"},
+		{"vfio unknown", func(st *node.GPUState) { st.VFIOUnreadable = "/sys/bus/pci/drivers/vfio-pci: permission denied" }, false, "ls /sys/bus/pci/drivers/vfio-pci"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := gpuFixture(t, "dgx-h100-degraded")
+			tc.mutate(snap.GPU)
+			f, _ := find(Run(snap, nil, ""), "pcie_acs_off_on_gpu_nic_path", "gpu2")
+			if f.Status != StatusFail {
+				t.Fatalf("gpu2: %s %s", f.Status, f.Message)
+			}
+			if got := strings.Contains(f.Fix, "setpci"); got != tc.setpci {
+				t.Errorf("setpci in the fix = %v, want %v: %s", got, tc.setpci, f.Fix)
+			}
+			if !strings.Contains(f.Fix, tc.mustSay) {
+				t.Errorf("fix lacks %q: %s", tc.mustSay, f.Fix)
+			}
+			if tc.setpci && !strings.Contains(f.Fix, "iommu=pt") {
+				t.Errorf("fix does not say ACS returns with iommu=pt: %s", f.Fix)
+			}
+		})
+	}
+}

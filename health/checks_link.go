@@ -45,7 +45,7 @@ func checkPortActive(e *env, r *results) {
 		switch {
 		case t.ib() && p.PhysState == node.PhysStateLinkUp:
 			r.fail(subj, Textf("%s: the link is up but no subnet manager has configured the port", state),
-				Textf("an InfiniBand fabric needs a subnet manager: enable it on the managed switch, or run one on a node (`apt install opensm && systemctl enable --now opensm`); `sminfo` shows whether one answers"))
+				Textf("an InfiniBand fabric needs exactly one master subnet manager: `sminfo` shows whether one answers. On a fabric managed by UFM or by a managed switch's SM, do not start another: ask whoever runs it (a second SM with a higher priority takes the fabric over and reroutes every port); only on a small unmanaged fabric without one, run it on one node: `apt install opensm && systemctl enable --now opensm`"))
 		case t.ib():
 			r.fail(subj, Textf("%s: no physical link", state),
 				Textf("check the cable and the switch port of %s port %d (`ibstat %s`, `mlxlink -d %s`); reseat or swap the cable", p.Device, p.Number, p.Device, orPlaceholder(t.pciAddress(), "<pci address>")))
@@ -494,7 +494,7 @@ func checkDefaultRoCEMode(e *env, r *results) {
 		case !t.roce():
 			r.skip(subj, t.notRoCE("the rdma_cm default RoCE mode"))
 		case t.port.DefaultRoCEMode == "":
-			r.skip(subj, Textf("configfs directory not created; run the doctor as root to read it"))
+			r.skip(subj, Textf("the rdma_cm default RoCE mode is in configfs only, in /sys/kernel/config/rdma_cm/%s, which does not exist until someone creates it: the exporter never does, and the doctor creates it for a moment only as root on the node's own /sys with rdma_cm loaded and configfs mounted (`modprobe rdma_cm`, `mount -t configfs none /sys/kernel/config`); `cma_roce_mode -d %s -p %d` (mlnx-tools) shows it by hand. Only rdma_cm users (NVMe-oF, iSER) depend on it, not NCCL", t.port.Device, t.port.Device, t.port.Number))
 		case t.port.DefaultRoCEMode == want:
 			r.ok(subj, Textf("rdma_cm default RoCE mode is %s", want))
 		default:

@@ -236,9 +236,25 @@ func checkDriverLoaded(e *env, r *results) {
 		if !desc.Empty() {
 			msg = Textf("%s%s", msg, Textf(" (%s)", desc))
 		}
+		// A NIC of the family without a driver fails rdma_nic_present with
+		// the same fix: one fix, told once, above.
+		unbound := map[string]bool{}
+		for _, n := range snap.NICs {
+			if fam, ok := node.DriverFamilyOfVendor(n.VendorID); ok && n.Driver == "" {
+				unbound[fam.Name] = true
+			}
+		}
 		var fixes []Text
+		var told []string
 		for _, f := range fixFams {
+			if unbound[f.Name] {
+				told = append(told, f.Name)
+				continue
+			}
 			fixes = append(fixes, loadDriverFix(f))
+		}
+		if len(told) > 0 {
+			fixes = append(fixes, Textf("rdma_nic_present's fix above loads %s with its RDMA modules and ib_uverbs: apply it, and this check passes with it", strings.Join(told, ", ")))
 		}
 		if len(fixes) == 0 {
 			fixes = append(fixes, Textf("modprobe ib_uverbs; make it permanent with `echo ib_uverbs > /etc/modules-load.d/rdma.conf`"))
@@ -283,7 +299,7 @@ func checkPlanNodeKnown(e *env, r *results) {
 			who = Textf("this node (no name given and no hostname)")
 		}
 		r.fail(SubjectNode, Textf("%s is not in the cluster plan (plan nodes: %s), so no plan check can run", who, strings.Join(shown, ", ")),
-			Textf("start the exporter with --node.name=<the name this node has in the plan> (the default is the short hostname, `hostname -s`), or add the node to `nodes:` in the plan file"))
+			Textf("give the exporter and the doctor --node.name=<the name this node has in the plan> (both default to the short hostname, `hostname -s`), or add the node to `nodes:` in the plan file"))
 	}
 }
 

@@ -268,7 +268,7 @@ func checkPCIeBandwidth(e *env, r *results) {
 				all = Textf("all %d ports", dm.ports)
 			}
 			r.warn(d.Name, Textf("%s: each port alone fits, but %s cannot run at line rate at once; the link trained at %s, so this is %s design limit, not a fault", msg, all, whose, design),
-				Textf("nothing on this node needs repair: jobs that need line rate on every port at once need a card and slot whose PCIe link carries %s Gb/s (a wider or newer-generation link); `lspci -vv -s %s | grep -E 'LnkCap|LnkSta'` shows the link", gbps(needBits), f.Address))
+				Textf("the card is built this way, no setting or reseat changes it: where jobs need line rate on every port at once, replace it with a card in a slot whose PCIe link carries %s Gb/s (a wider or newer-generation link), or run such jobs on one port of it; `lspci -vv -s %s | grep -E 'LnkCap|LnkSta'` shows the link", gbps(needBits), f.Address))
 		case availBits < needBits:
 			r.fail(d.Name, Textf("%s: the NIC cannot reach line rate", msg), bandwidthFix(f, needBits))
 		case availBits < 1.1*needBits && byDesign:

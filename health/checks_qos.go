@@ -2,6 +2,7 @@ package health
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -59,16 +60,36 @@ func prioList(ps []int) string {
 	return strings.Join(s, ", ")
 }
 
-// pfcFix enables PFC on exactly the RoCE priority, with the two tools operators have:
-// mlnx_qos (mlnx-tools, shipped with DOCA-OFED) and iproute2's dcb.
-func pfcFix(netdev string, prio int) Text {
+// pfcFix enables PFC on exactly the RoCE priority and keep (the plan's other
+// RDMA classes whose PFC is on, which the fix must not turn off), with the two
+// tools operators have: mlnx_qos (mlnx-tools, shipped with DOCA-OFED) and
+// iproute2's dcb.
+func pfcFix(netdev string, prio int, keep ...int) Text {
 	bits := make([]string, 8)
 	for i := range bits {
 		bits[i] = "0"
 	}
+	on := []string{fmt.Sprintf("%d:on", prio)}
 	bits[prio] = "1"
-	return Textf("`mlnx_qos -i %[1]s --pfc %[2]s` (mlnx-tools), or with iproute2 `dcb pfc set dev %[1]s prio-pfc all:off %[3]d:on`; the link drops for a moment while PFC changes, and the setting is lost on reboot unless the switch pushes it by DCBX, so apply it from a boot-time systemd unit; the switch port must have PFC on priority %[3]d too",
-		netdev, strings.Join(bits, ","), prio)
+	for _, p := range keep {
+		bits[p] = "1"
+		on = append(on, fmt.Sprintf("%d:on", p))
+	}
+	return Textf("`mlnx_qos -i %[1]s --pfc %[2]s` (mlnx-tools), or with iproute2 `dcb pfc set dev %[1]s prio-pfc all:off %[3]s`; the link drops for a moment while PFC changes, and the setting is lost on reboot unless the switch pushes it by DCBX, so apply it from a boot-time systemd unit; the switch port must have PFC on priority %[4]d too",
+		netdev, strings.Join(bits, ","), strings.Join(on, " "), prio)
+}
+
+// otherClassesWithPFC are the priorities of the plan's other RDMA classes
+// that have PFC on now.
+func (e *env) otherClassesWithPFC(d *node.DCBState) []int {
+	var out []int
+	for _, c := range e.plan.Expectations.OtherRDMAClasses {
+		if d.PFCEnabled[c.Priority] {
+			out = append(out, c.Priority)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // ethernetTargets yields the targets that are on this node and Ethernet (with
@@ -150,7 +171,7 @@ func checkPFCEnabled(e *env, r *results) {
 			return
 		}
 		r.fail(t.subject(), Textf("PFC is off on RoCE priority %d (PFC enabled on: %s): RoCE traffic there is dropped instead of paused under congestion", prio, prioList(on)),
-			pfcFix(t.netdev, prio))
+			pfcFix(t.netdev, prio, e.otherClassesWithPFC(d)...))
 	})
 }
 
@@ -162,17 +183,26 @@ func checkPFCOnly(e *env, r *results) {
 	prio := *e.plan.Expectations.PFCPriority
 	e.pfcTargets(r, func(t *target, d *node.DCBState) {
 		var extra []int
+		var planned []string
 		for _, p := range enabledPriorities(d) {
+			if c, ok := e.plan.Expectations.OtherRDMAClassOn(p); ok {
+				planned = append(planned, fmt.Sprintf("%d (%s)", p, c.Name))
+				continue
+			}
 			if p != prio {
 				extra = append(extra, p)
 			}
 		}
+		also := Textf("")
+		if len(planned) > 0 {
+			also = Textf("; the plan's other RDMA classes on %s", strings.Join(planned, ", "))
+		}
 		if len(extra) == 0 {
-			r.ok(t.subject(), Textf("no PFC on priorities other than %d", prio))
+			r.ok(t.subject(), Textf("no PFC on priorities other than %d%s", prio, also))
 			return
 		}
-		r.warn(t.subject(), Textf("PFC is also on for priority %s, which does not carry RoCE (RoCE priority %d): lossless classes without RoCE only add head-of-line blocking and pause-storm risk", prioList(extra), prio),
-			pfcFix(t.netdev, prio))
+		r.warn(t.subject(), Textf("PFC is also on for priority %s, which carries neither RoCE (RoCE priority %d) nor another RDMA class of the plan (expectations.other_rdma_classes): lossless classes without RDMA only add head-of-line blocking and pause-storm risk%s", prioList(extra), prio, also),
+			pfcFix(t.netdev, prio, e.otherClassesWithPFC(d)...))
 	})
 }
 

@@ -137,12 +137,12 @@ func TestNodeChecks(t *testing.T) {
 
 		{name: "loaded", id: "rdma_driver_loaded", subject: "node", want: StatusOK, msg: []string{"mlx5_core", "mlx5_ib", "ib_uverbs"}},
 		{name: "nothing loaded", snap: unboundCX7, id: "rdma_driver_loaded", subject: "node", want: StatusFail,
-			msg: []string{"no RDMA driver", "mlx5_core, mlx5_ib, ib_uverbs not loaded"}, fix: []string{"modprobe -a mlx5_core mlx5_ib ib_uverbs", "/etc/modules-load.d/"}},
+			msg: []string{"no RDMA driver", "mlx5_core, mlx5_ib, ib_uverbs not loaded"}, fix: []string{"rdma_nic_present's fix above loads mlx5"}, notFix: []string{"modprobe"}},
 		{name: "mlx5_ib missing", snap: func(s *node.Snapshot) {
 			unboundCX7(s)
 			s.NICs[0].Driver = "mlx5_core"
 			s.Modules["mlx5_core"], s.Modules["ib_uverbs"] = true, true
-		}, id: "rdma_driver_loaded", subject: "node", want: StatusFail, msg: []string{"mlx5_ib not loaded"}, notMsg: []string{"mlx5_core not", "ib_uverbs not"}, fix: []string{"modprobe"}},
+		}, id: "rdma_driver_loaded", subject: "node", want: StatusFail, msg: []string{"mlx5_ib not loaded"}, notMsg: []string{"mlx5_core not", "ib_uverbs not"}, fix: []string{"modprobe -a mlx5_core mlx5_ib ib_uverbs"}, notFix: []string{"rdma_nic_present"}},
 		{name: "all loaded but no ibdev", snap: func(s *node.Snapshot) {
 			unboundCX7(s)
 			s.NICs[0].Driver = "mlx5_core"
@@ -163,7 +163,7 @@ func TestNodeChecks(t *testing.T) {
 
 		{name: "known", id: "plan_node_known", subject: "node", want: StatusOK, msg: []string{"node01", "3 compute interface(s)"}},
 		{name: "unknown node", node: "gpu-17", id: "plan_node_known", subject: "node", want: StatusFail,
-			msg: []string{`"gpu-17"`, "node01, node02"}, fix: []string{"--node.name", "add the node"}},
+			msg: []string{`"gpu-17"`, "node01, node02"}, fix: []string{"the exporter and the doctor --node.name", "add the node"}},
 		{name: "no plan", noPlan: true, id: "plan_node_known", subject: "node", want: StatusSkipped, msg: []string{SkipNoPlan}},
 		{name: "no name", node: "-", id: "plan_node_known", subject: "node", want: StatusFail, msg: []string{"no name given"}, fix: []string{"--node.name"}},
 		{name: "unknown node skips plan checks", node: "gpu-17", id: "mtu_matches_plan", subject: "node", want: StatusSkipped, msg: []string{`"gpu-17" is not in the cluster plan`}},
@@ -204,7 +204,7 @@ func TestLinkChecks(t *testing.T) {
 			makeIB(s)
 			p := port(s, 0)
 			p.State, p.StateName = 2, "INIT"
-		}, id: "port_active", subject: "mlx5_0", want: StatusFail, msg: []string{"2: INIT", "no subnet manager"}, fix: []string{"opensm"}},
+		}, id: "port_active", subject: "mlx5_0", want: StatusFail, msg: []string{"2: INIT", "no subnet manager"}, fix: []string{"opensm", "UFM", "do not start another"}},
 		{name: "planned port missing", plan: func(p *config.Plan) {
 			p.Nodes[0].Interfaces[2].Netdev, p.Nodes[0].Interfaces[2].RDMADevice = "ens9f0np0", "mlx5_9"
 		},
@@ -321,7 +321,7 @@ func TestLinkChecks(t *testing.T) {
 		{name: "plan wants v1", plan: func(p *config.Plan) { p.Expectations.RoCEMode = config.RoCEv1 },
 			id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusFail, msg: []string{"expected IB/RoCE v1"}, fix: []string{"-m 1"}},
 		{name: "configfs not created", snap: func(s *node.Snapshot) { port(s, 0).DefaultRoCEMode = "" },
-			id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusSkipped, msg: []string{"configfs directory not created; run the doctor as root to read it"}},
+			id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusSkipped, msg: []string{"does not exist until someone creates it", "only as root", "cma_roce_mode -d mlx5_0 -p 1"}, notMsg: []string{"run the doctor as root"}},
 		{name: "infiniband", snap: makeIB, id: "default_roce_mode_v2", subject: "mlx5_0", want: StatusSkipped, msg: []string{SkipInfiniBand}},
 	})
 }
@@ -511,7 +511,7 @@ func TestPCIeAndFirmwareChecks(t *testing.T) {
 		{name: "same", id: "firmware_consistent", subject: "mlx5_0", want: StatusOK, msg: []string{"28.39.1002", "2 MT4129 MT_0000000838"}},
 		{name: "odd one out", snap: func(s *node.Snapshot) { s.Devices[2].FirmwareVersion = "28.37.1014" },
 			id: "firmware_consistent", subject: "mlx5_2", want: StatusWarn, msg: []string{"28.37.1014", "28.39.1002", "mlx5_0, mlx5_1"},
-			fix: []string{"mlxfwmanager", "flint -d 0000:38:00.0", "28.39.1002", "mlxfwreset"}},
+			fix: []string{"mlxfwmanager", "flint -d 0000:38:00.0", "28.39.1002", "drain the node", "mlxfwreset"}},
 		{name: "majority is fine", snap: func(s *node.Snapshot) { s.Devices[2].FirmwareVersion = "28.37.1014" },
 			id: "firmware_consistent", subject: "mlx5_0", want: StatusOK, msg: []string{"majority"}},
 		{name: "different board is its own group", snap: func(s *node.Snapshot) {
@@ -716,11 +716,28 @@ func TestCounterChecks(t *testing.T) {
 			setEth(rx(cur), node.FamilyPriorityDiscards, "rx", 0, node.DiscardOther, 50_000)
 			setEth(rx(cur), node.FamilyPHYDiscards, "rx", -1, "", 50_000)
 		}, id: "no_packet_discards", subject: "ens2f0np0", want: StatusOK},
+		// mlx5 counts buffer and congestion drops per traffic class
+		// (rx_prio<N>_buf_discard is TC N): they count for the class the
+		// RoCE priority is queued in, by mlx5's default map or the port's ETS.
 		{name: "every cause counts", prev: func(prev, cur *node.Snapshot) {
 			roceDropsNow(0, 1_000_000_000)(prev, cur)
-			setEth(rx(cur), node.FamilyPriorityDiscards, "rx", 3, node.DiscardBuffer, 30_000)
-			setEth(rx(cur), node.FamilyPriorityDiscards, "rx", 3, node.DiscardCongestion, 20_000)
+			setEth(rx(cur), node.FamilyTCDiscards, "rx", 3, node.DiscardBuffer, 30_000)
+			setEth(rx(cur), node.FamilyTCDiscards, "rx", 3, node.DiscardCongestion, 20_000)
 		}, id: "no_packet_discards", subject: "ens2f0np0", want: StatusFail, msg: []string{"dropped 50000"}},
+		{name: "drops in a lossy priority's traffic class", prev: func(prev, cur *node.Snapshot) {
+			roceDropsNow(0, 1_000_000_000)(prev, cur)
+			// TC 1 holds priority 0 by mlx5's default map, not RoCE's 3.
+			setEth(rx(cur), node.FamilyTCDiscards, "rx", 1, node.DiscardBuffer, 50_000)
+		}, id: "no_packet_discards", subject: "ens2f0np0", want: StatusOK},
+		{name: "drops in the RoCE priority's class by the port's ETS map", prev: func(prev, cur *node.Snapshot) {
+			roceDropsNow(0, 1_000_000_000)(prev, cur)
+			for _, s := range []*node.Snapshot{prev, cur} {
+				ets := &node.ETSState{PrioTC: [8]uint8{0, 0, 0, 5, 0, 0, 0, 0}}
+				s.DCB["ens2f0np0"].ETS = ets
+			}
+			setEth(rx(cur), node.FamilyTCDiscards, "rx", 5, node.DiscardBuffer, 50_000)
+			setEth(rx(cur), node.FamilyTCDiscards, "rx", 3, node.DiscardBuffer, 70_000)
+		}, id: "no_packet_discards", subject: "ens2f0np0", want: StatusFail, msg: []string{"dropped 50000 "}},
 		{name: "counter reset", prev: func(prev, cur *node.Snapshot) {
 			roceDropsSince(1_000_000)(prev)
 			roceDropsSince(3)(cur)
@@ -940,6 +957,9 @@ func TestChecksList(t *testing.T) {
 		if c.Title == "" || c.Description == "" {
 			t.Errorf("%s lacks a title or description", c.ID)
 		}
+		if c.Severity != SeverityCritical && c.Severity != SeverityWarning {
+			t.Errorf("%s has severity %q, want critical or warning", c.ID, c.Severity)
+		}
 	}
 	for _, id := range required {
 		if !ids[id] {
@@ -956,7 +976,10 @@ func TestChecksList(t *testing.T) {
 		got[f.ID] = true
 		// The hand-built node has no GPUs; TestGPUChecksHealthyDGX covers the
 		// GPU checks on a healthy GPU node.
-		if f.Status != StatusOK && !(f.Status == StatusSkipped && strings.Contains(f.Message, "two samples")) && !(f.Status == StatusSkipped && slices.Contains(gpuChecks, f.ID)) {
+		// Its rails have a subnet each: the multi-NIC checks have nothing
+		// to judge (checks_hostnet_test.go puts them in one).
+		if f.Status != StatusOK && !(f.Status == StatusSkipped && strings.Contains(f.Message, "two samples")) && !(f.Status == StatusSkipped && slices.Contains(gpuChecks, f.ID)) &&
+			!(f.Status == StatusSkipped && strings.Contains(f.Message, "no two compute interfaces share an IPv4 subnet")) {
 			t.Errorf("healthy hand-built node: %s %s is %s: %s", f.ID, f.Subject, f.Status, f.Message)
 		}
 	}
@@ -1167,7 +1190,7 @@ func TestMultiPortDesignLimit(t *testing.T) {
 	runCases(t, []checkCase{
 		{name: "dual-port ConnectX-3", noPlan: true, snap: makeDualPortCX3, id: "pcie_bandwidth_sufficient", subject: "mlx5_0", want: StatusWarn,
 			msg: []string{"63 Gb/s usable (8 GT/s x8) for 80 Gb/s of combined port rate of mlx5_0's 2 ports", "each port alone fits", "both ports cannot run at line rate at once", "design limit"},
-			fix: []string{"nothing on this node needs repair"}},
+			fix: []string{"the card is built this way", "replace it"}, notFix: []string{"needs repair"}},
 		{name: "both ports fit with little headroom", noPlan: true, snap: func(s *node.Snapshot) {
 			makeDualPortCX3(s)
 			s.Devices[0].Ports[0].RateBitsPerSecond, s.Devices[0].Ports[1].RateBitsPerSecond = 30e9, 30e9
@@ -1380,5 +1403,112 @@ func TestRailsTestableByPeers(t *testing.T) {
 				t.Errorf("findings %+v", got)
 			}
 		})
+	}
+}
+
+// TestSeverityByWhatBreaksJobs: a failure pages (critical) only where a
+// running job is hurt now; static configuration is a ticket (warning) even
+// when it fails, and a warning is never critical.
+func TestSeverityByWhatBreaksJobs(t *testing.T) {
+	want := map[string]Severity{
+		"port_active": SeverityCritical, "pfc_enabled_on_roce_priority": SeverityCritical,
+		"roce_dscp_maps_to_pfc_priority": SeverityCritical, "no_transport_retries_exceeded": SeverityCritical,
+		"no_pfc_storm": SeverityCritical, "no_link_flaps": SeverityCritical,
+		"iommu_passthrough_or_off": SeverityWarning, "pcie_acs_off_on_gpu_nic_path": SeverityWarning,
+		"gpu_nic_affinity": SeverityWarning, "gpu_pcie_link_not_degraded": SeverityWarning,
+		"trust_mode_matches_plan": SeverityWarning, "default_roce_mode_v2": SeverityWarning,
+	}
+	for _, c := range Checks() {
+		if w, ok := want[c.ID]; ok && c.Severity != w {
+			t.Errorf("%s: severity %s, want %s", c.ID, c.Severity, w)
+		}
+	}
+
+	// Both sides on findings: a static failure is a warning, a failure that
+	// hurts a job is critical, warnings and passes carry none or warning.
+	snap := buildSnap()
+	snap.DCB["ens1f0np0"].Trust = "pcp"
+	snap.DCB["ens2f0np0"].PFCEnabled[3] = false
+	fs := Run(snap, testPlan(t), "node01")
+	for _, tc := range []struct {
+		id, subject string
+		st          Status
+		sev         Severity
+	}{
+		{"trust_mode_matches_plan", "ens1f0np0", StatusFail, SeverityWarning},
+		{"pfc_enabled_on_roce_priority", "ens2f0np0", StatusFail, SeverityCritical},
+		{"pfc_enabled_on_roce_priority", "ens1f0np0", StatusOK, ""},
+	} {
+		f, ok := find(fs, tc.id, tc.subject)
+		if !ok || f.Status != tc.st || f.Severity != tc.sev {
+			t.Errorf("%s %s = %s severity %q, want %s severity %q: %s", tc.id, tc.subject, f.Status, f.Severity, tc.st, tc.sev, f.Message)
+		}
+	}
+	for _, f := range fs {
+		if f.Status == StatusWarn && f.Severity != SeverityWarning {
+			t.Errorf("%s %s warns with severity %q", f.ID, f.Subject, f.Severity)
+		}
+	}
+}
+
+// renameInterface gives the first port's netdev another name everywhere
+// the snapshot knows it.
+func renameInterface(s *node.Snapshot, name string) {
+	old := s.Devices[0].Ports[0].Interface
+	s.Devices[0].Ports[0].Interface = name
+	for i := range s.Devices[0].Ports[0].GIDs {
+		if s.Devices[0].Ports[0].GIDs[i].Interface == old {
+			s.Devices[0].Ports[0].GIDs[i].Interface = name
+		}
+	}
+	s.Interfaces[name], s.Ethtool[name], s.DCB[name] = s.Interfaces[old], s.Ethtool[old], s.DCB[old]
+	s.Interfaces[name].Name = name
+	s.DCB[name].Interface = name
+	delete(s.Interfaces, old)
+	delete(s.Ethtool, old)
+	delete(s.DCB, old)
+}
+
+// The kernel takes `x;reboot` as an interface name: a fix that pastes it
+// unquoted runs reboot. Every name in every fix is shell-quoted, and one
+// that holds an escape sequence is written so that the terminal shows it.
+func TestFixesQuoteNames(t *testing.T) {
+	for _, tc := range []struct{ name, quoted string }{
+		{"x;reboot", `'x;reboot'`},
+		{"e\x1b]0;pwned\x07x", `$'e\x1b]0;pwned\x07x'`},
+	} {
+		s := buildSnap()
+		renameInterface(s, tc.name)
+		s.DCB[tc.name].PFCEnabled[3] = false
+		s.Devices[0].Ports[0].State = 1
+		fs := Run(s, nil, "node01")
+		fixes := 0
+		for _, f := range fs {
+			if f.Fix == "" {
+				continue
+			}
+			if strings.ContainsRune(f.Message+f.Fix, 0x1b) || strings.ContainsRune(f.Message+f.Fix, 0x07) {
+				t.Errorf("%s: a control character reaches the terminal: %q / %q", f.ID, f.Message, f.Fix)
+			}
+			if strings.Contains(f.Fix, "x;reboot") || strings.Contains(f.Fix, "pwned") {
+				fixes++
+				if n, q := strings.Count(f.Fix, "x;reboot")+strings.Count(f.Fix, "pwned"), strings.Count(f.Fix, tc.quoted); n != q {
+					t.Errorf("%s: %d mention(s) of %q, %d quoted as %s: %s", f.ID, n, tc.name, q, tc.quoted, f.Fix)
+				}
+			}
+		}
+		if fixes == 0 {
+			t.Errorf("%q: no fix names the interface", tc.name)
+		}
+		if f, _ := find(fs, "port_active", s.Devices[0].Name); !strings.Contains(f.Fix, "ip link set dev "+tc.quoted+" up") {
+			t.Errorf("port_active fix %q, want ip link set dev %s up", f.Fix, tc.quoted)
+		}
+	}
+	// A healthy name is left as it is.
+	if got := shellQuote("ens1f0np0"); got != "ens1f0np0" {
+		t.Errorf("shellQuote(ens1f0np0) = %q", got)
+	}
+	if got := shellQuote("it's"); got != `'it'\''s'` {
+		t.Errorf("shellQuote(it's) = %q", got)
 	}
 }

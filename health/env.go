@@ -77,6 +77,19 @@ func newEnv(snap *node.Snapshot, plan *config.Plan, nodeName string) *env {
 	return e
 }
 
+// planNames are the names this node's plan entry gives its interfaces and
+// devices, which a fix may name before the node has them.
+func (e *env) planNames() []string {
+	if e.node == nil {
+		return nil
+	}
+	var out []string
+	for _, ci := range e.node.Interfaces {
+		out = append(out, ci.Netdev, ci.RDMADevice)
+	}
+	return out
+}
+
 // notRDMAReason tells a node that should have no RDMA from one that lost it: no
 // RDMA device, no RDMA-capable NIC on a fully scanned PCI bus, and no plan entry
 // saying it should have one. Without a complete look at both, or with a plan

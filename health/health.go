@@ -79,18 +79,56 @@ type Finding struct {
 	// Fix is a concrete next step: the command to run or the thing to look at. It is
 	// empty when the status is ok.
 	Fix string `json:"fix"`
+	// Severity is what a finding that is not ok asks of the operator: critical
+	// for a failure of a check whose fault hurts a running job now, warning
+	// (a ticket) for a warning or for a failure of static configuration;
+	// empty when ok or skipped.
+	Severity Severity `json:"severity,omitempty"`
 	// MessageText and FixText are Message and Fix as format and arguments, for
 	// printing them in the reader's language (package i18n); Message and Fix
-	// are their English, which the JSON and the metrics carry.
+	// are their English, which the JSON and the metrics carry. FixText's
+	// arguments carry the same shell quoting of the node's names as Fix;
+	// whoever prints them strips escapes as Message and Fix are
+	// (node.Printable, node.ValidUTF8).
 	MessageText Text `json:"-"`
 	FixText     Text `json:"-"`
 }
+
+// Severity is how urgent a finding is: the severity label of
+// roce_health_check_info, which routes RoCEHealthCheckFailed.
+type Severity string
+
+// The severities.
+const (
+	// SeverityCritical: a running job is hurt now (a link down, RoCE on a
+	// lossy class, a PFC storm, connections torn down): page someone.
+	SeverityCritical Severity = "critical"
+	// SeverityWarning: static configuration or history that costs
+	// performance or will hurt later (the IOMMU mode, ACS, GPU↔NIC
+	// placement, trust mode): a ticket and a maintenance window.
+	SeverityWarning Severity = "warning"
+)
 
 // Check describes one check for documentation and for listing.
 type Check struct {
 	ID          string
 	Title       string
 	Description string
+	// Severity is the severity of this check's failures; its warnings are
+	// always SeverityWarning.
+	Severity Severity
+}
+
+// SeverityOf returns the severity of a finding of the check with status st: ""
+// for ok and skipped.
+func (c Check) SeverityOf(st Status) Severity {
+	switch st {
+	case StatusFail:
+		return c.Severity
+	case StatusWarn:
+		return SeverityWarning
+	}
+	return ""
 }
 
 // Skip* are the messages of skips shared by many checks; callers may compare
@@ -137,9 +175,9 @@ func Run(snap *node.Snapshot, plan *config.Plan, nodeName string) []Finding {
 	// The exporter runs this every scrape: one findings buffer serves every
 	// check, and the output is sized for a finding per check and target.
 	out := make([]Finding, 0, len(registry)*(len(e.targets)+1))
-	r := &results{}
+	r := &results{quote: nameQuoter(snap, e.planNames())}
 	for _, def := range registry {
-		r.id, r.out = def.ID, r.out[:0]
+		r.id, r.check, r.out = def.ID, def.Check, r.out[:0]
 		switch {
 		case e.snap == nil:
 			r.skip(SubjectNode, Textf("no snapshot of this node was taken"))
@@ -162,20 +200,29 @@ func Run(snap *node.Snapshot, plan *config.Plan, nodeName string) []Finding {
 
 // results collects one check's findings.
 type results struct {
-	id  string
-	out []Finding
+	id    string
+	check Check
+	out   []Finding
+	// quote shell-quotes the node's unsafe names in a fix; nil when none is.
+	quote *strings.Replacer
 }
 
 // add records a finding. ok and skip take no fix: one on a passing finding would
-// read as "something is wrong". Names from the node may hold any bytes: the
-// message and fix are made valid UTF-8 here, the subject stays the name itself,
+// read as "something is wrong". Names from the node may hold any bytes: every
+// name in the fix is shell-quoted, escape sequences and control characters
+// are removed from the message and fix, and both are made valid UTF-8 here; the subject stays the name itself,
 // so that it matches the interface and device names of the snapshot (and its
 // label is the one the interface's own series carry); whoever prints it writes
 // it with node.LabelUTF8.
 func (r *results) add(subject string, st Status, msg, fix Text) {
+	fixEnglish := fix.String()
+	if r.quote != nil && fixEnglish != "" {
+		fixEnglish = r.quote.Replace(fixEnglish)
+		fix = fix.MapStrings(r.quote.Replace)
+	}
 	r.out = append(r.out, Finding{ID: r.id, Subject: subject, Status: st,
-		Message: node.ValidUTF8(msg.String()), Fix: node.ValidUTF8(fix.String()),
-		MessageText: msg, FixText: fix})
+		Message: node.ValidUTF8(node.Printable(msg.String())), Fix: node.ValidUTF8(node.Printable(fixEnglish)),
+		Severity: r.check.SeverityOf(st), MessageText: msg, FixText: fix})
 }
 
 func (r *results) ok(subject string, msg Text)        { r.add(subject, StatusOK, msg, Text{}) }
@@ -183,44 +230,5 @@ func (r *results) skip(subject string, msg Text)      { r.add(subject, StatusSki
 func (r *results) warn(subject string, msg, fix Text) { r.add(subject, StatusWarn, msg, fix) }
 func (r *results) fail(subject string, msg, fix Text) { r.add(subject, StatusFail, msg, fix) }
 
-// naturalCompare orders subjects so that mlx5_2 comes before mlx5_10 and ens2f0 before
-// ens10f0: operators read the output in rail order, and plain string order scrambles
-// it once a node has ten or more NICs.
-func naturalCompare(a, b string) int {
-	for a != "" && b != "" {
-		ca, cb := a[0], b[0]
-		if isDigit(ca) && isDigit(cb) {
-			na, ra := leadingDigits(a)
-			nb, rb := leadingDigits(b)
-			// Compare numerically by length first (after stripping zeros), then text.
-			ta, tb := trimZeros(na), trimZeros(nb)
-			if c := cmp.Or(cmp.Compare(len(ta), len(tb)), strings.Compare(ta, tb), cmp.Compare(len(na), len(nb))); c != 0 {
-				return c
-			}
-			a, b = ra, rb
-			continue
-		}
-		if ca != cb {
-			return cmp.Compare(ca, cb)
-		}
-		a, b = a[1:], b[1:]
-	}
-	return cmp.Compare(len(a), len(b))
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-func leadingDigits(s string) (string, string) {
-	i := 0
-	for i < len(s) && isDigit(s[i]) {
-		i++
-	}
-	return s[:i], s[i:]
-}
-
-func trimZeros(s string) string {
-	for len(s) > 1 && s[0] == '0' {
-		s = s[1:]
-	}
-	return s
-}
+// naturalCompare orders subjects in rail order (node.NaturalCompare).
+func naturalCompare(a, b string) int { return node.NaturalCompare(a, b) }

@@ -128,10 +128,61 @@ func buildSnap() *node.Snapshot {
 		pfc[3] = true
 		s.DCB[nd] = &node.DCBState{Interface: nd, PFCKnown: true, PFCCap: 8, PFCEnabled: pfc, Trust: "dscp",
 			ECN:  map[string]*node.ECNSetting{"np": allPrio(true), "rp": allPrio(true)},
-			DSCP: mlx5DefaultDSCPMap(), CNPDSCP: intp(48), CNPPrio: intp(6)}
+			DSCP: mlx5DefaultDSCPMap(), CNPDSCP: intp(48), CNPPrio: intp(6), DCQCN: defaultDCQCN()}
 		port.TrafficClass, port.TrafficClassFile = intp(106), true
 	}
+	roceBuffers(s)
+	switchPorts(s)
+	s.Sources[node.SourceHost] = node.SourceOK
+	s.Host = healthyHost()
 	return s
+}
+
+// peerIP is node02's compute address on rail i in the test plan, peerMAC
+// the MAC of its rail-i NIC.
+func peerIP(i int) netip.Addr { return netip.MustParseAddr(fmt.Sprintf("192.168.%d.12", 100+i)) }
+func peerMAC(i int) string    { return fmt.Sprintf("0a:00:00:00:02:%02x", i) }
+
+// healthyHost is the host side of the hand-built node: a subnet per rail,
+// the kernel's default sysctls (right for that), the default rules with a
+// route per rail in main, node02's rail addresses resolved each on its
+// rail, and memlock unlimited for everyone, the exporter included.
+func healthyHost() *node.HostState {
+	h := &node.HostState{IPv4Conf: map[string]*node.IPv4Conf{"all": {}},
+		Rules: []node.PolicyRule{
+			{Priority: 0, Action: node.RuleLookup, Table: node.TableLocal, SuppressPrefixLen: -1},
+			{Priority: 32766, Action: node.RuleLookup, Table: node.TableMain, SuppressPrefixLen: -1},
+			{Priority: 32767, Action: node.RuleLookup, Table: node.TableDefault, SuppressPrefixLen: -1},
+		},
+		Routes:    []node.Route{},
+		Neighbors: []node.Neighbor{},
+		Memlock: &node.Memlock{HostConfig: true,
+			Limits:    []node.MemlockSetting{{File: "/etc/security/limits.d/rdma.conf", Line: 2, Domain: "*", Type: "soft", Soft: node.Unlimited}, {File: "/etc/security/limits.d/rdma.conf", Line: 3, Domain: "*", Type: "hard", Hard: node.Unlimited}},
+			SelfKnown: true, SelfSoft: node.Unlimited, SelfHard: node.Unlimited, SelfCapIPCLock: true},
+	}
+	for i := 0; i < testRails; i++ {
+		nd, ip := netdevName(i), railIP(i)
+		h.IPv4Conf[nd] = &node.IPv4Conf{}
+		h.Routes = append(h.Routes,
+			node.Route{Table: node.TableMain, Dst: netip.PrefixFrom(ip, 24).Masked(), Type: "unicast", Dev: nd, PrefSrc: ip},
+			node.Route{Table: node.TableLocal, Dst: netip.PrefixFrom(ip, 32), Type: "local", Dev: nd, PrefSrc: ip})
+		h.Neighbors = append(h.Neighbors, node.Neighbor{Dev: nd, IP: peerIP(i), MAC: peerMAC(i), State: "REACHABLE"})
+	}
+	return h
+}
+
+// switchPorts cables every rail to a leaf port that announces MFS 9216,
+// VLAN 100 untagged and 400GBASE-DR4 over LLDP, as h1 of
+// internal/lldpcli/testdata/json0-details-dot1-dot3.json.
+func switchPorts(s *node.Snapshot) {
+	s.Sources[node.SourceLLDP] = node.SourceOK
+	s.LLDP = map[string]*node.LLDPNeighbor{}
+	for i := 0; i < testRails; i++ {
+		nd := netdevName(i)
+		s.LLDP[nd] = &node.LLDPNeighbor{Interface: nd, ChassisName: "leaf-1", ChassisID: "b8:ce:f6:11:00:00", ChassisIDType: "mac",
+			PortID: fmt.Sprintf("Ethernet%d", 8*i), PortIDType: "local", MaxFrameSize: 9216, PVID: 100, VLANs: []int{100},
+			MACPHY: &node.LLDPMACPHY{AutonegSupported: true, AutonegEnabled: true, MAU: "400GbaseDR4 - 400GBASE-R PCS/PMA over 4-lane single-mode fiber PMD"}}
+	}
 }
 
 // withPrevious gives cur a previous sample taken dt earlier that is the healthy
@@ -154,6 +205,7 @@ expectations:
   pfc_priority: 3
   trust: dscp
   ecn: true
+  vlan: 100
   link_rate_gbps: 400
 nodes:
   - name: node01
@@ -303,4 +355,13 @@ func mlx5DefaultDSCPMap() *node.DSCPMap {
 		m.Set(uint8(d), uint8(d/8))
 	}
 	return &m
+}
+
+// dscpMap is mlx5's default map with some DSCPs moved.
+func dscpMap(over map[int]int) *node.DSCPMap {
+	m := mlx5DefaultDSCPMap()
+	for d, p := range over {
+		m.Set(uint8(d), uint8(p))
+	}
+	return m
 }

@@ -2,6 +2,7 @@ package health
 
 import (
 	"fmt"
+	"regexp"
 
 	"slices"
 	"sort"
@@ -57,7 +58,12 @@ func checkNCCLEnv(e *env, r *results) {
 				gidIndex[subj] = g.Index
 				gidDevs = append(gidDevs, subj)
 			} else {
-				problems = append(problems, Textf("no RoCE v2 GID carries %s on %s (see roce_v2_gid_present)", t.planned.IP(), subj))
+				see := Textf("roce_v2_gid_present")
+				if !t.port.Up() {
+					// Its GID check is skipped for the port: the root is the link.
+					see = Textf("port_active: the port is down")
+				}
+				problems = append(problems, Textf("no RoCE v2 GID carries %s on %s (see %s)", t.planned.IP(), subj, see))
 			}
 			continue
 		}
@@ -71,7 +77,7 @@ func checkNCCLEnv(e *env, r *results) {
 	if len(hcas) == 0 && len(ifnames) == 0 {
 		switch {
 		case len(problems) > 0:
-			r.warn(SubjectNode, Textf("no NCCL setting resolves: %s", JoinTexts(slices.Concat(problems, notIB), "; ")), Textf("fix the failing checks named here, then run the doctor again"))
+			r.warn(SubjectNode, Textf("no NCCL setting resolves: %s", JoinTexts(slices.Concat(problems, notIB), "; ")), namedChecksFix(problems, Textf("")))
 		case len(notIB) > 0:
 			r.skip(SubjectNode, Textf("no RoCE or InfiniBand port for NCCL_IB_HCA: %s", JoinTexts(notIB, "; ")))
 		default:
@@ -81,6 +87,7 @@ func checkNCCLEnv(e *env, r *results) {
 	}
 
 	var vars []Text
+	ifnameFix := Textf("")
 	if len(ifnames) > 0 {
 		vars = append(vars, Textf("NCCL_SOCKET_IFNAME==%s", strings.Join(ifnames, ",")))
 	} else {
@@ -89,11 +96,15 @@ func checkNCCLEnv(e *env, r *results) {
 			mgmt = Textf(" (the one with %s)", e.node.ManagementIP.String())
 		}
 		problems = append(problems, Textf("no compute interface has an IP for NCCL_SOCKET_IFNAME: set it to the management interface%s", mgmt))
+		ifnameFix = Textf("set NCCL_SOCKET_IFNAME to the management interface%s in the job environment", mgmt)
 	}
 	if len(hcas) > 0 {
 		vars = append(vars, Textf("NCCL_IB_HCA==%s", strings.Join(hcas, ",")))
 	}
-	fix := Textf("fix the checks named in the message, then run the doctor again")
+	var own []Text
+	if !ifnameFix.Empty() {
+		own = append(own, ifnameFix)
+	}
 	if roce {
 		distinct := map[int][]string{}
 		for _, d := range gidDevs {
@@ -114,7 +125,7 @@ func checkNCCLEnv(e *env, r *results) {
 				per = append(per, fmt.Sprintf("%d on %s", i, joinNatural(distinct[i])))
 			}
 			problems = append(problems, Textf("the RoCE v2 GID index differs between devices (%s), so no single NCCL_IB_GID_INDEX fits: leave it unset or -1 and NCCL (2.21 or later) picks each device's RoCE v2 IPv4 GID itself", strings.Join(per, "; ")))
-			fix = Textf("unset NCCL_IB_GID_INDEX (or set NCCL_IB_GID_INDEX=-1) in the job environment; %s", fix)
+			own = append(own, Textf("unset NCCL_IB_GID_INDEX (or set NCCL_IB_GID_INDEX=-1) in the job environment"))
 		}
 	}
 	vars = append(vars, ncclClassVars(e, roce, len(hcas) > 0)...)
@@ -123,7 +134,7 @@ func checkNCCLEnv(e *env, r *results) {
 		msg = Textf("%s (not for NCCL_IB_HCA: %s)", msg, JoinTexts(notIB, "; "))
 	}
 	if len(problems) > 0 {
-		r.warn(SubjectNode, Textf("%s (unresolved: %s)", msg, JoinTexts(problems, "; ")), fix)
+		r.warn(SubjectNode, Textf("%s (unresolved: %s)", msg, JoinTexts(problems, "; ")), namedChecksFix(problems, JoinTexts(own, "; ")))
 		return
 	}
 	if e.node == nil {
@@ -197,4 +208,27 @@ func anyV2IPv4(t *target) int {
 		return gs[0].Index
 	}
 	return -1
+}
+
+var seeCheck = regexp.MustCompile(`\(see ([a-z0-9_]+)`)
+
+// namedChecksFix names the checks the problems point to, in order, before
+// the fixes of this check's own; the doctor prints those checks above.
+func namedChecksFix(problems []Text, own Text) Text {
+	var ids []string
+	for _, p := range problems {
+		for _, m := range seeCheck.FindAllStringSubmatch(p.String(), -1) {
+			if !slices.Contains(ids, m[1]) {
+				ids = append(ids, m[1])
+			}
+		}
+	}
+	var parts []Text
+	if !own.Empty() {
+		parts = append(parts, own)
+	}
+	if len(ids) > 0 {
+		parts = append(parts, Textf("fix what %s report(s) for those ports (listed above), then run the doctor again", strings.Join(ids, ", ")))
+	}
+	return JoinTexts(parts, "; ")
 }

@@ -43,3 +43,36 @@ func JoinTexts(parts []Text, sep string) Text {
 	}
 	return Text{Format: "%s" + strings.Repeat(sep+"%s", len(parts)-1), Args: args}
 }
+
+// MapStrings returns t with f applied to every string among its arguments,
+// in clauses too: the shell quoting of the node's names, which the English
+// fix gets as a whole, reaches the fix in every language this way.
+func (t Text) MapStrings(f func(string) string) Text {
+	if len(t.Args) == 0 {
+		return t
+	}
+	args := make([]any, len(t.Args))
+	for i, a := range t.Args {
+		switch v := a.(type) {
+		case string:
+			args[i] = f(v)
+		case Text:
+			args[i] = v.MapStrings(f)
+		case []string:
+			m := make([]string, len(v))
+			for j, s := range v {
+				m[j] = f(s)
+			}
+			args[i] = m
+		case []Text:
+			m := make([]Text, len(v))
+			for j, s := range v {
+				m[j] = s.MapStrings(f)
+			}
+			args[i] = m
+		default:
+			args[i] = a
+		}
+	}
+	return Text{Format: t.Format, Args: args}
+}

@@ -55,3 +55,31 @@ func TestDevlinkInfoFirmware(t *testing.T) {
 		}
 	}
 }
+
+// Every operational MAU type name of lldpd's table (src/lib/atoms/port.c)
+// that carries a speed, in its spellings, and the ones that do not.
+func TestLLDPMAUSpeed(t *testing.T) {
+	for mau, want := range map[string]int{
+		"400GbaseDR4 - 400GBASE-R PCS/PMA over 4-lane single-mode fiber PMD":          400000,
+		"100GbaseCR4 - 100GBASE-R PCS/PMA over 4 lane shielded copper balanced cable": 100000,
+		"10GbaseT - Four-pair Category 6A or better, full duplex mode only":           10000,
+		"1000BaseTFD - Four-pair Category 5 UTP, full duplex mode":                    1000,
+		"1000baseKX - 1000BASE-KX PCS/PMA over an electrical backplane":               1000,
+		"10GigBaseSR - R PCS/PMA, 850 nm serial PMD":                                  10000,
+		"2p5GigT - 2.5GBASE-T PCS/PMA over 4 twisted pairs of Category 5e":            2500,
+		"2p5GbaseX - 2.5GBASE-X PCS/PMA over 1 lane":                                  2500,
+		"5GigT - 5GBASE-T PCS/PMA over 4 twisted pairs of Category 5e":                5000,
+		"10GpassXR - 10GPASS-XR: 10 Gb/s EPoC over coax":                              10000,
+		"25GbaseCR - 25GBASE-R PCS/PMA over shielded balanced copper cable":           25000,
+		"10baseT1L - 10BASE-T1L Single balanced pair PHY including MDI, Long reach":   10,
+		"unknown": -1,
+		"10G1GbasePRXD1 - One single-mode fiber EPON OLT": -1,
+		"2BaseTL - Voice grade UTP copper":                2,
+		"":                                                -1,
+	} {
+		got, ok := (&LLDPMACPHY{MAU: mau}).SpeedMbps()
+		if want < 0 && ok || want >= 0 && (!ok || got != want) {
+			t.Errorf("%q: %d %v, want %d", mau, got, ok, want)
+		}
+	}
+}

@@ -17,7 +17,6 @@ const (
 	FamilyPriorityBytes
 	FamilyPriorityPackets
 	FamilyPriorityDiscards
-	FamilyPriorityECNMarkedPackets
 	FamilyPHYDiscards
 	FamilyPHYCRCErrors
 	FamilyPHYUncorrectedSymbolErrors
@@ -29,6 +28,12 @@ const (
 	// to: the host, not the network, was too slow. Port buffer drops are
 	// FamilyPHYDiscards.
 	FamilyRXQueueDiscards
+	// FamilyTCDiscards and FamilyTCECNMarkedPackets are counted per traffic
+	// class of the port, not per priority, with the class in Priority:
+	// mlx5's rx_prio<N>_buf_discard, _cong_discard and _marked, which
+	// despite their names read the per-traffic-class PPCNT groups.
+	FamilyTCDiscards
+	FamilyTCECNMarkedPackets
 	// FamilyCoSBytes, FamilyCoSPackets and FamilyCoSDiscards are bnxt_en's
 	// per-CoS-queue receive counters, with the queue index in Priority.
 	// They are never exported: ResolveCoSDiscards turns the discards into
@@ -37,6 +42,13 @@ const (
 	FamilyCoSBytes
 	FamilyCoSPackets
 	FamilyCoSDiscards
+	// FamilyMACControlFrames counts every MAC control frame a port received or
+	// sent (IEEE 802.3 aMACControlFramesReceived/Transmitted, mlx5
+	// rx/tx_mac_control_phy): 802.3x pause and PFC frames of every priority,
+	// also those of a priority whose own pause counter the driver does not
+	// show because PFC is off there. It is never exported; the incast probe
+	// reads it to see pause frames on a priority the host does not count.
+	FamilyMACControlFrames
 	NumFamilies
 )
 
@@ -49,7 +61,6 @@ var familyNames = [NumFamilies]string{
 	FamilyPriorityBytes:              "priority_bytes",
 	FamilyPriorityPackets:            "priority_packets",
 	FamilyPriorityDiscards:           "priority_discards",
-	FamilyPriorityECNMarkedPackets:   "priority_ecn_marked_packets",
 	FamilyPHYDiscards:                "phy_discards",
 	FamilyPHYCRCErrors:               "phy_crc_errors",
 	FamilyPHYUncorrectedSymbolErrors: "phy_uncorrected_symbol_errors",
@@ -57,9 +68,12 @@ var familyNames = [NumFamilies]string{
 	FamilyPHYLinkDownEvents:          "phy_link_down_events",
 	FamilyGlobalPauseFrames:          "global_pause_frames",
 	FamilyRXQueueDiscards:            "rx_queue_discards",
+	FamilyTCDiscards:                 "tc_discards",
+	FamilyTCECNMarkedPackets:         "tc_ecn_marked_packets",
 	FamilyCoSBytes:                   "cos_bytes",
 	FamilyCoSPackets:                 "cos_packets",
 	FamilyCoSDiscards:                "cos_discards",
+	FamilyMACControlFrames:           "mac_control_frames",
 }
 
 // String returns the family's short name, e.g. "pfc_pause_frames".
@@ -71,9 +85,30 @@ func (f Family) String() string {
 }
 
 // Exported reports whether a family becomes a metric; the CoS families
-// only feed ResolveCoSDiscards.
+// only feed ResolveCoSDiscards, the MAC control frames only the incast probe.
 func (f Family) Exported() bool {
 	return f > FamilyUnmapped && f < FamilyCoSBytes
+}
+
+// TrafficClass reports whether the family's Priority field holds a
+// traffic class rather than an 802.1p priority.
+func (f Family) TrafficClass() bool {
+	return f == FamilyTCDiscards || f == FamilyTCECNMarkedPackets
+}
+
+// DefaultTrafficClass is the traffic class mlx5 puts a priority in until
+// the operator sets another map (mlnx_qos --prio_tc, dcb ets): priority 0
+// in TC 1, priority 1 in TC 0, the others in the class of their number
+// (IEEE 802.1Q's recommended map for eight classes, which the firmware
+// applies; mlnx_qos prints "tc: 0 … priority: 1", "tc: 1 … priority: 0").
+func DefaultTrafficClass(priority int) int {
+	switch priority {
+	case 0:
+		return 1
+	case 1:
+		return 0
+	}
+	return priority
 }
 
 // Directions of a statistic: rx is what the port received (for pause: the
@@ -99,7 +134,8 @@ type EthtoolCounter struct {
 	Family Family
 	// Direction is DirRX, DirTX or "" for families without direction.
 	Direction string
-	// Priority is the 802.1p priority 0-7, or -1.
+	// Priority is the 802.1p priority 0-7, or -1; for the traffic-class
+	// families (TrafficClass) the traffic class 0-7.
 	Priority int
 	// Label is the storm severity or the discard cause, "" for the other
 	// families.
@@ -171,6 +207,15 @@ func buildClassifier() map[string]EthtoolCounter {
 	// pport_per_prio_traffic_stats_desc / pport_per_prio_pfc_stats_desc /
 	// pport_per_tc_prio_stats_desc / pport_per_tc_congest_prio_stats_desc).
 	// The PFC names exist only for priorities in (pfc_en_tx | pfc_en_rx).
+	//
+	// rx_prio%d_buf_discard, _cong_discard and _marked are per traffic
+	// class despite their names: mlx5e_grp_per_tc_prio_update_stats and
+	// mlx5e_grp_per_tc_congest_prio_update_stats read them from the PPCNT
+	// groups MLX5_PER_TRAFFIC_CLASS_COUNTERS_GROUP and
+	// MLX5_PER_TRAFFIC_CLASS_CONGESTION_GROUP with prio_tc = %d, where the
+	// traffic-class groups take a TC. Under mlx5's default map (priority 0
+	// in TC 1, priority 1 in TC 0, N in N) rx_prio0_buf_discard counts
+	// priority 1's class, so they are exported per TC.
 	perPrio("rx_prio%d_pause", FamilyPFCPauseFrames, DirRX, "")
 	perPrio("tx_prio%d_pause", FamilyPFCPauseFrames, DirTX, "")
 	perPrio("rx_prio%d_pause_duration", FamilyPFCPauseDuration, DirRX, "")
@@ -181,9 +226,9 @@ func buildClassifier() map[string]EthtoolCounter {
 	perPrio("rx_prio%d_packets", FamilyPriorityPackets, DirRX, "")
 	perPrio("tx_prio%d_packets", FamilyPriorityPackets, DirTX, "")
 	perPrio("rx_prio%d_discards", FamilyPriorityDiscards, DirRX, DiscardOther)
-	perPrio("rx_prio%d_buf_discard", FamilyPriorityDiscards, DirRX, DiscardBuffer)
-	perPrio("rx_prio%d_cong_discard", FamilyPriorityDiscards, DirRX, DiscardCongestion)
-	perPrio("rx_prio%d_marked", FamilyPriorityECNMarkedPackets, DirRX, "")
+	perPrio("rx_prio%d_buf_discard", FamilyTCDiscards, DirRX, DiscardBuffer)
+	perPrio("rx_prio%d_cong_discard", FamilyTCDiscards, DirRX, DiscardCongestion)
+	perPrio("rx_prio%d_marked", FamilyTCECNMarkedPackets, DirRX, "")
 
 	// bnxt_en (bnxt_ethtool.c; names confirmed in a real 6.6-kernel capture,
 	// see internal/nicstats/testdata/bnxt_en-ethtool-S.txt.source). bnxt
@@ -256,6 +301,10 @@ func buildClassifier() map[string]EthtoolCounter {
 	one("rx_corrected_bits", FamilyPHYCorrectedBits, "", "")
 	one("link_down_events_phy", FamilyPHYLinkDownEvents, "", "")
 	one("link_down_events", FamilyPHYLinkDownEvents, "", "")
+
+	// mlx5's 802.3 group (en_stats.c pport_802_3_stats_desc).
+	one("rx_mac_control_phy", FamilyMACControlFrames, DirRX, "")
+	one("tx_mac_control_phy", FamilyMACControlFrames, DirTX, "")
 
 	one("rx_global_pause", FamilyGlobalPauseFrames, DirRX, "")
 	one("tx_global_pause", FamilyGlobalPauseFrames, DirTX, "")

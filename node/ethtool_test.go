@@ -30,7 +30,7 @@ func TestClassifierConsistency(t *testing.T) {
 			if c.Label != StormWarning && c.Label != StormError || !strings.Contains(raw, c.Label) {
 				t.Errorf("%q: severity %q", raw, c.Label)
 			}
-		case FamilyPriorityDiscards:
+		case FamilyPriorityDiscards, FamilyTCDiscards:
 			if c.Label != DiscardOther && c.Label != DiscardBuffer && c.Label != DiscardCongestion {
 				t.Errorf("%q: discard cause %q", raw, c.Label)
 			}
@@ -123,7 +123,7 @@ func TestResolveCoSDiscards(t *testing.T) {
 	}
 
 	// A driver without CoS counters keeps its values untouched.
-	mlx5 := []EthtoolValue{{Family: FamilyPriorityDiscards, Direction: DirRX, Priority: 3, Label: DiscardBuffer, Value: 2}}
+	mlx5 := []EthtoolValue{{Family: FamilyTCDiscards, Direction: DirRX, Priority: 3, Label: DiscardBuffer, Value: 2}}
 	if out := ResolveCoSDiscards(mlx5); len(out) != 1 || &out[0] != &mlx5[0] {
 		t.Errorf("mlx5 values changed: %+v", out)
 	}

@@ -536,6 +536,12 @@ type GPUState struct {
 	ACS       map[string]ACS
 	IOMMU     IOMMU
 	GPUDirect GPUDirect
+	// VFIO are the PCI functions bound to vfio-pci (passed to virtual
+	// machines or user-space drivers), whose isolation ACS provides;
+	// VFIOUnreadable says why that list is unknown, "" when it was read
+	// (no vfio-pci driver directory means none is bound).
+	VFIO           []string
+	VFIOUnreadable string
 }
 
 // Pair is a GPU with one NIC and their relation.

@@ -64,6 +64,8 @@ type Snapshot struct {
 	// LLDP maps an interface to its LLDP neighbour (SourceLLDP); an
 	// interface without one is not in it.
 	LLDP map[string]*LLDPNeighbor
+	// Host is the host configuration of SourceHost; nil when not read.
+	Host *HostState
 	// Modules records which kernel modules are loaded (from /sys/module).
 	Modules map[string]bool
 	// NICs lists RDMA-capable vendors' network functions found on the PCI

@@ -74,7 +74,13 @@ func (r *perftestRunner) placement(snap *node.Snapshot, l Link) perftestPlacemen
 // args builds the perftest argv. Server and client must get identical
 // options (perftest's own rule); the client adds the server address.
 func (r *perftestRunner) args(l Link, at perftestPlacement, server bool) []string {
-	argv := []string{r.cfg.Command, config.PerftestDeviceFlag, l.Device, "-i", "1", config.PerftestPortFlag, strconv.Itoa(int(r.cfg.PortRange.First) + l.Rail), "-F"}
+	return r.argsOnPort(l, at, server, int(r.cfg.PortRange.First)+l.Rail)
+}
+
+// argsOnPort is args with the TCP port of perftest's out-of-band exchange
+// given: the incast runs several servers per rail.
+func (r *perftestRunner) argsOnPort(l Link, at perftestPlacement, server bool, port int) []string {
+	argv := []string{r.cfg.Command, config.PerftestDeviceFlag, l.Device, "-i", "1", config.PerftestPortFlag, strconv.Itoa(port), "-F"}
 	if at.haveGID {
 		argv = append(argv, config.PerftestGIDIndexFlag, strconv.Itoa(at.gid))
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/internal/testenv"
+	"github.com/roce-exporter/roce_exporter/probes/schedule"
 )
 
 // Lines the real perftest prints when its argv is wrong (perftest_parameters.c:
@@ -82,5 +83,33 @@ func TestRealPerftestAcceptsRunnerArgv(t *testing.T) {
 	out := runRealPerftest(t, bw, []string{"ib_write_bw", "--tclass=106", "--no-such-flag", "192.168.100.12"})
 	if !strings.Contains(out, "unrecognized option") {
 		t.Errorf("an unknown flag was not refused:\n%s", out)
+	}
+}
+
+// The incast's argv, a receiver's server and a sender's client on their own
+// ports, is one the real ib_write_bw accepts: it parses its command line before
+// it looks for a device.
+func TestRealPerftestAcceptsIncastArgv(t *testing.T) {
+	bw := testenv.LookPath(t, "perftest", "ib_write_bw")
+	plan := incastPlan(t, "")
+	for _, self := range []string{"node01", "node02"} {
+		s := newTestSchedulerAs(t, plan, newFabricNode(t.TempDir(), self, fabricSide{}), self)
+		snap, _ := s.opts.Node.Collect(context.Background())
+		g := schedule.IncastGroup{Receiver: "node01", Senders: []string{"node02", "node03"}}
+		for _, tg := range s.incastTargets(g) {
+			r := s.incastSender
+			if self == "node01" {
+				r = s.incastReceiver
+			}
+			argv := r.perf.argsOnPort(tg.Link, r.perf.placement(snap, tg.Link), self == "node01", r.incastPort(tg.Rail, tg.slot, len(tg.nodes)))
+			joined := strings.Join(argv, " ")
+			for _, need := range []string{"--tclass=106", "-x 3", "-D 1", "--report_gbits", "-p 1854"} {
+				if !strings.Contains(joined, need) {
+					t.Fatalf("%s argv %q lacks %s", self, joined, need)
+				}
+			}
+			out := runRealPerftest(t, bw, argv)
+			assertNoDeviceOnly(t, argv, out)
+		}
 	}
 }

@@ -23,8 +23,11 @@ type Link struct {
 // carries.
 type target struct {
 	Link
-	// nodes are the plan nodes of an NCCL run.
+	// nodes are the plan nodes of an NCCL run, or an incast's senders.
 	nodes []string
+	// slot is an incast sender's place among the senders: which of the
+	// receiver's servers it writes into.
+	slot int
 	// devices are the local devices the run loads: locked against other
 	// probes and watched by the load gate.
 	devices []string

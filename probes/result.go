@@ -15,6 +15,8 @@ const (
 	// probes.nccl.group_size nodes.
 	KindNCCLGroup = "nccl_group"
 	KindPing      = "ping"
+	// KindIncast is the N:1 incast into one receiver's NIC (incast.go).
+	KindIncast = "incast"
 )
 
 // Result is one probe run, as exported and shown on the landing page: the
@@ -50,6 +52,7 @@ type Result struct {
 	*Ping
 	*NCCL
 	*PriorityProof
+	*Incast
 
 	Command    []string `json:"command,omitempty"`
 	ExitCode   int      `json:"exit_code"`
@@ -117,6 +120,37 @@ type NCCL struct {
 	// had RDMA channels or said something about GPUDirect.
 	GPUDirect []HostGPUDirect `json:"gpudirect,omitempty"`
 }
+
+// Incast is what one side of an incast saw (incast.go, incast_judge.go).
+type Incast struct {
+	// Role is IncastReceiver or IncastSender.
+	Role     string   `json:"incast_role"`
+	Receiver string   `json:"incast_receiver"`
+	Senders  []string `json:"incast_senders"`
+	// SendersConnected is how many senders the receiver served (receiver only).
+	SendersConnected int `json:"incast_senders_connected,omitempty"`
+	// OverlapSeconds is how long every connected sender wrote at once (receiver only).
+	OverlapSeconds float64 `json:"incast_overlap_seconds,omitempty"`
+	// BytesPerSecond is what the senders reached together (receiver) or this
+	// sender alone, as perftest reported it.
+	BytesPerSecond float64 `json:"incast_bandwidth_bytes_per_second,omitempty"`
+	// Counters is what moved on this side's port over the run, by name: the
+	// hw_counters by their own names, pause frames and drops by priority.
+	Counters map[string]uint64 `json:"incast_counters,omitempty"`
+	// Unseen is what this side cannot count and where to read it.
+	Unseen []string `json:"incast_unseen,omitempty"`
+
+	// want is what the plan expects of the fabric, runFailed why the run's
+	// own perftest failed (the counters may still prove more).
+	want      incastExpect
+	runFailed string
+}
+
+// The roles of an incast.
+const (
+	IncastReceiver = "receiver"
+	IncastSender   = "sender"
+)
 
 // Key identifies the link (or run) a result belongs to. Both ends of a
 // link record it, each with the other as peer.

@@ -148,8 +148,8 @@ func TestPerftestFailuresAreClassified(t *testing.T) {
 		{"gid_index", ReasonGIDIndex},
 		{"retry_exceeded", ReasonRetryExceeded},
 		{"no_device", ReasonNoDevice},
-		// Exit 0 and nothing perftest would print: the output is the problem.
-		{"garbage", ReasonParseError},
+		// Exit 0 and nothing perftest would print: the command is not perftest.
+		{"garbage", ReasonNotToolOutput},
 		// The same text from a program that failed: its exit says more.
 		{"garbage_failed", ReasonExecError},
 		// A bandwidth above any port (issue 12: 1e300 Gb/sec passed).

@@ -49,8 +49,14 @@ type Scheduler struct {
 	ncclGroup *ncclRunner
 	// ping is the pingRunner (a prober, so that tests can stand in for the
 	// network).
-	ping   prober
-	logger *slog.Logger
+	ping prober
+	// incast is the incast schedule, nil when the incast does not run;
+	// incastReceiver and incastSender are its two sides.
+	incast                       *schedule.IncastSchedule
+	incastReceiver, incastSender *incastRunner
+	// incastHeadStart is incastHeadStart (tests shorten it).
+	incastHeadStart time.Duration
+	logger          *slog.Logger
 	// retestPause is schedule.RetestDelay, busyPause schedule.BusyPause
 	// (tests shorten them).
 	retestPause time.Duration
@@ -102,6 +108,11 @@ func New(opts Options) (*Scheduler, error) {
 			KindIBWriteLat: schedule.NewFleetSchedule(opts.Plan.NodeNames(), p.IBWriteLat.Schedule, p.MaxFabricShare),
 		},
 	}
+	s.incastReceiver, s.incastSender = newIncastRunner(opts.Plan, self.Name, true), newIncastRunner(opts.Plan, self.Name, false)
+	s.incastHeadStart = incastHeadStart
+	if p.Enabled && p.Incast.Enabled {
+		s.incast = schedule.NewIncastSchedule(opts.Plan.NodeNames(), p.Incast.Schedule, p.Incast.Senders, p.MaxFabricShare)
+	}
 	s.store.SetClock(opts.Now)
 	s.store.SetSelf(self.Name)
 	s.store.setState(opts.StateDir, stateErr, base)
@@ -121,6 +132,9 @@ func New(opts Options) (*Scheduler, error) {
 		if sch.Enabled {
 			s.store.SetFreshness(kind, config.FreshFor(sch, p.FreshRounds))
 		}
+	}
+	if p.Incast.Enabled {
+		s.store.SetFreshness(KindIncast, config.FreshFor(p.Incast.Schedule, p.IncastFreshRounds()))
 	}
 	return s, nil
 }
@@ -165,6 +179,10 @@ func (s *Scheduler) Run(ctx context.Context) {
 				}
 			})
 		}()
+	}
+	if s.incast != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.incastLoop(ctx) }()
 	}
 	if p.Ping.Enabled {
 		wg.Add(1)
@@ -339,6 +357,14 @@ func (s *Scheduler) guarded(ctx context.Context, kind string, t target, run func
 	if kind != KindNCCL && kind != KindNCCLGroup && s.inNCCLWindow(s.opts.Now()) {
 		return skip("the cluster-wide NCCL probe is running")
 	}
+	if isPairProbe(kind) {
+		// An incast round loads up to max_fabric_share of the nodes by itself:
+		// every pair test that would overlap it stands aside (every node knows
+		// the incast schedule), so the fabric never carries both.
+		if why := s.inIncast(s.pairTimeout(kind)); why != "" {
+			return skip(why)
+		}
+	}
 	if !s.locks.lock(ctx, 30*time.Second, t.devices...) {
 		return skip("another probe is using the device")
 	}
@@ -351,6 +377,14 @@ func (s *Scheduler) guarded(ctx context.Context, kind string, t target, run func
 		return nil // shut down mid-run: not a measurement
 	}
 	return res
+}
+
+// pairTimeout is how long a pair probe's run may last.
+func (s *Scheduler) pairTimeout(kind string) time.Duration {
+	if kind == KindIBWriteLat {
+		return s.lat.cfg.Timeout
+	}
+	return s.bw.cfg.Timeout
 }
 
 // localDevices are this node's RDMA devices: what an NCCL run loads.
@@ -451,6 +485,10 @@ func (s *Scheduler) RunOnce(ctx context.Context, kind, peer string) ([]*Result, 
 		return nil, ctx.Err()
 	case KindPing:
 		return s.pingPeers(ctx, peer), nil
+	case KindIncast:
+		// This node receives from the schedule's choice of senders; RunIncast
+		// names others.
+		return s.RunIncast(ctx, s.self.Name, IncastSenders(s.opts.Plan, s.self.Name, s.opts.Plan.Probes.Incast.Senders))
 	}
-	return nil, fmt.Errorf("unknown probe %q (want %s, %s, %s or %s)", kind, KindIBWriteBW, KindIBWriteLat, KindNCCL, KindPing)
+	return nil, fmt.Errorf("unknown probe %q (want %s, %s, %s, %s or %s)", kind, KindIBWriteBW, KindIBWriteLat, KindNCCL, KindPing, KindIncast)
 }

@@ -45,6 +45,15 @@ func (s *Store) Add(r *Result) {
 				}
 			}
 		}
+		if r.Probe == KindIncast {
+			// One series per device: the last incast it took part in, as
+			// receiver or sender (the peers change every time).
+			for k, old := range s.latest {
+				if old.Probe == KindIncast && old.Device == r.Device {
+					delete(s.latest, k)
+				}
+			}
+		}
 		s.latest[r.Key()] = r
 		s.fresh.completed(r)
 		s.fresh.prune(s.latest)

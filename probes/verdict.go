@@ -28,7 +28,8 @@ func conclude(res *Result, run, proof verdict, base *Baselines, logger *slog.Log
 	if proof.reason != "" {
 		v = proof
 	}
-	res.Success, res.Reason, res.Hint = v.reason == "", v.reason, v.hint
+	// A run set aside (an incast that could not judge) is neither.
+	res.Success, res.Reason, res.Hint = v.reason == "" && !res.Skipped, v.reason, v.hint
 	if res.Hint == "" {
 		res.Hint = Hint(v.reason)
 	}

@@ -67,6 +67,14 @@ func (c *dcbSource) read(sc *scan) (func(*node.Snapshot), error) {
 				st.PFCKnown = true
 				st.PFCCap = int(ieee.PFC.Cap)
 				st.PFCEnabled = ieee.PFC.Enabled
+				st.PFCDelay = int(ieee.PFC.Delay)
+			}
+			if e := ieee.ETS; e != nil {
+				ets := &node.ETSState{PrioTC: e.PrioTC, BandwidthPercent: e.TCTxBW}
+				for tc, tsa := range e.TSA {
+					ets.TSA[tc] = dcbnl.TSAName(tsa)
+				}
+				st.ETS = ets
 			}
 			st.Trust = ieee.Trust()
 			var m node.DSCPMap
@@ -92,6 +100,10 @@ func (c *dcbSource) read(sc *scan) (func(*node.Snapshot), error) {
 		if ecn.cnpDSCP != nil || ecn.cnpPrio != nil {
 			st.CNPDSCP, st.CNPPrio = ecn.cnpDSCP, ecn.cnpPrio
 		}
+		if ecn.dcqcn != nil {
+			st.DCQCN = ecn.dcqcn
+			have = true
+		}
 		if have {
 			states[iface] = st
 		}
@@ -112,6 +124,8 @@ type ecnState struct {
 	values map[string]*node.ECNSetting // nil when the driver has no ecn/ files
 	// cnpDSCP and cnpPrio are roce_np/cnp_dscp and cnp_802p_prio (MLNX_OFED).
 	cnpDSCP, cnpPrio *int
+	// dcqcn are the congestion control parameters (dcqcn.go).
+	dcqcn *node.DCQCNParams
 }
 
 // readECN reads MLNX_OFED's /sys/class/net/<if>/ecn/roce_{np,rp}/enable/<p>.
@@ -162,6 +176,7 @@ func (c *dcbSource) loadECN(sc *scan, iface string) *ecnState {
 			st.values[role] = &setting
 		}
 	}
+	st.dcqcn = c.readDCQCN(sc, iface, st.cnpDSCP, st.cnpPrio)
 	return st
 }
 

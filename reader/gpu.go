@@ -149,7 +149,30 @@ func (c *gpuSource) readStatic(sc *scan) *node.GPUState {
 	}
 	st.IOMMU = c.readIOMMU(sc, st)
 	st.GPUDirect = c.readGPUDirect()
+	st.VFIO, st.VFIOUnreadable = c.readVFIO()
 	return st
+}
+
+// readVFIO lists the functions bound to vfio-pci: the driver's directory
+// holds a link named by the address of each. Without the directory the
+// driver is not loaded and nothing is bound.
+func (c *gpuSource) readVFIO() ([]string, string) {
+	dir := c.r.sys("bus", "pci", "drivers", "vfio-pci")
+	names, err := c.r.fs.ReadDirNames(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, ""
+	case err != nil:
+		return nil, fmt.Sprintf("%s: %v", dir, err)
+	}
+	var bound []string
+	for _, n := range names {
+		if node.BDF.MatchString(n) {
+			bound = append(bound, n)
+		}
+	}
+	slices.Sort(bound)
+	return bound, ""
 }
 
 // place reads where a function sits: its resolved directory and numa_node.
@@ -183,7 +206,7 @@ func (c *gpuSource) place(sc *scan, dir string) (node.PCIPlace, bool) {
 
 // readIOMMU reads the IOMMU units and the group type of every GPU and NIC.
 // What does not exist is an answer (no IOMMU, a device without a group, a
-// kernel before 5.11 without type files); what exists but cannot be read
+// kernel before 4.19 without type files); what exists but cannot be read
 // (a container denied /sys/class/iommu) is recorded as unreadable, so that
 // it reads as unknown rather than as no IOMMU.
 func (c *gpuSource) readIOMMU(sc *scan, st *node.GPUState) node.IOMMU {
@@ -222,7 +245,7 @@ func (c *gpuSource) readIOMMU(sc *scan, st *node.GPUState) node.IOMMU {
 		typePath := c.r.sys("kernel", "iommu_groups", filepath.Base(grp), "type")
 		t, err := readSysfsFile(c.r.fs, typePath)
 		if errors.Is(err, fs.ErrNotExist) {
-			continue // kernels before 5.11 have no type file
+			continue // kernels before 4.19 have no type file
 		}
 		if err != nil {
 			unreadable(typePath, err)

@@ -203,3 +203,47 @@ func TestIOMMUUnreadableIsUnknown(t *testing.T) {
 		})
 	}
 }
+
+// vfioFS adds a vfio-pci driver directory to the fixture's sysfs: bound
+// functions by address, and the driver's own files, or a denied read.
+type vfioFS struct {
+	OSFS
+	names []string
+	err   error
+}
+
+func (f *vfioFS) ReadDirNames(path string) ([]string, error) {
+	if strings.HasSuffix(path, "/bus/pci/drivers/vfio-pci") {
+		return f.names, f.err
+	}
+	return f.OSFS.ReadDirNames(path)
+}
+
+// The functions bound to vfio-pci are the entries of its driver directory
+// that are PCI addresses; no directory is none bound, and one that cannot
+// be read is unknown.
+func TestGPUSourceVFIO(t *testing.T) {
+	for name, tc := range map[string]struct {
+		fsys       FS
+		want       []string
+		unreadable bool
+	}{
+		"none (no vfio-pci)": {fsys: nil},
+		"bound":              {fsys: &vfioFS{names: []string{"bind", "0000:9a:00.1", "module", "new_id", "0000:1b:00.0", "uevent"}}, want: []string{"0000:1b:00.0", "0000:9a:00.1"}},
+		"denied":             {fsys: &vfioFS{err: &fs.PathError{Op: "open", Path: "vfio-pci", Err: syscall.EACCES}}, unreadable: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := fixtureOptions("dgx-h100-8gpu-8nic", node.SourceRDMA, node.SourceGPU)
+			if tc.fsys != nil {
+				o.FS = tc.fsys
+			}
+			st := newTestReader(t, o).Read().Snapshot.GPU
+			if st == nil {
+				t.Fatal("no GPU state")
+			}
+			if strings.Join(st.VFIO, " ") != strings.Join(tc.want, " ") || (st.VFIOUnreadable != "") != tc.unreadable {
+				t.Errorf("VFIO %v unreadable %q, want %v unreadable %v", st.VFIO, st.VFIOUnreadable, tc.want, tc.unreadable)
+			}
+		})
+	}
+}

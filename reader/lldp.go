@@ -13,7 +13,7 @@ import (
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
-// lldpReplayFile is the `lldpcli -f json0 show neighbors` capture in a
+// lldpReplayFile is the `lldpcli -f json0 show neighbors details` capture in a
 // replay directory.
 const lldpReplayFile = "lldpcli-neighbors.json"
 

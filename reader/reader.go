@@ -46,6 +46,10 @@ type Options struct {
 	// this kernel's sysfs, so a copied tree never mixes in this machine's
 	// /proc/cmdline.
 	ProcPath string
+	// RootFS is the root of the node's filesystem, whose /etc holds the
+	// systemd and PAM limits the host source reads; "" reads / only when
+	// SysPath is this kernel's sysfs.
+	RootFS string
 	// Timeout bounds each source's read.
 	Timeout time.Duration
 	// Sources lists the sources to read (node.Source*).
@@ -477,6 +481,10 @@ func (r *Reader) copyWithoutCaptures() bool { return r.opts.ReplayDir == "" && !
 // sysfsMagic is SYSFS_MAGIC (include/uapi/linux/magic.h), the f_type
 // statfs reports for a sysfs mount.
 const sysfsMagic = 0x62656572
+
+// IsLiveSysfs reports whether path is this kernel's sysfs: /sys, or sysfs
+// mounted elsewhere (the DaemonSet's /host/sys); not a copied tree.
+func IsLiveSysfs(path string) bool { return isLiveSysfs(path) }
 
 func isLiveSysfs(path string) bool {
 	if filepath.Clean(path) == "/sys" {

@@ -1,15 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"slices"
-	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -39,8 +39,8 @@ type doctorCommand struct {
 
 func newDoctorCommand(a *app) *doctorCommand {
 	d := &doctorCommand{a: a}
-	d.cmd = a.kp.Command("doctor", "Check this node against the cluster plan and print what is wrong and how to fix it. Exit 0 when nothing fails, 1 when a check fails, 2 on a usage or plan error.")
-	d.output = d.cmd.Flag("output", "Output format: text or json.").Default("text").Enum("text", "json")
+	d.cmd = a.kp.Command("doctor", "Check this node against the cluster plan and print what is wrong and how to fix it. Exit 0: nothing fails; 1: a check fails; 2: a usage or plan error (a --path.* that does not exist); 3: nothing to check (every check skipped, as on a node without RDMA), neither a pass nor a failure. Logs go to stderr, at warn unless --log.level says otherwise.")
+	d.output = d.cmd.Flag("output", "Output format: text or json.").Short('o').Default("text").Enum("text", "json")
 	d.color = d.cmd.Flag("color", "Colour the text output: auto (only on a terminal), always or never.").Default("auto").Enum("auto", "always", "never")
 	d.interval = d.cmd.Flag("interval", "Time between the two samples that rate checks compare (PFC storm, drops, PHY, PCIe and transport errors, link flaps, ECN inference): what rises in between is happening now. 0 takes one sample, which sees only the totals since boot.").Default("5s").Duration()
 	d.verbose = d.cmd.Flag("verbose", "Print every passing check with its message instead of one line per check.").Short('v').Bool()
@@ -61,7 +61,25 @@ type doctorReport struct {
 	Checks       []health.Finding `json:"checks"`
 	// Cabling is each Ethernet port's LLDP neighbour, when lldpd answered.
 	Cabling []cablingLine `json:"cabling,omitempty"`
+	// State is the node's state over all checks (health.State: failing,
+	// warning, healthy, nothing_to_check); StateReason says why nothing
+	// could be checked.
+	State       string `json:"state"`
+	StateReason string `json:"state_reason,omitempty"`
+	NotRDMANode bool   `json:"-"`
+	// Sample names the sample node read instead of this machine.
+	Sample string `json:"sample,omitempty"`
+	// Incast is the last incast of each device (the switch's PFC and ECN).
+	Incast *incastReport `json:"incast,omitempty"`
 }
+
+// Exit codes of the doctor.
+const (
+	exitOK             = 0
+	exitFailed         = 1
+	exitUsage          = 2
+	exitNothingToCheck = 3
+)
 
 func (d *doctorCommand) run() int {
 	plan, err := d.a.loadPlan()
@@ -69,18 +87,18 @@ func (d *doctorCommand) run() int {
 	switch {
 	case errors.As(err, &invalid):
 		fmt.Fprintf(os.Stderr, "roce_exporter doctor: the cluster plan is not valid:\n%v\n", err)
-		return 2
+		return exitUsage
 	case errors.Is(err, config.ErrPlanMissing):
 		fmt.Fprintf(os.Stderr, "roce_exporter doctor: %v; or leave --config.file out to run only the checks that need no plan\n", err)
-		return 2
+		return exitUsage
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "roce_exporter doctor: cannot read the cluster plan: %v\n", err)
-		return 2
+		return exitUsage
 	}
 	opts, ropts, err := d.a.options(d.collectors, plan)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter doctor: %v\n", err)
-		return 2
+		return exitUsage
 	}
 	// The doctor reads every source fresh: nothing is cached between its
 	// two samples.
@@ -118,13 +136,13 @@ func (d *doctorCommand) run() int {
 	rd, err := reader.New(ropts, d.a.logger)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter doctor: %v\n", err)
-		return 2
+		return exitUsage
 	}
 	defer rd.Close()
 	pl, err := pipeline.New(pipeline.Options{Reader: rd, Plan: plan, NodeName: opts.NodeName, Health: true})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter doctor: %v\n", err)
-		return 2
+		return exitUsage
 	}
 	// Two collections --interval apart: the second judges what rose in
 	// between; the first's findings are not shown.
@@ -132,10 +150,13 @@ func (d *doctorCommand) run() int {
 	samples := 1
 	if err == nil && *d.interval > 0 {
 		timer := time.NewTimer(*d.interval)
+		stopShowing := showSampling(ctx, os.Stderr, isTerminal(os.Stderr), *d.interval, d.a.printer())
 		select {
 		case <-timer.C:
+			stopShowing()
 			c, err = pl.Collect(ctx)
 		case <-ctx.Done():
+			stopShowing()
 			timer.Stop()
 		}
 		samples = 2
@@ -148,38 +169,46 @@ func (d *doctorCommand) run() int {
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter doctor: %v\n", err)
-		return 2
+		return exitUsage
 	}
 	findings := printableFindings(c.Findings)
-	report := doctorReport{Node: opts.NodeName, Plan: *d.a.configFile, Samples: samples, Summary: map[string]int{}, Checks: findings, Cabling: cabling(c.Snapshot)}
+	summary := health.Summarize(findings)
+	report := doctorReport{Node: node.PrintableName(opts.NodeName), Plan: *d.a.configFile, Samples: samples, Summary: map[string]int{}, Checks: findings, Cabling: cabling(c.Snapshot),
+		State: string(summary.State), StateReason: summary.Reason, NotRDMANode: summary.NotRDMANode(), Sample: opts.Sample}
 	if plan != nil {
 		for _, w := range plan.Warnings {
-			report.PlanWarnings = append(report.PlanWarnings, w.Error())
+			report.PlanWarnings = append(report.PlanWarnings, node.Printable(w.Error()))
 		}
+		report.Incast = doctorIncast(plan, opts.NodeName)
 	}
 	for _, f := range findings {
 		report.Summary[string(f.Status)]++
 	}
 	if *d.output == "json" {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(report)
+		newJSONEncoder(os.Stdout).Encode(report)
 	} else {
-		printDoctor(os.Stdout, report, useColor(*d.color, os.Stdout), *d.interval, *d.verbose, d.a.printer())
+		// One write: the report is not interleaved with anything on stderr.
+		var b bytes.Buffer
+		printDoctor(&b, report, textOptions{Color: useColor(*d.color, os.Stdout), Width: textWidth(os.Stdout), Interval: *d.interval, Verbose: *d.verbose, Printer: d.a.printer()})
+		os.Stdout.Write(b.Bytes())
 	}
-	if report.Summary[string(health.StatusFail)] > 0 {
-		return 1
+	switch summary.State {
+	case health.StateFailing:
+		return exitFailed
+	case health.StateNothingToCheck:
+		return exitNothingToCheck
 	}
-	return 0
+	return exitOK
 }
 
 // printableFindings writes each subject, a name from the node that may hold
-// any bytes, as its label reads in /metrics (node.LabelUTF8): text and JSON
-// need UTF-8, and two names must not print alike.
+// any bytes, as its label reads in /metrics (node.LabelUTF8) with control
+// characters escaped (node.PrintableName): text and JSON need UTF-8, two
+// names must not print alike, and a name must not drive the terminal.
 func printableFindings(fs []health.Finding) []health.Finding {
 	out := slices.Clone(fs)
 	for i := range out {
-		out[i].Subject = node.LabelUTF8(out[i].Subject)
+		out[i].Subject = node.PrintableName(out[i].Subject)
 	}
 	return out
 }
@@ -194,166 +223,43 @@ func useColor(mode string, f *os.File) bool {
 	if os.Getenv("NO_COLOR") != "" {
 		return false
 	}
+	return isTerminal(f)
+}
+
+func isTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
 }
 
-var statusStyle = map[health.Status]struct{ label, color string }{
-	health.StatusFail:    {"FAIL", "\x1b[1;31m"},
-	health.StatusWarn:    {"WARN", "\x1b[1;33m"},
-	health.StatusOK:      {"ok", "\x1b[32m"},
-	health.StatusSkipped: {"skip", "\x1b[2m"},
-}
-
-// statusLabel is the status word the doctor prints, in p's language.
-func statusLabel(p *i18n.Printer, st health.Status) string {
-	return p.Word(statusStyle[st].label)
-}
-
-// printDoctor writes the findings grouped by status, failures first, so
-// the first line a beginner reads is the most important one. Passing
-// checks are folded to one line per check unless verbose. p is the
-// language; the columns are padded by display width, as a CJK character
-// takes two columns.
-func printDoctor(w io.Writer, r doctorReport, color bool, interval time.Duration, verbose bool, p *i18n.Printer) {
-	paint := func(st health.Status, s string) string {
-		if !color {
-			return s
-		}
-		return statusStyle[st].color + s + "\x1b[0m"
+// showSampling tells a person at a terminal that the doctor is waiting for
+// its second sample, counting down on one line of w (stderr, so the report
+// on stdout stays clean) until the returned function clears it. Nothing is
+// written when w is not a terminal.
+func showSampling(ctx context.Context, w io.Writer, terminal bool, interval time.Duration, p *i18n.Printer) (stop func()) {
+	if !terminal {
+		return func() {}
 	}
-	plan := r.Plan
-	if plan == "" {
-		plan = p.Sprintf("none (--config.file): plan checks skipped")
-	}
-	fmt.Fprint(w, p.Sprintf("roce_exporter doctor — node %s, plan %s", r.Node, plan))
-	if r.Samples == 2 {
-		fmt.Fprint(w, p.Sprintf(", 2 samples %s apart", interval), "\n\n")
-	} else {
-		fmt.Fprint(w, p.Sprintf(", 1 sample (rate checks skipped)"), "\n\n")
-	}
-	idWidth, subjWidth, statusWidth := 10, 7, 4
-	for _, f := range r.Checks {
-		idWidth, subjWidth = max(idWidth, displayWidth(f.ID)), max(subjWidth, displayWidth(f.Subject))
-	}
-	for _, st := range health.StatusesWorstFirst() {
-		statusWidth = max(statusWidth, displayWidth(statusLabel(p, st)))
-	}
-	planID := p.Sprintf("cluster plan")
-	if len(r.PlanWarnings) > 0 {
-		idWidth = max(idWidth, displayWidth(planID))
-	}
-	line := func(st health.Status, id, subject, msg string) {
-		fmt.Fprintf(w, "%s  %s  %s  %s\n", paint(st, padRight(statusLabel(p, st), statusWidth)), padRight(id, idWidth), padRight(subject, subjWidth), msg)
-	}
-	// The plan's own doubtful values come first: every check below is judged
-	// against them.
-	for _, pw := range r.PlanWarnings {
-		line(health.StatusWarn, planID, "", pw)
-	}
-	if len(r.PlanWarnings) > 0 {
-		fmt.Fprintln(w)
-	}
-	fixLabel, atLabel := p.Sprintf("fix: "), p.Sprintf("at:  ")
-	for _, st := range health.StatusesWorstFirst() {
-		if st == health.StatusOK && !verbose {
-			printOKFolded(r.Checks, line, p)
-			continue
-		}
-		if st == health.StatusSkipped && !verbose {
-			printSkipsFolded(r.Checks, line, p)
-			continue
-		}
-		for _, f := range r.Checks {
-			if f.Status != st {
-				continue
-			}
-			line(st, f.ID, f.Subject, findingMessage(p, f))
-			if fix := findingFix(p, f); fix != "" && (st == health.StatusFail || st == health.StatusWarn) {
-				indent := strings.Repeat(" ", statusWidth+2+idWidth+2+subjWidth+2)
-				if at := cablingOf(r.Cabling, f.Subject, p); at != "" {
-					fmt.Fprintf(w, "%s%s%s\n", indent, atLabel, at)
-				}
-				for i, fl := range strings.Split(fix, "\n") {
-					prefix := fixLabel
-					if i > 0 {
-						prefix = strings.Repeat(" ", displayWidth(fixLabel))
-					}
-					fmt.Fprintf(w, "%s%s%s\n", indent, prefix, fl)
-				}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		end := time.Now().Add(interval)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			left := time.Until(end).Round(time.Second)
+			fmt.Fprintf(w, "\r\x1b[K%s", tr(p, msgSampling, max(left, 0)))
+			select {
+			case <-tick.C:
+			case <-done:
+				fmt.Fprint(w, "\r\x1b[K")
+				return
+			case <-ctx.Done():
+				fmt.Fprint(w, "\r\x1b[K")
+				return
 			}
 		}
-	}
-	// Cabling comes after the findings: the first line read is the worst
-	// finding, and each failing port's own "at:" line already names its
-	// switch port.
-	if len(r.Cabling) > 0 {
-		fmt.Fprintln(w)
-		printCabling(w, r.Cabling, p)
-	}
-	fmt.Fprint(w, "\n", p.Sprintf("%d failed, %d warnings, %d ok, %d skipped",
-		r.Summary["fail"], r.Summary["warn"], r.Summary["ok"], r.Summary["skipped"]))
-	if n := len(r.PlanWarnings); n > 0 {
-		fmt.Fprint(w, p.Sprintf("; %d warning(s) about the plan itself, at the top", n))
-	}
-	fmt.Fprintln(w)
-}
-
-// printOKFolded prints one line per passing check: the message when one
-// subject passed, else the subjects.
-func printOKFolded(findings []health.Finding, line func(health.Status, string, string, string), p *i18n.Printer) {
-	var order []string
-	subjects := map[string][]health.Finding{}
-	for _, f := range findings {
-		if f.Status != health.StatusOK {
-			continue
-		}
-		if _, seen := subjects[f.ID]; !seen {
-			order = append(order, f.ID)
-		}
-		subjects[f.ID] = append(subjects[f.ID], f)
-	}
-	for _, id := range order {
-		fs := subjects[id]
-		if len(fs) == 1 {
-			line(health.StatusOK, id, fs[0].Subject, findingMessage(p, fs[0]))
-			continue
-		}
-		names := make([]string, len(fs))
-		for i, f := range fs {
-			names[i] = f.Subject
-		}
-		line(health.StatusOK, id, p.Sprintf("%d of them", len(fs)), strings.Join(names, " "))
-	}
-}
-
-// printSkipsFolded prints node-wide skips that share a reason (no RDMA
-// device, no plan) as one line, so the root cause above stays in view.
-func printSkipsFolded(findings []health.Finding, line func(health.Status, string, string, string), p *i18n.Printer) {
-	byReason := map[string][]string{}
-	// The reasons are grouped by their English and printed in p's language.
-	printed := map[string]string{}
-	var reasons []string
-	for _, f := range findings {
-		if f.Status != health.StatusSkipped {
-			continue
-		}
-		if f.Subject != health.SubjectNode {
-			line(health.StatusSkipped, f.ID, f.Subject, findingMessage(p, f))
-			continue
-		}
-		if _, seen := byReason[f.Message]; !seen {
-			reasons = append(reasons, f.Message)
-			printed[f.Message] = findingMessage(p, f)
-		}
-		byReason[f.Message] = append(byReason[f.Message], f.ID)
-	}
-	for _, reason := range reasons {
-		ids := byReason[reason]
-		if len(ids) == 1 {
-			line(health.StatusSkipped, ids[0], health.SubjectNode, printed[reason])
-			continue
-		}
-		line(health.StatusSkipped, p.Sprintf("%d checks", len(ids)), health.SubjectNode, p.Sprintf("%s: %s", printed[reason], strings.Join(ids, " ")))
-	}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done); <-finished }) }
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"strings"
 
 	"github.com/roce-exporter/roce_exporter/health"
@@ -29,14 +27,14 @@ type cablingLine struct {
 // firsthour27's messages.go has too).
 func (c cablingLine) text(p *i18n.Printer) string {
 	if c.Switch == "" {
-		return p.Sprintf("no LLDP neighbour")
+		return tr(p, msgNoLLDPNeighbour)
 	}
-	s := p.Sprintf("cabled to %[1]s %[2]s", c.Switch, c.SwitchPort)
+	s := tr(p, msgCabledTo, c.Switch, c.SwitchPort)
 	if c.PortDescr != "" && c.PortDescr != c.SwitchPort {
-		s = p.Sprintf("cabled to %[1]s %[2]s (%[3]q)", c.Switch, c.SwitchPort, c.PortDescr)
+		s = tr(p, msgCabledToDescr, c.Switch, c.SwitchPort, c.PortDescr)
 	}
 	if c.LinkDown {
-		s = p.Sprintf("%[1]s, last seen before the link went down", s)
+		s = tr(p, msgCabledLastSeen, s)
 	}
 	return s
 }
@@ -60,9 +58,11 @@ func cabling(snap *node.Snapshot) []cablingLine {
 				ifaces = []string{p.Interface}
 			}
 			for _, iface := range ifaces {
-				c := cablingLine{Subject: node.LabelUTF8(subject), Interface: node.LabelUTF8(iface)}
+				c := cablingLine{Subject: node.PrintableName(subject), Interface: node.PrintableName(iface)}
+				// A switch names itself: its strings are printed without
+				// the escape sequences they may carry.
 				if n := snap.LLDP[iface]; n != nil {
-					c.Switch, c.SwitchPort, c.ChassisID, c.PortDescr, c.LinkDown = n.Switch(), n.SwitchPort(), n.ChassisID, n.PortDescr, n.LinkDown
+					c.Switch, c.SwitchPort, c.ChassisID, c.PortDescr, c.LinkDown = node.Printable(n.Switch()), node.Printable(n.SwitchPort()), node.Printable(n.ChassisID), node.Printable(n.PortDescr), n.LinkDown
 				}
 				out = append(out, c)
 			}
@@ -71,18 +71,22 @@ func cabling(snap *node.Snapshot) []cablingLine {
 	return out
 }
 
-// printCabling writes the cabling section.
-func printCabling(w io.Writer, lines []cablingLine, p *i18n.Printer) {
+// printCabling writes the cabling section, each neighbour wrapped under
+// its own column.
+func printCabling(l *textLayout, lines []cablingLine) {
 	if len(lines) == 0 {
 		return
 	}
 	sw, iw := 0, 0
 	for _, c := range lines {
-		sw, iw = max(sw, len(c.Subject)), max(iw, len(c.Interface))
+		sw, iw = max(sw, displayWidth(c.Subject)), max(iw, displayWidth(c.Interface))
 	}
-	fmt.Fprintln(w, p.Sprintf("cabling (LLDP neighbours from lldpd):"))
+	l.line(tr(l.opts.Printer, msgCablingTitle))
 	for _, c := range lines {
-		fmt.Fprintf(w, "  %-*s  %-*s  %s\n", sw, c.Subject, iw, c.Interface, c.text(p))
+		head := "  " + padRight(c.Subject, sw) + "  " + padRight(c.Interface, iw) + "  "
+		for _, s := range wrap(c.text(l.opts.Printer), head, strings.Repeat(" ", displayWidth(head)), l.opts.Width) {
+			l.line(s)
+		}
 	}
 }
 

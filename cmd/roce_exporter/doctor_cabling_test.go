@@ -26,7 +26,7 @@ func TestCablingLines(t *testing.T) {
 	}
 	lines := cabling(snap)
 	var buf bytes.Buffer
-	printCabling(&buf, lines, i18n.New(i18n.English))
+	printCabling(&textLayout{w: &buf, opts: textOptions{Width: 100}}, lines)
 	got := buf.String()
 	for _, want := range []string{
 		"mlx5_0       ens1f0np0  cabled to leaf-1 Ethernet0 (\"etp1\")",

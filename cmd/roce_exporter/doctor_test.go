@@ -23,6 +23,9 @@ func runDoctor(t *testing.T, args ...string) (string, int) {
 func runDoctorEvery(t *testing.T, interval time.Duration, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"doctor", "--color=never", "--interval=" + interval.String()}, args...)...)
+	// Wide enough that no line wraps: these tests read what a finding says;
+	// TestDoctorWrapsToTheTerminal reads how it is laid out.
+	cmd.Env = append(os.Environ(), "COLUMNS=100000")
 	out, err := cmd.Output()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -75,15 +78,15 @@ func TestDoctorDegradedNodeNamesEachFault(t *testing.T) {
 		t.Fatalf("exit %d, want 1 when a check fails:\n%s", code, out)
 	}
 	for _, want := range []string{
-		"FAIL  port_active                     mlx5_1",
-		"FAIL  mtu_matches_plan                ens4f0np0",
-		"FAIL  pfc_enabled_on_roce_priority    ens8f0np0",
-		"FAIL  pcie_link_not_degraded          mlx5_2",
-		"WARN  firmware_consistent             mlx5_4",
-		"FAIL  trust_mode_matches_plan         ens1f0np0",
-		"FAIL  ecn_enabled                     ens7f0np0",
-		"FAIL  global_pause_off_with_pfc       ens8f0np0",
-		"WARN  devlink_health_ok               mlx5_5     tx (pci/0000:ab:00.0/65535): 4 error(s), 4 recovery(ies)",
+		"FAIL     port_active                     mlx5_1",
+		"FAIL     mtu_matches_plan                ens4f0np0",
+		"FAIL     pfc_enabled_on_roce_priority    ens8f0np0",
+		"FAIL     pcie_link_not_degraded          mlx5_2",
+		"WARN     firmware_consistent             mlx5_4",
+		"FAIL     trust_mode_matches_plan         ens1f0np0",
+		"FAIL     ecn_enabled                     ens7f0np0",
+		"FAIL     global_pause_off_with_pfc       ens8f0np0",
+		"WARN     devlink_health_ok               mlx5_5     tx (pci/0000:ab:00.0/65535): 4 error(s), 4 recovery(ies)",
 		// The switch port of a failing port, and the cabling of every port.
 		"at:  cabled to leaf-2 Ethernet24",
 		"cabling (LLDP neighbours from lldpd):",
@@ -106,11 +109,15 @@ func TestDoctorWithoutRDMASaysSoFirst(t *testing.T) {
 		t.Errorf("exit %d", code)
 	}
 	lines := strings.Split(strings.SplitN(out, "\n\n", 2)[1], "\n")
-	if !strings.HasPrefix(lines[0], "FAIL  rdma_nic_present") || !strings.Contains(lines[0], "no RDMA driver") {
+	if !strings.HasPrefix(lines[0], "FAIL     rdma_nic_present") || !strings.Contains(lines[0], "no RDMA driver") {
 		t.Errorf("first line should name the missing driver: %q", lines[0])
 	}
 	if n := strings.Count(out, "FAIL"); n > 2 {
 		t.Errorf("%d failures without an RDMA device; the rest must be skipped", n)
+	}
+	// The two failures share one cause: the fix is told once.
+	if n := strings.Count(out, "modprobe -a"); n != 1 {
+		t.Errorf("the driver fix is printed %d times, want once:\n%s", n, out)
 	}
 }
 
@@ -126,8 +133,8 @@ func TestDoctorReportsHistoryInBothModes(t *testing.T) {
 			t.Errorf("--interval=%s: exit %d, want 0 (history warns, it does not fail)", interval, code)
 		}
 		for _, want := range []string{
-			"WARN  no_pfc_storm                    ens3f0np0",
-			"WARN  no_packet_discards              ens3f0np0",
+			"WARN     no_pfc_storm                    ens3f0np0",
+			"WARN     no_packet_discards              ens3f0np0",
 			"1203344 received packet(s) of RoCE priority 3 dropped since boot",
 			"\n0 failed, 2 warnings,",
 		} {
@@ -157,6 +164,8 @@ func cpuNodeSysfs(t *testing.T) []string {
 
 // A DaemonSet runs on every node of a mixed cluster: a CPU node the plan does
 // not list must not fail rdma_nic_present, and a planned node without its NIC must.
+// Nor is the CPU node healthy (issue 27): nothing could be checked, it says so
+// first and exits 3.
 func TestDoctorCPUNodeIsNotAnRDMANode(t *testing.T) {
 	sys := cpuNodeSysfs(t)
 	for _, c := range []struct {
@@ -165,16 +174,32 @@ func TestDoctorCPUNodeIsNotAnRDMANode(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no plan", []string{"--node.name=cpu-01"}, 0, "not an RDMA node: no RDMA device and no RDMA-capable NIC on the PCI bus, and no cluster plan lists it"},
-		{"not in the plan", []string{"--config.file=" + healthyPlan, "--node.name=cpu-01"}, 0, `not an RDMA node: no RDMA device and no RDMA-capable NIC on the PCI bus, and the cluster plan does not list node "cpu-01"`},
-		{"in the plan", []string{"--config.file=" + healthyPlan, "--node.name=node01"}, 1, "FAIL  rdma_nic_present"},
+		{"no plan", []string{"--node.name=cpu-01"}, 3, "\n\nNOT AN RDMA NODE: no RDMA device and no RDMA-capable NIC on the PCI bus, and no cluster plan lists it"},
+		{"not in the plan", []string{"--config.file=" + healthyPlan, "--node.name=cpu-01"}, 3, `NOT AN RDMA NODE: no RDMA device and no RDMA-capable NIC on the PCI bus, and the cluster plan does not list node "cpu-01"`},
+		{"in the plan", []string{"--config.file=" + healthyPlan, "--node.name=node01"}, 1, "FAIL     rdma_nic_present"},
 	} {
 		out, code := runDoctor(t, append(sys, c.args...)...)
 		if code != c.code || !strings.Contains(out, c.want) {
 			t.Errorf("%s: exit %d (want %d), output lacks %q:\n%s", c.name, code, c.code, c.want, out)
 		}
-		if c.code == 0 && (strings.Contains(out, "FAIL") || strings.Contains(out, "WARN")) {
-			t.Errorf("%s: a CPU node reports problems:\n%s", c.name, out)
+		if c.code == 3 && (strings.Contains(out, "FAIL") || strings.Contains(out, "WARN") || !strings.Contains(out, "the doctor exits 3")) {
+			t.Errorf("%s: a CPU node reports problems, or not why it exits 3:\n%s", c.name, out)
+		}
+		// The folded skips point at the headline instead of repeating it.
+		if c.code == 3 && (strings.Count(out, "no RDMA-capable NIC on the PCI bus") != 1 || !strings.Contains(out, "the reason above: rdma_nic_present ")) {
+			t.Errorf("%s: the reason is not said once, at the top:\n%s", c.name, out)
+		}
+		js, code := runDoctor(t, append(append(sys, c.args...), "-o", "json")...)
+		var doc struct {
+			State       string `json:"state"`
+			StateReason string `json:"state_reason"`
+		}
+		if err := json.Unmarshal([]byte(js), &doc); err != nil || code != c.code {
+			t.Errorf("%s: JSON exit %d, %v", c.name, code, err)
+		}
+		if wantState := map[int]string{1: "failing", 3: "nothing_to_check"}[c.code]; doc.State != wantState ||
+			(c.code == 3) != strings.HasPrefix(doc.StateReason, "not an RDMA node: ") {
+			t.Errorf("%s: JSON state %q reason %q", c.name, doc.State, doc.StateReason)
 		}
 	}
 }
@@ -195,8 +220,16 @@ func TestDoctorJSONSchema(t *testing.T) {
 		t.Fatalf("node %q, %d checks", doc.Node, len(doc.Checks))
 	}
 	for _, c := range doc.Checks {
+		// severity is there exactly when the check did not pass or skip.
+		_, hasSeverity := c["severity"]
+		if hasSeverity != (c["status"] == "fail" || c["status"] == "warn") {
+			t.Fatalf("check %v: severity present %v for status %v", c, hasSeverity, c["status"])
+		}
+		if hasSeverity {
+			delete(c, "severity")
+		}
 		if len(c) != 5 {
-			t.Fatalf("check has keys %v, want exactly id, subject, status, message, fix", c)
+			t.Fatalf("check has keys %v, want exactly id, subject, status, message, fix (and severity)", c)
 		}
 		for _, k := range []string{"id", "subject", "status", "message", "fix"} {
 			if _, ok := c[k].(string); !ok {
@@ -207,6 +240,23 @@ func TestDoctorJSONSchema(t *testing.T) {
 		case "ok", "warn", "fail", "skipped":
 		default:
 			t.Errorf("status %q", c["status"])
+		}
+	}
+}
+
+// -o is --output, and the JSON keeps the fix texts' shell as written: a
+// reader pasting `echo 106 > …` from it must not see \u003e.
+func TestDoctorShortOutputFlagAndPlainJSON(t *testing.T) {
+	out, code := runDoctor(t, append(scenarioArgs("mlx5-degraded"), "-o", "json", "--config.file="+healthyPlan, "--node.name=node01")...)
+	if code != 1 || !json.Valid([]byte(out)) {
+		t.Fatalf("exit %d, JSON valid %v:\n%.300s", code, json.Valid([]byte(out)), out)
+	}
+	if strings.Contains(out, `\u003c`) || strings.Contains(out, `\u003e`) || strings.Contains(out, `\u0026`) {
+		t.Error("the JSON escapes <, > or &")
+	}
+	for _, want := range []string{"echo 106 > /sys/", " && "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the JSON lacks %q as written", want)
 		}
 	}
 }
@@ -271,11 +321,11 @@ func TestDoctorPrintsPlanWarnings(t *testing.T) {
 		t.Errorf("exit %d, want 0: the node is fine, the plan is doubtful", code)
 	}
 	body := strings.SplitN(out, "\n\n", 2)[1]
-	if first := strings.SplitN(body, "\n", 2)[0]; !strings.HasPrefix(first, "WARN  cluster plan") || !strings.Contains(first, "cluster.yaml:") ||
+	if first := strings.SplitN(body, "\n", 2)[0]; !strings.HasPrefix(first, "WARN     cluster plan") || !strings.Contains(first, "cluster.yaml:") ||
 		!strings.Contains(first, "expectations.mtu: 900 is below 4192") || !strings.Contains(first, "did you mean 9000?") {
 		t.Errorf("first line = %q, want the plan's MTU warning", first)
 	}
-	if !strings.Contains(out, "WARN  mtu_matches_plan") || strings.Contains(out, "mtu 900 ") || !strings.Contains(out, "1 warning(s) about the plan itself") {
+	if !strings.Contains(out, "WARN     mtu_matches_plan") || strings.Contains(out, "mtu 900 ") || !strings.Contains(out, "1 warning(s) about the plan itself") {
 		t.Errorf("output:\n%s", out)
 	}
 	out, _ = runDoctor(t, append(args, "--output=json")...)
@@ -324,27 +374,33 @@ func TestHealthMetricsOnServe(t *testing.T) {
 // TestDoctorRoCEOffTheLosslessPriority: the two ways RoCE ends up on a lossy priority
 // while every PFC check passes, each named by the check that sees it.
 func TestDoctorRoCEOffTheLosslessPriority(t *testing.T) {
+	// Both captures hold totals since boot (their counters do not move
+	// between the doctor's samples): the bytes on priority 0 are history
+	// and warn; the map that is wrong now fails.
 	for _, c := range []struct {
 		scenario string
+		code     int
 		want     []string
 		notWant  []string
 	}{
-		{"mlx5-dscp-to-wrong-priority", []string{
-			"FAIL  roce_dscp_maps_to_pfc_priority  ens3f0np0  DSCP 26 maps to priority 0 on ens3f0np0, but PFC protects priority 3",
+		{"mlx5-dscp-to-wrong-priority", 1, []string{
+			"FAIL     roce_dscp_maps_to_pfc_priority  ens3f0np0  DSCP 26 maps to priority 0 on ens3f0np0, but PFC protects priority 3",
 			"fix: `mlnx_qos -i ens3f0np0 --dscp2prio set,26,3`",
-			"FAIL  rdma_bytes_on_roce_priority     ens3f0np0  tx: RDMA moved 10.0 TiB since the counters started but the RoCE priority 3 only 4.6 MiB (0%); priority 0 carried 10.0 TiB",
-			"NCCL_IB_TC=106",
-		}, []string{"pfc_enabled_on_roce_priority   ens3f0np0", "WARN"}},
-		{"mlx5-rdma-on-priority-0", []string{
-			"FAIL  rdma_bytes_on_roce_priority     ens6f0np0  tx: RDMA moved 19.9 TiB since the counters started but the RoCE priority 3 only 4.6 MiB (0%); priority 0 carried 19.9 TiB",
-			"WARN  default_traffic_class           mlx5_5     no device traffic class is set",
+			"WARN     rdma_bytes_on_roce_priority     ens3f0np0  tx: RDMA moved 10.0 TiB since the counters started but the RoCE priority 3 only 4.6 MiB (0%); priority 0 carried 10.0 TiB",
+			"the map is the cause",
+			"fix: fix the DSCP to priority map: `mlnx_qos -i ens3f0np0 --dscp2prio set,26,3`",
+		}, []string{"pfc_enabled_on_roce_priority   ens3f0np0", "NCCL_IB_TC=106 in the job environment"}},
+		{"mlx5-rdma-on-priority-0", 0, []string{
+			"WARN     rdma_bytes_on_roce_priority     ens6f0np0  tx: RDMA moved 19.9 TiB since the counters started but the RoCE priority 3 only 4.6 MiB (0%); priority 0 carried 19.9 TiB",
+			"NCCL_IB_TC=106 in the job environment",
+			"WARN     default_traffic_class           mlx5_5     no device traffic class is set",
 			"fix: echo 106 > /sys/class/infiniband/mlx5_5/tc/1/traffic_class",
-		}, []string{"FAIL  roce_dscp_maps_to_pfc_priority"}},
+		}, []string{"FAIL     roce_dscp_maps_to_pfc_priority", "the map is the cause"}},
 	} {
 		t.Run(c.scenario, func(t *testing.T) {
 			out, code := runDoctor(t, append(scenarioArgs(c.scenario), "--config.file="+healthyPlan, "--node.name=node01")...)
-			if code != 1 {
-				t.Errorf("exit %d, want 1", code)
+			if code != c.code {
+				t.Errorf("exit %d, want %d", code, c.code)
 			}
 			for _, w := range c.want {
 				if !strings.Contains(out, w) {

@@ -134,6 +134,9 @@ func scenarioArgs(scenario string) []string {
 	if st, err := os.Stat(filepath.Join(dir, "proc")); err == nil && st.IsDir() {
 		args = append(args, "--path.proc="+filepath.Join(dir, "proc"))
 	}
+	if st, err := os.Stat(filepath.Join(dir, "rootfs")); err == nil && st.IsDir() {
+		args = append(args, "--path.rootfs="+filepath.Join(dir, "rootfs"))
+	}
 	return args
 }
 
@@ -281,7 +284,10 @@ func TestHelpShowsEachCommandsOwnFlagsFirst(t *testing.T) {
 		absent   []string
 		maxLines int
 	}{
-		{[]string{"doctor"}, "--output=", []string{"--web.", "--collector.health", "--collector.probe", "--probes.state-dir"}, 100},
+		// 114: --scenario and --scenario.dir came with issue 27, issue 26's
+		// --path.rootfs and host collector took 4 lines.
+		{[]string{"doctor"}, "--output=", []string{"--web.", "--collector.health", "--collector.probe", "--probes.state-dir"}, 114},
+		{[]string{"plan", "init"}, "--add-to=", []string{"--web.", "--collector.health", "--probes.state-dir"}, 114},
 		{[]string{"probe", "parse"}, "--large-message-bytes", []string{"--web.", "--path.sysfs", "--collector."}, 40},
 		{[]string{"probe", "run"}, "--peer", []string{"--web.", "--collector.rdma"}, 60},
 		{[]string{"serve"}, "web.", nil, 0},

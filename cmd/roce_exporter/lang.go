@@ -2,9 +2,6 @@ package main
 
 import (
 	"os"
-	"strings"
-
-	"golang.org/x/text/width"
 
 	"github.com/roce-exporter/roce_exporter/health"
 	"github.com/roce-exporter/roce_exporter/i18n"
@@ -35,40 +32,20 @@ func (a *app) checkLang() error {
 
 // findingMessage and findingFix are a finding's message and fix in p's
 // language: the English as it is, else its Text translated (a finding made
-// without one, as from JSON, keeps its English).
+// without one, as from JSON, keeps its English). Escapes and control
+// characters a name from the node may carry are stripped as health strips
+// them from the English (node.Printable); the fix's names are shell-quoted
+// already (health quotes FixText's arguments).
 func findingMessage(p *i18n.Printer, f health.Finding) string {
 	if p.English() || f.MessageText.Empty() {
 		return f.Message
 	}
-	return node.ValidUTF8(p.Text(f.MessageText))
+	return node.ValidUTF8(node.Printable(p.Text(f.MessageText)))
 }
 
 func findingFix(p *i18n.Printer, f health.Finding) string {
 	if p.English() || f.FixText.Empty() {
 		return f.Fix
 	}
-	return node.ValidUTF8(p.Text(f.FixText))
-}
-
-// displayWidth is how many terminal columns s takes: a CJK character takes
-// two, so the doctor's columns stay aligned in Chinese.
-func displayWidth(s string) int {
-	n := 0
-	for _, r := range s {
-		switch width.LookupRune(r).Kind() {
-		case width.EastAsianWide, width.EastAsianFullwidth:
-			n += 2
-		default:
-			n++
-		}
-	}
-	return n
-}
-
-// padRight pads s with spaces to w columns.
-func padRight(s string, w int) string {
-	if d := w - displayWidth(s); d > 0 {
-		return s + strings.Repeat(" ", d)
-	}
-	return s
+	return node.ValidUTF8(node.Printable(p.Text(f.FixText)))
 }

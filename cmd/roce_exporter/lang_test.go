@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"regexp"
@@ -281,7 +284,7 @@ func TestChromeTranslated(t *testing.T) {
 	calls := regexp.MustCompile(`p\.(?:Sprintf|Word)\(("(?:[^"\\]|\\.)*")`)
 	tmpl := regexp.MustCompile(`\$?\.T ("(?:[^"\\]|\\.)*")`)
 	n := 0
-	for _, file := range []string{"doctor.go", "doctor_cabling.go", "page.go", "page.html"} {
+	for _, file := range []string{"doctor.go", "doctor_text.go", "doctor_cabling.go", "doctor_incast.go", "page.go", "page.html"} {
 		src, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
@@ -299,10 +302,39 @@ func TestChromeTranslated(t *testing.T) {
 			}
 		}
 	}
-	for _, st := range statusStyle {
-		if _, ok := zh[st.label]; !ok {
-			t.Errorf("no Chinese for the status word %q", st.label)
+	// Every msg* constant of messages.go: the doctor's, page's and plan
+	// init's own words, read from the source so that a new one is held too.
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, "messages.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	consts := 0
+	for _, decl := range file.Decls {
+		gd, ok := decl.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
 		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for i, name := range vs.Names {
+				lit, ok := vs.Values[i].(*ast.BasicLit)
+				if !strings.HasPrefix(name.Name, "msg") || !ok {
+					continue
+				}
+				s, err := strconv.Unquote(lit.Value)
+				if err != nil {
+					t.Fatalf("%s: %v", name.Name, err)
+				}
+				consts++
+				if _, ok := zh[s]; !ok && regexp.MustCompile(`[A-Za-z]{2,}`).MatchString(verb.ReplaceAllString(s, "")) {
+					t.Errorf("messages.go: no Chinese for %s = %q", name.Name, s)
+				}
+			}
+		}
+	}
+	if consts < 40 {
+		t.Errorf("only %d msg constants found in messages.go: the scan is broken", consts)
 	}
 	if n < 60 {
 		t.Errorf("only %d strings found: the scan is broken", n)

@@ -3,7 +3,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 
@@ -29,6 +31,9 @@ type app struct {
 	logConfig  *promslog.Config
 	logger     *slog.Logger
 	lang       *string
+	// logLevelSet: --log.level was given, so a command's quieter default
+	// does not apply.
+	logLevelSet bool
 }
 
 func newApp() *app {
@@ -41,7 +46,19 @@ func newApp() *app {
 	a.lang = a.kp.Flag("lang", "Text and page language: en, zh-CN (default: LANG).").PlaceHolder("LANG").String()
 	a.logConfig = &promslog.Config{}
 	promslogflag.AddFlags(a.kp, a.logConfig)
+	a.kp.GetFlag(promslogflag.LevelFlagName).IsSetByUser(&a.logLevelSet)
 	return a
+}
+
+// quietLogs makes warn the default log level of a command whose output is
+// a report for a person (doctor, plan init): the reader's start-up notes
+// are not news to someone reading the report, its warnings (a file it had
+// to skip) are. --log.level still sets any level.
+func (a *app) quietLogs() {
+	if !a.logLevelSet {
+		a.logConfig.Level.Set("warn")
+		a.logger = promslog.New(a.logConfig)
+	}
 }
 
 // loadPlan loads --config.file, or returns nil when none is given.
@@ -64,6 +81,16 @@ func (a *app) options(flags *collector.Flags, plan *config.Plan) (collector.Opti
 	return o, ro, nil
 }
 
+// newJSONEncoder is how every command prints JSON: indented, and with <, >
+// and & as themselves (fix texts quote shell redirections and <interface>
+// placeholders; nobody embeds this JSON in HTML).
+func newJSONEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc
+}
+
 func main() {
 	os.Exit(run(os.Args[1:]))
 }
@@ -73,6 +100,7 @@ func run(args []string) int {
 	serve := newServeCommand(a)
 	probe := newProbeCommand(a)
 	doctor := newDoctorCommand(a)
+	plan := newPlanCommand(a)
 
 	cmd, err := a.kp.Parse(args)
 	if err != nil {
@@ -86,7 +114,11 @@ func run(args []string) int {
 	a.logger = promslog.New(a.logConfig)
 	switch cmd {
 	case doctor.cmd.FullCommand():
+		a.quietLogs()
 		return doctor.run()
+	case plan.initCmd.FullCommand():
+		a.quietLogs()
+		return plan.run()
 	case probe.runCmd.FullCommand():
 		return probe.runNow()
 	case probe.parseCmd.FullCommand():

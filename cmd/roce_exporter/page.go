@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html"
 	"html/template"
+	"maps"
 	"net/http"
 	"runtime"
 	"slices"
@@ -54,7 +55,10 @@ func ticks(s string) template.HTML {
 
 // pageConfig is what the page shows beside the exporter's own status.
 type pageConfig struct {
-	NodeName    string
+	NodeName string
+	// Sample names the sample node read instead of this machine (a
+	// scenario, a copied sysfs tree); "" on a live node.
+	Sample      string
 	SysPath     string
 	PlanFile    string
 	MetricsPath string
@@ -99,13 +103,24 @@ type pageProbe struct {
 	Class                                                            string
 }
 
+// pageIncast is one device's last incast: what the switch did, as far as
+// this side of it could tell.
+type pageIncast struct {
+	Start, Device, Role, Peer, Result, Said, Counters, Unseen string
+	Class                                                     string
+}
+
 type pageData struct {
 	pageConfig
 	// Lang is the HTML lang attribute of the page's language.
-	Lang                    string
-	Now                     string
-	Collected               string
-	Verdict, VerdictClass   string
+	Lang                  string
+	Now                   string
+	Collected             string
+	Title                 string
+	SampleNotice          string
+	Verdict, VerdictClass string
+	// VerdictDetail says, under the verdict, why nothing could be checked.
+	VerdictDetail           string
 	Fail, Warn, OK, Skipped int
 	Problems, Passed, Skips []pageFinding
 	HealthEnabled           bool
@@ -120,7 +135,10 @@ type pageData struct {
 	Judgement     []pageJudgement
 	LocalVerdicts []string
 	// SwitchVerdicts say whether the failing rails are a switch's victims.
-	SwitchVerdicts       []string
+	SwitchVerdicts []string
+	// Incasts are the last incast of each device: the switch's PFC and ECN
+	// as this node proved them.
+	Incasts              []pageIncast
 	ProbeFailures        int
 	Version, Revision    string
 	Branch, BuildUser    string
@@ -154,15 +172,28 @@ func renderPage(cfg pageConfig, st collector.Status, enabled []string, store *pr
 		switches = cfg.Switches()
 	}
 	d.probes(store, switches)
+	d.Title = tr(p, msgPageNodeTitle, cfg.NodeName)
+	if cfg.Sample != "" {
+		d.Title = tr(p, msgPageSampleTitle, cfg.Sample)
+		d.SampleNotice = tr(p, msgPageSampleNotice, cfg.SysPath)
+		if cfg.PlanFile != "" {
+			d.SampleNotice = tr(p, msgPageSampleNoticeAs, cfg.SysPath, cfg.NodeName)
+		}
+	}
+	summary := health.Summarize(st.Findings)
 	switch {
 	case !st.HealthEnabled:
-		d.Verdict, d.VerdictClass = p.Sprintf("health collector disabled: no verdict"), "skip"
-	case d.Fail > 0:
-		d.Verdict, d.VerdictClass = p.Sprintf("FAILING: %d failed, %d warnings", d.Fail, d.Warn), "fail"
-	case d.Warn > 0:
-		d.Verdict, d.VerdictClass = p.Sprintf("WARNING: %d warnings", d.Warn), "warn"
+		d.Verdict, d.VerdictClass = tr(p, msgPageNoHealth), "skip"
+	case summary.State == health.StateFailing:
+		d.Verdict, d.VerdictClass = tr(p, msgPageFailing, d.Fail, d.Warn), "fail"
+	case summary.State == health.StateWarning:
+		d.Verdict, d.VerdictClass = tr(p, msgPageWarning, d.Warn), "warn"
+	case summary.State == health.StateHealthy:
+		d.Verdict, d.VerdictClass = tr(p, msgPageHealthy, d.OK), "ok"
 	default:
-		d.Verdict, d.VerdictClass = p.Sprintf("HEALTHY: every check passed or was skipped"), "ok"
+		// Not green: nothing was found right either.
+		d.Verdict, d.VerdictClass = nothingToCheck(p, summary.Reason, summary.NotRDMANode()), "empty"
+		d.VerdictDetail = tr(p, msgPageNothingDetail)
 	}
 	var b bytes.Buffer
 	if err := pageTemplate.Execute(&b, d); err != nil {
@@ -175,15 +206,16 @@ func renderPage(cfg pageConfig, st collector.Status, enabled []string, store *pr
 func (d pageData) T(format string, args ...any) string { return d.Printer.Sprintf(format, args...) }
 
 func (d *pageData) findings(fs []health.Finding) {
+	fs = printableFindings(fs)
 	p := d.Printer
 	for _, f := range fs {
 		switch f.Status {
 		case health.StatusFail:
 			d.Fail++
-			d.Problems = append(d.Problems, pageFinding{Status: p.Sprintf("FAIL"), Class: "fail", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: findingMessage(p, f), Fix: findingFix(p, f)})
+			d.Problems = append(d.Problems, pageFinding{Status: trText(p, msgStatusFail), Class: "fail", Check: f.ID, Subject: f.Subject, Message: findingMessage(p, f), Fix: findingFix(p, f)})
 		case health.StatusWarn:
 			d.Warn++
-			d.Problems = append(d.Problems, pageFinding{Status: p.Sprintf("WARN"), Class: "warn", Check: f.ID, Subject: node.LabelUTF8(f.Subject), Message: findingMessage(p, f), Fix: findingFix(p, f)})
+			d.Problems = append(d.Problems, pageFinding{Status: trText(p, msgStatusWarn), Class: "warn", Check: f.ID, Subject: f.Subject, Message: findingMessage(p, f), Fix: findingFix(p, f)})
 		case health.StatusOK:
 			d.OK++
 		case health.StatusSkipped:
@@ -191,12 +223,12 @@ func (d *pageData) findings(fs []health.Finding) {
 		}
 	}
 	// The same folding as the doctor's text output.
-	printOKFolded(fs, func(_ health.Status, id, subject, msg string) {
-		d.Passed = append(d.Passed, pageFinding{Status: p.Sprintf("ok"), Class: "ok", Check: id, Subject: subject, Message: msg})
-	}, p)
-	printSkipsFolded(fs, func(_ health.Status, id, subject, msg string) {
-		d.Skips = append(d.Skips, pageFinding{Status: p.Sprintf("skipped"), Class: "skip", Check: id, Subject: subject, Message: msg})
-	}, p)
+	printOKFolded(p, fs, func(_ health.Status, id, subject, msg string) {
+		d.Passed = append(d.Passed, pageFinding{Status: trText(p, msgStatusOK), Class: "ok", Check: id, Subject: subject, Message: msg})
+	})
+	printSkipsFolded(p, fs, func(_ health.Status, id, subject, msg string) {
+		d.Skips = append(d.Skips, pageFinding{Status: trText(p, msgStatusSkipped), Class: "skip", Check: id, Subject: subject, Message: msg})
+	})
 }
 
 func (d *pageData) collectors(st collector.Status, enabled []string) {
@@ -245,7 +277,7 @@ func (d *pageData) probes(store *probes.Store, switches probes.SwitchView) {
 		row := pageJudgement{Probe: j.Probe, Device: j.Device, Rail: j.Rail,
 			PeersFailed: j.PeersFailed, PeersPassed: j.PeersPassed, FailedWith: strings.Join(j.FailedPeers, ", "), Class: class}
 		if sw, ok := switches.Rails[j.Device]; ok {
-			row.Switch = sw.String()
+			row.Switch = node.Printable(sw.String())
 		}
 		d.Judgement = append(d.Judgement, row)
 	}
@@ -257,6 +289,7 @@ func (d *pageData) probes(store *probes.Store, switches probes.SwitchView) {
 			}
 		}
 	}
+	d.incasts(store.Latest())
 	recent := store.Recent(30)
 	// Newest first by start time: results arrive as runs end, and a long
 	// NCCL run ends after shorter ones that started later.
@@ -265,21 +298,54 @@ func (d *pageData) probes(store *probes.Store, switches probes.SwitchView) {
 		p := pageProbe{Start: r.Start.UTC().Format(time.RFC3339), Probe: r.Probe, Peer: r.Peer, Device: r.Device, Result: "ok", Class: "ok"}
 		switch {
 		case r.Skipped:
-			p.Result, p.Diagnosis, p.Class = "skipped", r.SkipReason, "skip"
+			p.Result, p.Diagnosis, p.Class = "skipped", node.Printable(r.SkipReason), "skip"
 		case !r.Success:
-			p.Result, p.Diagnosis, p.Failed, p.Class = "FAILED: "+r.Reason, r.Hint, true, "fail"
-			p.Stderr = strings.TrimSpace(r.StderrTail)
+			p.Result, p.Diagnosis, p.Failed, p.Class = "FAILED: "+r.Reason, node.Printable(r.Hint), true, "fail"
+			// A peer's program writes the stderr: what would drive a
+			// terminal reading the page (w3m, curl) is taken out.
+			p.Stderr = strings.TrimSpace(node.PrintableLines(r.StderrTail))
 			d.ProbeFailures++
 		}
 		if r.Bandwidth != nil && r.Bandwidth.BytesPerSecond > 0 {
 			p.Bandwidth = fmt.Sprintf("%.1f Gb/s", r.Bandwidth.BytesPerSecond*8/1e9)
 		}
+		if r.Incast != nil && r.Incast.BytesPerSecond > 0 {
+			p.Bandwidth = fmt.Sprintf("%.1f Gb/s", r.Incast.BytesPerSecond*8/1e9)
+		}
 		d.Probes = append(d.Probes, p)
 	}
 }
 
-// stampIn is a time with its age, "never" for the zero time, in p's
-// language.
+// incasts lists the last incast of each device among the fresh results.
+func (d *pageData) incasts(latest []*probes.Result) {
+	p := d.Printer
+	for _, r := range latest {
+		in := r.Incast
+		if r.Probe != probes.KindIncast || in == nil {
+			continue
+		}
+		row := pageIncast{Start: r.Start.UTC().Format(time.RFC3339), Device: r.Device, Role: in.Role, Peer: r.Peer,
+			Result: p.Sprintf("ok: no loss, the switch paused or marked"), Class: "ok",
+			Said: strings.Join(r.Warnings, "; "), Unseen: strings.Join(in.Unseen, "; ")}
+		if !r.Success {
+			row.Result, row.Class = p.Sprintf("FAILED: %s", r.Reason), "fail"
+			row.Said = strings.TrimPrefix(row.Said+"; "+r.Hint, "; ")
+		}
+		var moved []string
+		for _, k := range slices.Sorted(maps.Keys(in.Counters)) {
+			if v := in.Counters[k]; v > 0 {
+				moved = append(moved, fmt.Sprintf("%s +%d", k, v))
+			}
+		}
+		row.Counters = strings.Join(moved, ", ")
+		if row.Counters == "" {
+			row.Counters = p.Sprintf("nothing moved")
+		}
+		d.Incasts = append(d.Incasts, row)
+	}
+}
+
+// stamp is a time with its age, "" for the zero time.
 func stampIn(p *i18n.Printer, t, now time.Time) string {
 	if t.IsZero() {
 		return p.Sprintf("never")

@@ -122,7 +122,7 @@ func TestNodePageProbesNewestFirstFailuresMarkedEscaped(t *testing.T) {
 	// Added in the order runs end; the long NCCL run started first.
 	store.Add(&probes.Result{Probe: "ib_write_bw", Peer: "node02", Device: "mlx5_0", Start: t0.Add(2 * time.Minute), Success: true, Bandwidth: &probes.Bandwidth{BytesPerSecond: 49e9}})
 	store.Add(&probes.Result{Probe: "nccl_all_reduce", Peer: "node03", Device: "mlx5_1", Start: t0, Success: false,
-		Reason: "regression", Hint: "busbw 310 Gb/s < baseline", StderrTail: "<script>alert(1)</script> NCCL WARN"})
+		Reason: "regression", Hint: "busbw 310 Gb/s < baseline", StderrTail: "<script>alert(1)</script> NCCL WARN\x1b]0;PWNED1\x07\x1b[2J"})
 	store.Add(&probes.Result{Probe: "ping", Peer: "node04", Device: "mlx5_2", Start: t0.Add(time.Minute), Skipped: true, SkipReason: "no address"})
 	page := degradedPage(t, store)
 	rows := regexp.MustCompile(`<tr class="(ok|fail|skip)"><td>([^<]*)</td><td>(2026-12-03T[0-9:]+Z)</td><td>([a-z_]+)</td>`).FindAllStringSubmatch(page, -1)
@@ -138,6 +138,10 @@ func TestNodePageProbesNewestFirstFailuresMarkedEscaped(t *testing.T) {
 	}
 	if strings.Contains(page, "<script>") || !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt; NCCL WARN") {
 		t.Error("probe stderr must be shown escaped")
+	}
+	// A peer's stderr must not drive the terminal of whoever reads the page.
+	if strings.ContainsAny(page, "\x1b\x07") || strings.Contains(page, "PWNED1") {
+		t.Error("probe stderr reaches the page with its escape sequences")
 	}
 	if !strings.Contains(page, "1 of the recent probes failed") {
 		t.Error("the summary must count the failed probes")
@@ -173,4 +177,44 @@ func contains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// Issue 27: a node with nothing to read showed a green "HEALTHY: every
+// check passed or was skipped", its reason folded into "43 skipped". It has
+// a state of its own, with the reason in view, and the log says so at start.
+func TestNodePageNothingToCheckIsNotHealthy(t *testing.T) {
+	p := startExporter(t, append(cpuNodeSysfs(t), "--node.name=cpu-01")...)
+	_, page := p.get(t, "/")
+	if !strings.Contains(page, `<p class="verdict empty" id="verdict">NOT AN RDMA NODE: no RDMA device and no RDMA-capable NIC on the PCI bus, and no cluster plan lists it`) {
+		t.Errorf("verdict:\n%s", grepLines(page, "verdict"))
+	}
+	if strings.Contains(page, "HEALTHY") || !strings.Contains(page, `<p id="verdict-detail">Not one check could judge this node`) {
+		t.Errorf("the empty node reads healthy, or without why:\n%s", grepLines(page, "verdict"))
+	}
+	// The reason is before the folded sections, not only inside them.
+	if v, d := strings.Index(page, `id="verdict"`), strings.Index(page, "<details"); v < 0 || d < v {
+		t.Error("the verdict is not above the folded findings")
+	}
+	if logs := p.logs.String(); !strings.Contains(logs, `msg="Found no RDMA device"`) {
+		t.Errorf("the start-up log does not say there is no RDMA device:\n%s", logs)
+	}
+}
+
+// The demo page is not titled with this machine's name over sample data.
+func TestNodePageSampleIsSaidToBeASample(t *testing.T) {
+	p := startExporter(t, scenarioArgs("mlx5-8x400g-healthy")...)
+	_, page := p.get(t, "/")
+	for _, want := range []string{
+		"<title>sample node mlx5-8x400g-healthy: HEALTHY: ",
+		"<h1>roce_exporter on sample node mlx5-8x400g-healthy</h1>",
+		`<p class="muted" id="sample">Sample data, not this machine: the node is read from `,
+		`<p class="verdict ok" id="verdict">HEALTHY: `,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q:\n%s", want, grepLines(page, "verdict"))
+		}
+	}
+	if logs := p.logs.String(); !strings.Contains(logs, `msg="Found the node" summary="8 RDMA ports (8 up) on 8 NICs, 8 netdevs"`) {
+		t.Errorf("start-up log:\n%s", logs)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -25,13 +26,16 @@ import (
 )
 
 type probeCommand struct {
-	a         *app
-	runCmd    *kingpin.CmdClause
-	parseCmd  *kingpin.CmdClause
-	runKind   *string
-	runPeer   *string
-	parseKind *string
-	parseFile *string
+	a        *app
+	runCmd   *kingpin.CmdClause
+	parseCmd *kingpin.CmdClause
+	runKind  *string
+	runPeer  *string
+	// runReceiver and runSenders name an incast's group.
+	runReceiver *string
+	runSenders  *[]string
+	parseKind   *string
+	parseFile   *string
 	// parseLargeMessage is the NCCL large-message threshold for parse,
 	// which has no plan to read it from.
 	parseLargeMessage *string
@@ -45,9 +49,11 @@ type probeCommand struct {
 func newProbeCommand(a *app) *probeCommand {
 	p := &probeCommand{a: a}
 	cmd := a.kp.Command("probe", "Run a fabric probe now, or parse a saved probe output.")
-	p.runCmd = cmd.Command("run", "Run one probe now from this node and print the results as JSON (perftest probes need the peers' exporters serving their responders).")
-	p.runKind = p.runCmd.Arg("kind", "ib_write_bw, ib_write_lat, nccl or ping.").Required().Enum(probes.KindIBWriteBW, probes.KindIBWriteLat, probes.KindNCCL, probes.KindPing)
+	p.runCmd = cmd.Command("run", "Run one probe now from this node and print the results as JSON (perftest probes need the peers' exporters serving their responders; an incast needs the same command run on the receiver and every sender at about the same time, e.g. with pdsh).")
+	p.runKind = p.runCmd.Arg("kind", "ib_write_bw, ib_write_lat, nccl, ping or incast.").Required().Enum(probes.KindIBWriteBW, probes.KindIBWriteLat, probes.KindNCCL, probes.KindPing, probes.KindIncast)
 	p.runPeer = p.runCmd.Flag("peer", "Only probe this peer node (default: every peer).").String()
+	p.runReceiver = p.runCmd.Flag("receiver", "incast: the node that receives (default: this node). Run the same command on it and on every sender.").String()
+	p.runSenders = p.runCmd.Flag("senders", "incast: the nodes that write into the receiver, comma-separated or repeated (default: the probes.incast.senders nodes after the receiver in name order).").Strings()
 	p.stateDir = stateDirFlag(p.runCmd)
 	p.paths = collector.RegisterPathFlags(p.runCmd)
 	p.parseCmd = cmd.Command("parse", "Parse a saved ib_write_bw / ib_write_lat / nccl-tests output (text or JSON) and print JSON.")
@@ -83,7 +89,17 @@ func (p *probeCommand) runNow() int {
 		fmt.Fprintln(os.Stderr, "roce_exporter: probe run needs the cluster plan (--config.file)")
 		return 2
 	}
-	rd, err := reader.New(p.paths.ReaderOptions(node.SourceRDMA), p.a.logger)
+	sources := []string{node.SourceRDMA}
+	if *p.runKind == probes.KindIncast {
+		// Pause frames and port drops are ethtool's.
+		sources = append(sources, node.SourceEthtool)
+	}
+	ropts, err := p.paths.ReaderOptions(sources...)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)
+		return 2
+	}
+	rd, err := reader.New(ropts, p.a.logger)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)
 		return 2
@@ -104,13 +120,17 @@ func (p *probeCommand) runNow() int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	results, err := sched.RunOnce(ctx, *p.runKind, *p.runPeer)
+	var results []*probes.Result
+	if *p.runKind == probes.KindIncast {
+		results, err = p.runIncast(ctx, sched, plan)
+	} else {
+		results, err = sched.RunOnce(ctx, *p.runKind, *p.runPeer)
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)
 		return 2
 	}
-	enc := json.NewEncoder(os.Stdout)
-	enc.SetIndent("", "  ")
+	enc := newJSONEncoder(os.Stdout)
 	failed := false
 	for _, r := range results {
 		enc.Encode(r)
@@ -124,6 +144,28 @@ func (p *probeCommand) runNow() int {
 		return 1
 	}
 	return 0
+}
+
+// runIncast runs this node's side of the incast the flags name.
+func (p *probeCommand) runIncast(ctx context.Context, sched *probes.Scheduler, plan *config.Plan) ([]*probes.Result, error) {
+	receiver := *p.runReceiver
+	if receiver == "" {
+		receiver = config.SelfName(*p.a.nodeName)
+	}
+	var senders []string
+	for _, s := range *p.runSenders {
+		for _, name := range strings.Split(s, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				senders = append(senders, name)
+			}
+		}
+	}
+	if len(senders) == 0 {
+		senders = probes.IncastSenders(plan, receiver, plan.Probes.Incast.Senders)
+	}
+	fmt.Fprintf(os.Stderr, "roce_exporter: incast of %s into %s; run `roce_exporter probe run incast --receiver %s --senders %s` on each of them at the same time (pdsh -w %s,%s ...)\n",
+		strings.Join(senders, ", "), receiver, receiver, strings.Join(senders, ","), receiver, strings.Join(senders, ","))
+	return sched.RunIncast(ctx, receiver, senders)
 }
 
 // parsedOutput is the stable JSON of `probe parse`. Measured values are
@@ -202,16 +244,25 @@ func (p *probeCommand) parse() int {
 		return 2
 	}
 	out, parseErr := parseProbeOutput(*p.parseKind, data, uint64(largeMessage))
-	if out.Reason == probes.ReasonParseError {
+	switch out.Reason {
+	case probes.ReasonNotToolOutput:
+		fmt.Fprintf(os.Stderr, "roce_exporter: %s is not %s output: nothing in it is the program's own\n", name, toolOf(*p.parseKind))
+	case probes.ReasonParseError:
 		fmt.Fprintf(os.Stderr, "roce_exporter: could not parse %s as %s output: %v\n", name, *p.parseKind, parseErr)
 	}
-	enc := json.NewEncoder(os.Stdout)
-	enc.SetIndent("", "  ")
-	enc.Encode(out)
+	newJSONEncoder(os.Stdout).Encode(out)
 	if out.Reason != "" {
 		return 1
 	}
 	return 0
+}
+
+// toolOf names the program whose output a probe kind parses.
+func toolOf(kind string) string {
+	if kind == probes.KindNCCL {
+		return "nccl-tests"
+	}
+	return kind
 }
 
 // parseProbeOutput accepts text or JSON, telling them apart by content. It

@@ -90,21 +90,33 @@ func probeParse(t *testing.T, input string, args ...string) (map[string]any, str
 	return got, stderr.String(), code
 }
 
-// TestProbeParseGarbage: input that is no probe output is "could not
-// parse", for every kind, text or JSON, never "the test program failed".
+// TestProbeParseGarbage: input that is no probe output says so, for every
+// kind, text or JSON, never "the test program failed" nor a fabric fault
+// its words name (issue 27: `probe parse nccl README.md` said
+// qp_connect_timeout). JSON cut short cannot be told from a cut run's file:
+// it could not be parsed.
 func TestProbeParseGarbage(t *testing.T) {
+	readme, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := map[string]string{"ib_write_bw": "ib_write_bw", "ib_write_lat": "ib_write_lat", "nccl": "nccl-tests"}
 	for _, kind := range []string{"ib_write_bw", "ib_write_lat", "nccl"} {
-		for _, input := range []string{"random garbage\n", "{\"hello\": ", "{\"hello\": \"world\"}", ""} {
+		for _, input := range []string{"random garbage\n", "{\"hello\": \"world\"}", "", string(readme)} {
 			got, stderr, code := probeParse(t, input, kind)
-			if got["reason"] != "parse_error" || code != 1 {
-				t.Errorf("%s %q: reason %v exit %d", kind, input, got["reason"], code)
+			if got["reason"] != "not_tool_output" || code != 1 {
+				t.Errorf("%s %.20q: reason %v exit %d", kind, input, got["reason"], code)
 			}
-			if hint, _ := got["hint"].(string); !strings.HasPrefix(hint, "Could not parse") {
-				t.Errorf("%s %q: hint %q", kind, input, hint)
+			if hint, _ := got["hint"].(string); !strings.HasPrefix(hint, "Nothing in the output is the probe program's own") {
+				t.Errorf("%s %.20q: hint %q", kind, input, hint)
 			}
-			if !strings.Contains(stderr, "could not parse standard input as "+kind+" output") {
-				t.Errorf("%s %q: stderr %q", kind, input, stderr)
+			if !strings.Contains(stderr, "standard input is not "+tools[kind]+" output") {
+				t.Errorf("%s %.20q: stderr %q", kind, input, stderr)
 			}
+		}
+		got, stderr, _ := probeParse(t, `{"results": {"MsgSize": 65536, "BW_pea`, kind)
+		if got["reason"] != "parse_error" || !strings.Contains(stderr, "could not parse standard input as "+kind+" output") {
+			t.Errorf("%s: cut JSON: reason %v, stderr %q", kind, got["reason"], stderr)
 		}
 	}
 }

@@ -150,12 +150,15 @@ func TestFirstCollectionGivesTheFirstProbeReadAPrevious(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs strings.Builder
-	firstCollection(context.Background(), pl, slog.New(slog.NewTextHandler(&logs, nil)))
+	root := filepath.Join(fixtureDir, "mlx5-degraded")
+	ropts := reader.Options{SysPath: filepath.Join(root, "sys"), DevPath: filepath.Join(root, "dev"), Timeout: 10 * time.Second, Sources: collector.Sources(opts.Enabled)}
+	logWhatWasFound(context.Background(), pl, true, ropts, slog.New(slog.NewTextHandler(&logs, nil)))
 	first := pl.Latest()
 	if first == nil {
 		t.Fatal("no collection at start-up")
 	}
-	if !strings.Contains(logs.String(), `msg="Read the node"`) || strings.Contains(logs.String(), "checks_failed=0 ") {
+	if !strings.Contains(logs.String(), `msg="Read the node"`) || strings.Contains(logs.String(), "checks_failed=0 ") ||
+		!strings.Contains(logs.String(), `msg="Found the node" summary="8 RDMA ports (7 up) on 8 NICs, 8 netdevs"`) {
 		t.Errorf("the start-up log does not count the degraded node's failures:\n%s", logs.String())
 	}
 	snap, err := pipelineNode{pl}.Collect(context.Background())
@@ -164,5 +167,66 @@ func TestFirstCollectionGivesTheFirstProbeReadAPrevious(t *testing.T) {
 	}
 	if snap.Previous == nil || !snap.Previous.Time.Equal(first.Snapshot.Time) {
 		t.Error("the first probe read has no Previous")
+	}
+}
+
+// Issue 27: the start-up log said nothing about what the exporter found.
+// Without probes it reads the node once to say so, by a read of its own:
+// the pipeline's first collection stays the first scrape's, without a
+// Previous (the goldens' rate checks see one sample, as before).
+func TestStartUpLogSaysWhatWasFound(t *testing.T) {
+	enabled := []string{"health", "netdev", "pcie", "rdma"}
+	for _, tc := range []struct {
+		scenario string
+		sys      []string
+		level    string
+		want     string
+	}{
+		{scenario: "mlx5-8x400g-healthy", level: "INFO", want: `msg="Found the node" summary="8 RDMA ports (8 up) on 8 NICs, 8 netdevs"`},
+		{scenario: "no-rdma-driver", level: "WARN", want: `msg="Found no RDMA device" summary="no RDMA device under `},
+		{scenario: "cpu node", level: "WARN", want: `class/infiniband, and no RDMA-capable NIC on the PCI bus"`},
+	} {
+		root := filepath.Join(fixtureDir, tc.scenario)
+		sys, dev := filepath.Join(root, "sys"), filepath.Join(root, "dev")
+		if tc.scenario == "cpu node" {
+			args := cpuNodeSysfs(t)
+			sys, dev = strings.TrimPrefix(args[0], "--path.sysfs="), strings.TrimPrefix(args[1], "--path.dev=")
+		}
+		ropts := reader.Options{SysPath: sys, DevPath: dev, Timeout: 10 * time.Second, Sources: collector.Sources(enabled)}
+		rd, err := reader.New(ropts, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := pipeline.New(pipeline.Options{Reader: rd, Health: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var logs strings.Builder
+		logWhatWasFound(context.Background(), pl, false, ropts, slog.New(slog.NewTextHandler(&logs, nil)))
+		if !strings.Contains(logs.String(), "level="+tc.level) || !strings.Contains(logs.String(), tc.want) {
+			t.Errorf("%s: log lacks %s %q:\n%s", tc.scenario, tc.level, tc.want, logs.String())
+		}
+		if pl.Latest() != nil || rd.ReadErrors(node.SourceRDMA) != 0 {
+			t.Errorf("%s: the start-up read became the pipeline's, or counted in its reader", tc.scenario)
+		}
+		c, err := pl.Collect(context.Background())
+		if err != nil || c.Previous != nil {
+			t.Errorf("%s: the first scrape's collection has a Previous (%v)", tc.scenario, err)
+		}
+		rd.Close()
+	}
+}
+
+func TestDescribeNodeUnreadable(t *testing.T) {
+	snap := &node.Snapshot{Sources: map[string]node.SourceStatus{node.SourceRDMA: node.SourcePartial}, Devices: []*node.Device{
+		{Name: "mlx5_0", PCIAddress: "0000:18:00.0", Ports: []*node.Port{{Number: 1, Interface: "ens1f0np0"}, {Number: 2, Interface: "ens1f1np1"}}},
+		{Name: "mlx5_1", Unreadable: "reads did not return"},
+	}}
+	if got, nothing := describeNode(snap, "/sys/class/infiniband"); nothing || got != "2 RDMA ports (0 up) on 1 NICs, 2 netdevs; 1 RDMA device(s) could not be read" {
+		t.Errorf("%q %v", got, nothing)
+	}
+	snap.Sources[node.SourceRDMA] = node.SourceFailed
+	if got, nothing := describeNode(snap, "/sys/class/infiniband"); !nothing || got != "/sys/class/infiniband could not be read" {
+		t.Errorf("%q %v", got, nothing)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"unicode/utf8"
 )
 
 // readmeDoctorExample returns the command and the output lines of the
@@ -34,54 +33,61 @@ func readmeDoctorExample(t *testing.T) (readme string, args []string, excerpt []
 const readmePath = "../../README.md"
 
 // readmeExcerpt shortens a doctor report for the README: the header, the
-// first three failures with their fixes, the first warning, two passing
-// checks and the summary. Long lines end in " …".
+// first two failures whole, the first warning without its fix, two passing
+// checks and the summary; "…" stands for what is left out.
 func readmeExcerpt(out string) []string {
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	shorten := func(s string) string {
-		const width = 160
-		if utf8.RuneCountInString(s) <= width {
-			return s
-		}
-		r := []rune(s)
-		cut := strings.LastIndex(string(r[:width]), " ")
-		return string(r[:width])[:cut] + " …"
-	}
 	var excerpt []string
+	i := 0
+	for ; i < len(lines) && lines[i] != ""; i++ {
+		excerpt = append(excerpt, lines[i])
+	}
+	excerpt = append(excerpt, "")
+	i++
 	fails, warns, oks := 0, 0, 0
-	keepFix := false
-	for i, line := range lines {
+	// keep says what of the current finding is shown: all of it, its row
+	// and message only, or nothing; inDetail is set on its at:/fix: lines.
+	keep, inDetail, elided := "none", false, false
+	show := func(line string) {
+		if elided {
+			excerpt = append(excerpt, "…")
+			elided = false
+		}
+		excerpt = append(excerpt, line)
+	}
+	for ; i < len(lines)-1; i++ {
+		line := lines[i]
+		indented := strings.HasPrefix(line, " ")
 		switch {
-		case i <= 1 || i == len(lines)-1 || (line == "" && i == len(lines)-2):
-			excerpt = append(excerpt, line)
-		case strings.HasPrefix(line, "FAIL"):
+		case !indented && strings.HasPrefix(line, "FAIL"):
 			fails++
-			keepFix = fails <= 3
-			if keepFix {
-				excerpt = append(excerpt, shorten(line))
-			}
-		case strings.HasPrefix(line, "WARN"):
+			keep = map[bool]string{true: "all", false: "none"}[fails <= 2]
+		case !indented && strings.HasPrefix(line, "WARN"):
 			warns++
-			keepFix = false
-			if warns == 1 {
-				excerpt = append(excerpt, "…", shorten(line))
-			}
-		case strings.HasPrefix(line, "ok "):
+			keep = map[bool]string{true: "message", false: "none"}[warns == 1]
+		case !indented && strings.HasPrefix(line, "ok "):
 			oks++
-			keepFix = false
-			if oks == 1 {
-				excerpt = append(excerpt, "…")
-			}
-			if oks <= 2 {
-				excerpt = append(excerpt, shorten(line))
-			}
-		case strings.HasPrefix(line, " ") && keepFix:
-			excerpt = append(excerpt, shorten(line))
-		default:
-			keepFix = false
+			keep = map[bool]string{true: "message", false: "none"}[oks <= 2]
+		case !indented:
+			keep = "none"
+		}
+		if !indented {
+			inDetail = false
+		} else if trimmed := strings.TrimLeft(line, " "); strings.HasPrefix(trimmed, "fix: ") || strings.HasPrefix(trimmed, "at:  ") {
+			inDetail = true
+		} else if !strings.HasPrefix(line, "              ") {
+			inDetail = false
+		}
+		if keep == "all" || keep == "message" && !inDetail {
+			show(line)
+		} else {
+			elided = true
 		}
 	}
-	return excerpt
+	if elided {
+		excerpt = append(excerpt, "…")
+	}
+	return append(excerpt, "", lines[len(lines)-1])
 }
 
 // TestReadmeDoctorExampleIsRealOutput runs the README's doctor command
@@ -95,6 +101,8 @@ func TestReadmeDoctorExampleIsRealOutput(t *testing.T) {
 	}
 	cmd := exec.Command(binary, append([]string{"doctor", "--color=never"}, args[2:]...)...)
 	cmd.Dir = "../.."
+	// The README shows the report as a 100-column terminal gets it.
+	cmd.Env = append(os.Environ(), "COLUMNS=100")
 	out, err := cmd.Output()
 	if _, isExit := err.(*exec.ExitError); err != nil && !isExit {
 		t.Fatal(err)

@@ -84,7 +84,7 @@ func (s *serveCommand) run() int {
 	}
 	opts, ropts, err := s.a.options(s.collectors, plan)
 	if err != nil {
-		logger.Error("bad collector flags", "err", err)
+		logger.Error("bad flags", "err", err)
 		return 2
 	}
 	if err := s.checkTimeouts(); err != nil {
@@ -111,16 +111,18 @@ func (s *serveCommand) run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
+	// The probes' first read then has a collection before it to measure the
+	// port's load against.
+	probesOn := plan != nil && plan.Probes.Enabled
+	logWhatWasFound(ctx, pl, probesOn, ropts, logger)
+
 	// Probes (and their responders) run only when the plan enables them.
 	var sched *probes.Scheduler
 	probesDone := make(chan struct{})
-	if plan != nil && plan.Probes.Enabled {
+	if probesOn {
 		if !slices.Contains(ropts.Sources, node.SourceRDMA) {
 			logger.Warn("probes are enabled but the rdma collector is not: the probes cannot find GID indices and port rates")
 		}
-		// The probes' first read then has a collection before it to measure
-		// the port's load against.
-		firstCollection(ctx, pl, logger)
 		popts := probes.Options{
 			Plan: plan, Self: opts.NodeName, Node: pipelineNode{pl},
 			StateDir: stateDirFor(*s.stateDir, plan), Logger: logger.With("component", "probes"),
@@ -157,7 +159,7 @@ func (s *serveCommand) run() int {
 		}
 		return nil
 	}}
-	handler, err := s.handler(exporter, opts.NodeName, rd.SysPath(), opts.Probes, func() probes.SwitchView { return fleet.view(ctx) }, logger)
+	handler, err := s.handler(exporter, pageConfig{NodeName: opts.NodeName, Sample: opts.Sample, SysPath: rd.SysPath()}, opts.Probes, func() probes.SwitchView { return fleet.view(ctx) }, logger)
 	if err != nil {
 		logger.Error("cannot build HTTP handler", "err", err)
 		return 2
@@ -209,7 +211,7 @@ func (s *serveCommand) checkTimeouts() error {
 	return nil
 }
 
-func (s *serveCommand) handler(exporter *collector.Exporter, nodeName, sysPath string, store *probes.Store, switches func() probes.SwitchView, logger *slog.Logger) (http.Handler, error) {
+func (s *serveCommand) handler(exporter *collector.Exporter, page pageConfig, store *probes.Store, switches func() probes.SwitchView, logger *slog.Logger) (http.Handler, error) {
 	self := prometheus.NewRegistry()
 	self.MustRegister(versioncollector.NewCollector("roce_exporter"))
 	if !*s.disableExpMetr {
@@ -229,22 +231,15 @@ func (s *serveCommand) handler(exporter *collector.Exporter, nodeName, sysPath s
 	mux := http.NewServeMux()
 	mux.Handle(*s.telemetryPath, metrics)
 	if *s.telemetryPath != "/" {
-		mux.Handle("/", nodePage(exporter, store, pageConfig{
-			NodeName: nodeName, SysPath: sysPath, PlanFile: *s.a.configFile,
-			MetricsPath: *s.telemetryPath, Started: time.Now(), Switches: switches,
-			Printer: s.a.printer(),
-		}))
+		page.PlanFile, page.MetricsPath, page.Started, page.Switches = *s.a.configFile, *s.telemetryPath, time.Now(), switches
+		page.Printer = s.a.printer()
+		mux.Handle("/", nodePage(exporter, store, page))
 	}
 	return mux, nil
 }
 
-// firstCollection reads the node once at start-up and logs what it found.
-func firstCollection(ctx context.Context, pl *pipeline.Pipeline, logger *slog.Logger) {
-	c, err := pl.Collect(ctx)
-	if err != nil {
-		logger.Warn("first reading of the node failed", "err", err)
-		return
-	}
+// logCollection logs how the first collection went.
+func logCollection(logger *slog.Logger, c *pipeline.Collection) {
 	failedSources := 0
 	for _, s := range c.Sources {
 		if !s.OK() && !errors.Is(s.Err, reader.ErrNoData) {

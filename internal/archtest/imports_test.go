@@ -64,7 +64,7 @@ var rules = []rule{
 	{pkg: "probes", allowed: []string{"node", "config", "internal/safefile", "probes/parse", "probes/schedule"}},
 	{pkg: "probes/parse"},
 	{pkg: "probes/schedule", allowed: []string{"config"}},
-	{pkg: "reader", allowed: []string{"node", "internal/nicstats", "internal/dcbnl", "internal/ethnl", "internal/devlinknl", "internal/lldpcli", "internal/nlconn", "internal/safefile"}},
+	{pkg: "reader", allowed: []string{"node", "internal/nicstats", "internal/dcbnl", "internal/ethnl", "internal/devlinknl", "internal/lldpcli", "internal/rtnl", "internal/nlconn", "internal/safefile"}},
 	{pkg: "pipeline", allowed: []string{"node", "config", "health", "reader"}},
 	{pkg: "i18n", allowed: []string{"health"}}, // and health's own imports
 }

@@ -12,7 +12,10 @@
 // dcbnl_ieee_fill) of the Linux kernel.
 package dcbnl
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // rtmGetDCB is the netlink message type of a DCB request (include/uapi/linux/rtnetlink.h).
 const rtmGetDCB = 78 // RTM_GETDCB
@@ -91,6 +94,22 @@ const (
 	tsaETS      = 2
 	tsaVendor   = 255
 )
+
+// TSAName names a transmission selection algorithm as node.ETSState
+// does ("strict", "ets", "cbs", "vendor"; "tsa N" for any other value).
+func TSAName(tsa uint8) string {
+	switch tsa {
+	case tsaStrict:
+		return "strict"
+	case tsaCBShaper:
+		return "cbs"
+	case tsaETS:
+		return "ets"
+	case tsaVendor:
+		return "vendor"
+	}
+	return fmt.Sprintf("tsa %d", tsa)
+}
 
 // Wire sizes of the kernel structs (all fields naturally aligned).
 const (

@@ -27,6 +27,8 @@ const maxRecorded = 1 << 20
 //     dscp-prio 0:0 1:0 ... CS3:3 26:3 ... 63:7
 //     host ieee
 //
+//     and `dcb buffer show dev X` (prio-buffer, buffer-size, total-size).
+//
 //  2. MLNX_OFED `mlnx_qos -i X` output ("DCBX mode:", "Priority trust
 //     state:", "dscp2prio mapping:", "Cable len:", "PFC configuration:",
 //     "tc: ..." blocks).
@@ -105,6 +107,7 @@ var dcbSections = map[string]bool{
 	"willing": true, "ets-cap": true, "cbs": true, "tc-bw": true, "pg-bw": true, "tc-tsa": true,
 	"prio-tc": true, "reco-tc-bw": true, "reco-tc-tsa": true, "reco-prio-tc": true,
 	"host": true, "lld-managed": true, "cee": true, "ieee": true, "static": true,
+	"prio-buffer": true, "buffer-size": true, "total-size": true,
 }
 
 var dcbxWords = map[string]uint8{
@@ -119,8 +122,15 @@ func parseDcbTool(lines []numberedLine) (*IEEE, error) {
 		pfc        *PFC
 		sawPrioPFC bool
 		ets        *ETS
+		buffer     *Buffer
 		seen       = map[string]bool{}
 	)
+	getBuffer := func() *Buffer {
+		if buffer == nil {
+			buffer = &Buffer{}
+		}
+		return buffer
+	}
 	getPFC := func() *PFC {
 		if pfc == nil {
 			pfc = &PFC{}
@@ -240,6 +250,32 @@ func parseDcbTool(lines []numberedLine) (*IEEE, error) {
 				}
 				return parseUint8(v, 0, 7, &dst[prio])
 			})
+		case "prio-buffer":
+			b := getBuffer()
+			err = eachMapping(args, func(k, v string) error {
+				var prio uint8
+				if err := parseUint8(k, 0, 7, &prio); err != nil {
+					return err
+				}
+				return parseUint8(v, 0, 7, &b.Prio2Buffer[prio])
+			})
+		case "buffer-size":
+			b := getBuffer()
+			err = eachMapping(args, func(k, v string) error {
+				var buf uint8
+				if err := parseUint8(k, 0, 7, &buf); err != nil {
+					return err
+				}
+				n, err := parseDcbSize(v)
+				b.Size[buf] = n
+				return err
+			})
+		case "total-size":
+			if len(args) != 1 {
+				err = fmt.Errorf("want one size, got %d words", len(args))
+				break
+			}
+			getBuffer().TotalSize, err = parseDcbSize(args[0])
 		case "default-prio":
 			if len(args) == 0 {
 				err = fmt.Errorf("no priority")
@@ -287,8 +323,37 @@ func parseDcbTool(lines []numberedLine) (*IEEE, error) {
 		}
 		out.PFC = pfc
 	}
+	if buffer != nil {
+		if !seen["prio-buffer"] || !seen["buffer-size"] {
+			return nil, fmt.Errorf("%w: `dcb buffer` output without both prio-buffer and buffer-size: which buffer holds which priority, or how large it is, is unknown", errMalformed)
+		}
+		out.Buffer = buffer
+	}
 	out.ETS = ets
 	return out, nil
+}
+
+// parseDcbSize reads a size as `dcb buffer show` prints it: iproute2's
+// sprint_size writes whole KiB, MiB or GiB as "10Kb", "1Mb", "2Gb" (b for
+// bytes, not bits; rounded, within 16 bytes for Kb and 1 KiB above) and
+// other values in bytes as "19872b"; the 2020 patch series printed plain
+// numbers.
+func parseDcbSize(s string) (uint32, error) {
+	num, unit := s, uint64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   uint64
+	}{{"Gb", 1 << 30}, {"Mb", 1 << 20}, {"Kb", 1 << 10}, {"b", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			num, unit = strings.TrimSuffix(s, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseUint(num, 10, 32)
+	if err != nil || n*unit > 1<<32-1 {
+		return 0, fmt.Errorf("size %q is not a byte count (N, Nb, NKb, NMb, NGb) below 4 GiB", s)
+	}
+	return uint32(n * unit), nil
 }
 
 // scalarPairs parses "key value key value ..." lines such as

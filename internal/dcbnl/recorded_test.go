@@ -294,3 +294,42 @@ func TestRecordedMlnxQosFullDSCPMap(t *testing.T) {
 		t.Errorf("ETS = %+v", got.ETS)
 	}
 }
+
+// `dcb buffer show` in both spellings iproute2 has printed: plain bytes
+// (the 2020 series) and sprint_size's units (today's man page).
+func TestRecordedDcbBuffer(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		p2b   [8]uint8
+		size  [8]uint32
+		total uint32
+	}{
+		{"dcb-buffer-mlxsw-netdev-2020.txt", [8]uint8{0, 0, 0, 3, 0, 0, 6, 0}, [8]uint32{10000, 0, 0, 70000, 0, 0, 10000, 0}, 221072},
+		{"dcb-buffer-man-page.txt", [8]uint8{0, 1, 2, 3, 4, 5, 6, 7}, [8]uint32{10240, 10240, 10240, 10240, 10240, 10240, 1 << 20, 10240}, 1222 * 1024},
+	} {
+		got := parseFile(t, c.file).Buffer
+		if got == nil || got.Prio2Buffer != c.p2b || got.Size != c.size || got.TotalSize != c.total {
+			t.Errorf("%s: buffer %+v", c.file, got)
+		}
+	}
+}
+
+func TestRecordedDcbBufferErrors(t *testing.T) {
+	for name, text := range map[string]string{
+		"no prio-buffer":  "buffer-size 0:10000 1:0 2:0 3:70000 4:0 5:0 6:10000 7:0\n",
+		"no buffer-size":  "prio-buffer 0:0 1:0 2:0 3:3 4:0 5:0 6:6 7:0\n",
+		"bits, not bytes": "prio-buffer 0:0\nbuffer-size 0:10kbit\n",
+		"buffer 8":        "prio-buffer 0:8\nbuffer-size 0:1\n",
+		"over 4 GiB":      "prio-buffer 0:0\nbuffer-size 0:5Gb\n",
+		"two totals":      "prio-buffer 0:0\nbuffer-size 0:1\ntotal-size 1 2\n",
+	} {
+		if _, err := ParseRecorded(strings.NewReader(text)); !errors.Is(err, errMalformed) {
+			t.Errorf("%s: err = %v, want errMalformed", name, err)
+		}
+	}
+	// sprint_size writes bytes that are no whole KiB with a "b".
+	got, err := ParseRecorded(strings.NewReader("prio-buffer 0:0 1:0 2:0 3:1 4:0 5:0 6:0 7:0\nbuffer-size 0:19872b 1:220896b 2:0b 3:0b 4:0b 5:0b 6:0b 7:0b\ntotal-size 4151520b\n"))
+	if err != nil || got.Buffer.Size[1] != 220896 || got.Buffer.TotalSize != 4151520 || got.Buffer.Prio2Buffer[3] != 1 {
+		t.Errorf("byte sizes: %+v, %v", got, err)
+	}
+}

@@ -1,5 +1,8 @@
 // Package lldpcli reads LLDP neighbours from the local lldpd through its
-// client, `lldpcli -f json0 show neighbors`, and decodes that output.
+// client, `lldpcli -f json0 show neighbors details`, and decodes that
+// output. Only "details" has the IEEE 802.1 and 802.3 TLVs (VLANs, MAC/PHY,
+// maximum frame size: lldpd's display.c writes them at DISPLAY_DETAILS);
+// the plain listing is read just as well, with those unknown.
 //
 // Why lldpd and not the exporter receiving LLDP frames itself: a passive
 // receiver needs a raw packet socket (CAP_NET_RAW) on every interface and
@@ -31,6 +34,7 @@ import (
 	"io/fs"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -90,7 +94,7 @@ func (s Skipped) Error() string {
 
 func (s Skipped) Unwrap() error { return s.Err }
 
-// Query runs `lldpcli [-u socket] -f json0 show neighbors` bounded by ctx
+// Query runs `lldpcli [-u socket] -f json0 show neighbors details` bounded by ctx
 // and decodes its output. program is the lldpcli path ("" = "lldpcli" on
 // PATH); socket is lldpd's control socket ("" = lldpd's default).
 func Query(ctx context.Context, program, socket string) (*Result, error) {
@@ -101,7 +105,7 @@ func Query(ctx context.Context, program, socket string) (*Result, error) {
 	if socket != "" {
 		args = append(args, "-u", socket)
 	}
-	args = append(args, "show", "neighbors")
+	args = append(args, "show", "neighbors", "details")
 	cmd := exec.CommandContext(ctx, program, args...)
 	// lldpcli never needs more than a moment after its context ends;
 	// WaitDelay keeps a stuck child from holding the read.
@@ -295,7 +299,94 @@ func parseNeighbor(raw json.RawMessage) (node.LLDPNeighbor, error) {
 	if n.ChassisID == "" && n.ChassisName == "" {
 		return n, fmt.Errorf("%w: neighbour without chassis id or name", errMalformed)
 	}
+	n.MaxFrameSize, n.PVID, n.VLANs, n.MACPHY = parseTLVs(raw)
 	return n, nil
+}
+
+// tlvEntry is the part of a json0 interface entry that `show neighbors
+// details` adds from the switch's IEEE 802.1 and 802.3 TLVs:
+//
+//	"port": [{..., "mfs": [{"value": "9216"}],
+//	  "auto-negotiation": [{"supported": true, "enabled": true, "advertised": [...],
+//	    "current": [{"value": "400GbaseDR4 - 400GBASE-R PCS/PMA over 4-lane single-mode fiber PMD"}]}]}],
+//	"vlan": [{"vlan-id": "100", "pvid": true, "value": "vlan100"}, {"vlan-id": "300", "pvid": true}]
+//
+// (testdata/json0-details-dot1-dot3.json). A "vlan" element without a
+// value is the port VLAN ID of a switch that names no VLAN by it.
+type tlvEntry struct {
+	Port []struct {
+		MFS     []element `json:"mfs"`
+		Autoneg []struct {
+			Supported flag      `json:"supported"`
+			Enabled   flag      `json:"enabled"`
+			Current   []element `json:"current"`
+		} `json:"auto-negotiation"`
+	} `json:"port"`
+	VLAN []struct {
+		ID   string `json:"vlan-id"`
+		PVID flag   `json:"pvid"`
+	} `json:"vlan"`
+}
+
+// flag is a json0 attribute lldpd writes "yes"/"no" for, which its JSON
+// writer turns into true/false.
+type flag bool
+
+func (f *flag) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "true", `"yes"`, `"on"`:
+		*f = true
+	case "false", `"no"`, `"off"`:
+		*f = false
+	default:
+		return fmt.Errorf("%s is not a flag", clipBytes(b))
+	}
+	return nil
+}
+
+func clipBytes(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "..."
+	}
+	return string(b)
+}
+
+// parseTLVs reads the optional TLVs of one entry. What cannot be read is
+// unknown, as if the switch had not sent it: the identity of the
+// neighbour, which the rest of the exporter keys on, stays.
+func parseTLVs(raw json.RawMessage) (mfs, pvid int, vlans []int, macphy *node.LLDPMACPHY) {
+	var e tlvEntry
+	if json.Unmarshal(raw, &e) != nil {
+		return 0, 0, nil, nil
+	}
+	if len(e.Port) > 0 {
+		p := e.Port[0]
+		// IEEE 802.3 frames are 64 bytes and more; the TLV has 16 bits.
+		if v, err := strconv.Atoi(first(p.MFS).Value); err == nil && v >= 64 && v <= 65535 {
+			mfs = v
+		}
+		if len(p.Autoneg) > 0 {
+			a := p.Autoneg[0]
+			mau := first(a.Current).Value
+			if checkField("MAU type", mau, false) != nil {
+				mau = ""
+			}
+			macphy = &node.LLDPMACPHY{AutonegSupported: bool(a.Supported), AutonegEnabled: bool(a.Enabled), MAU: mau}
+		}
+	}
+	for _, v := range e.VLAN {
+		id, err := strconv.Atoi(v.ID)
+		if err != nil || id < 1 || id > 4094 {
+			continue
+		}
+		if v.PVID {
+			pvid = id
+		}
+		if !slices.Contains(vlans, id) {
+			vlans = append(vlans, id)
+		}
+	}
+	return mfs, pvid, vlans, macphy
 }
 
 // checkField refuses what cannot be a label value or a line of the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -31,7 +32,7 @@ func TestParseOneNeighbor(t *testing.T) {
 	got := parseFile(t, "json0-one-neighbor.json")
 	want := node.LLDPNeighbor{Interface: "h1", ChassisName: "leaf-3", ChassisID: "0e:42:48:17:ad:dd", ChassisIDType: "mac",
 		PortID: "Ethernet12", PortIDType: "local", PortDescr: "leaf-3 Ethernet12 to gpu-07 rail 0"}
-	if len(got.Neighbors) != 1 || got.Neighbors[0] != want || len(got.Skipped) != 0 {
+	if len(got.Neighbors) != 1 || !reflect.DeepEqual(got.Neighbors[0], want) || len(got.Skipped) != 0 {
 		t.Fatalf("got %+v", got)
 	}
 	if got.Neighbors[0].Switch() != "leaf-3" || got.Neighbors[0].SwitchPort() != "Ethernet12" {
@@ -272,5 +273,82 @@ func TestQueryOutputOverLimit(t *testing.T) {
 	_, err := Query(context.Background(), prog, "")
 	if !errors.Is(err, safefile.ErrTooLarge) || !strings.Contains(err.Error(), fmt.Sprintf("more than the limit of %d bytes", maxOutput)) {
 		t.Fatalf("Query = %v", err)
+	}
+}
+
+// `show neighbors details` from real lldpd 1.0.16 (record-json0-details.sh):
+// what a switch sends in IEEE 802.1 and 802.3 TLVs, decoded by lldpd.
+func TestParseDetailsDot1Dot3(t *testing.T) {
+	got := parseFile(t, "json0-details-dot1-dot3.json")
+	if len(got.Neighbors) != 4 || len(got.Skipped) != 0 {
+		t.Fatalf("got %+v", got)
+	}
+	by := map[string]node.LLDPNeighbor{}
+	for _, n := range got.Neighbors {
+		by[n.Interface] = n
+	}
+	type tlvs struct {
+		mfs, pvid int
+		vlans     []int
+		macphy    *node.LLDPMACPHY
+	}
+	for iface, want := range map[string]tlvs{
+		"h1": {9216, 100, []int{100, 200}, &node.LLDPMACPHY{AutonegSupported: true, AutonegEnabled: true, MAU: "400GbaseDR4 - 400GBASE-R PCS/PMA over 4-lane single-mode fiber PMD"}},
+		"h2": {1518, 10, []int{10}, &node.LLDPMACPHY{AutonegSupported: true, AutonegEnabled: true, MAU: "100GbaseCR4 - 100GBASE-R PCS/PMA over 4 lane shielded copper balanced cable"}},
+		// lldpd as the switch's agent: MAC/PHY, no MFS, no VLAN.
+		"h3": {0, 0, nil, &node.LLDPMACPHY{MAU: "10GbaseT - Four-pair Category 6A or better, full duplex mode only"}},
+		// A port VLAN ID without a VLAN name: lldpd lists it without a value.
+		"h4": {9100, 300, []int{300}, nil},
+	} {
+		n := by[iface]
+		g := tlvs{n.MaxFrameSize, n.PVID, n.VLANs, n.MACPHY}
+		if !reflect.DeepEqual(g, want) {
+			t.Errorf("%s: TLVs %+v (MAC/PHY %+v), want %+v (%+v)", iface, g, g.macphy, want, want.macphy)
+		}
+	}
+	if n := by["h1"]; n.Switch() != "leaf-3" || n.SwitchPort() != "Ethernet12" {
+		t.Errorf("h1 identity %q %q", n.Switch(), n.SwitchPort())
+	}
+	if sp, ok := by["h1"].MACPHY.SpeedMbps(); !ok || sp != 400000 {
+		t.Errorf("h1 MAU speed %d %v", sp, ok)
+	}
+}
+
+// Without "details" lldpd leaves the TLVs out: they are unknown, and the
+// neighbour is the same.
+func TestParseWithoutDetailsLeavesTLVsUnknown(t *testing.T) {
+	got := parseFile(t, "json0-no-details-dot1-dot3.json")
+	if len(got.Neighbors) != 1 {
+		t.Fatalf("got %+v", got)
+	}
+	n := got.Neighbors[0]
+	if n.Switch() != "leaf-3" || n.SwitchPort() != "Ethernet12" || n.MaxFrameSize != 0 || n.PVID != 0 || n.VLANs != nil || n.MACPHY != nil {
+		t.Errorf("got %+v", n)
+	}
+}
+
+// TLVs that cannot be read are unknown; the neighbour itself is kept.
+func TestParseBadTLVsKeepNeighbour(t *testing.T) {
+	for name, tlv := range map[string]string{
+		"mfs not a number": `"port": [{"id": [{"type": "local", "value": "Ethernet1"}], "mfs": [{"value": "big"}]}], "vlan": [{"vlan-id": "4095", "pvid": true}]`,
+		"mfs too small":    `"port": [{"id": [{"type": "local", "value": "Ethernet1"}], "mfs": [{"value": "12"}]}]`,
+		"flag a string":    `"port": [{"id": [{"type": "local", "value": "Ethernet1"}], "auto-negotiation": [{"supported": "maybe"}]}]`,
+		"vlan an object":   `"port": [{"id": [{"type": "local", "value": "Ethernet1"}]}], "vlan": {"vlan-id": "100"}`,
+	} {
+		doc := `{"lldp": [{"interface": [{"name": "h1", "chassis": [{"name": [{"value": "leaf-3"}]}], ` + tlv + `}]}]}`
+		got, err := Parse(strings.NewReader(doc))
+		if err != nil || len(got.Neighbors) != 1 {
+			t.Errorf("%s: %+v, %v", name, got, err)
+			continue
+		}
+		n := got.Neighbors[0]
+		if n.SwitchPort() != "Ethernet1" || n.MaxFrameSize != 0 || n.PVID != 0 || n.VLANs != nil || n.MACPHY != nil {
+			t.Errorf("%s: %+v", name, n)
+		}
+	}
+	// lldpd before its JSON writer made flags booleans wrote "yes"/"no".
+	got, err := Parse(strings.NewReader(`{"lldp": [{"interface": [{"name": "h1", "chassis": [{"name": [{"value": "leaf-3"}]}], "port": [{"id": [{"type": "local", "value": "Ethernet1"}], "auto-negotiation": [{"supported": "yes", "enabled": "no", "current": [{"value": "unknown"}]}]}]}]}]}`))
+	if err != nil || got.Neighbors[0].MACPHY == nil || !got.Neighbors[0].MACPHY.AutonegSupported || got.Neighbors[0].MACPHY.AutonegEnabled {
+		t.Errorf("yes/no flags: %+v, %v", got, err)
 	}
 }

@@ -123,9 +123,15 @@ func TestMappingMLX5PFC34(t *testing.T) {
 		expect(t, st, got, pfc(node.FamilyPFCPauseFrames, node.DirRX, p), "rx_prio"+ps+"_pause")
 		expect(t, st, got, pfc(node.FamilyPFCPauseDuration, node.DirTX, p), "tx_prio"+ps+"_pause_duration")
 		expect(t, st, got, pfc(node.FamilyPFCPauseTransitions, node.DirRX, p), "rx_prio"+ps+"_pause_transition")
-		expect(t, st, got, series{node.FamilyPriorityDiscards, node.DirRX, p, node.DiscardBuffer}, "rx_prio"+ps+"_buf_discard")
-		expect(t, st, got, series{node.FamilyPriorityDiscards, node.DirRX, p, node.DiscardCongestion}, "rx_prio"+ps+"_cong_discard")
-		expect(t, st, got, pfc(node.FamilyPriorityECNMarkedPackets, node.DirRX, p), "rx_prio"+ps+"_marked")
+		// Per traffic class despite the name: the index is the TC.
+		expect(t, st, got, series{node.FamilyTCDiscards, node.DirRX, p, node.DiscardBuffer}, "rx_prio"+ps+"_buf_discard")
+		expect(t, st, got, series{node.FamilyTCDiscards, node.DirRX, p, node.DiscardCongestion}, "rx_prio"+ps+"_cong_discard")
+		expect(t, st, got, series{node.FamilyTCECNMarkedPackets, node.DirRX, p, ""}, "rx_prio"+ps+"_marked")
+	}
+	for s := range got {
+		if s.family == node.FamilyPriorityDiscards && s.label != node.DiscardOther {
+			t.Errorf("per-TC counter reported per priority: %v", s)
+		}
 	}
 	expect(t, st, got, series{family: node.FamilyGlobalPauseFrames, dir: node.DirRX, prio: -1}, "rx_global_pause")
 	expect(t, st, got, series{family: node.FamilyGlobalPauseFrames, dir: node.DirTX, prio: -1}, "tx_global_pause")

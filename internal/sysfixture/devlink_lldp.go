@@ -19,7 +19,7 @@ func lldpNeighbor(rail int) (chassis, chassisMAC, port, descr string) {
 }
 
 // writeDevlinkLLDP writes the `devlink health show -j` and `lldpcli -f json0
-// show neighbors` captures of the node's Ethernet physical functions, in
+// show neighbors details` captures of the node's Ethernet physical functions, in
 // the shapes iproute2 and lldpd 1.0.16 print (see
 // internal/devlinknl/testdata/SOURCES and internal/lldpcli/testdata/SOURCES).
 // A port whose link is down has no neighbour: lldpd ages it out.
@@ -92,6 +92,19 @@ func writeDevlinkLLDP(dir string, n Node, nics map[string]NIC) error {
 				TTL:   []json0Value{{Value: "120"}},
 			}},
 		})
+		if sw := nic.Switch; sw != nil {
+			nb := &neigh[len(neigh)-1]
+			if sw.MFS > 0 {
+				nb.Port[0].MFS = []json0Value{{Value: fmt.Sprint(sw.MFS)}}
+			}
+			if sw.MAU != "" {
+				nb.Port[0].Autoneg = []json0Autoneg{{Supported: true, Enabled: true,
+					Advertised: []json0Advertised{{Type: "1000Base-T", HD: false, FD: true}}, Current: []json0Value{{Value: sw.MAU}}}}
+			}
+			for _, v := range sw.VLANs {
+				nb.VLAN = append(nb.VLAN, json0VLAN{ID: fmt.Sprint(v), PVID: v == sw.PVID, Value: fmt.Sprintf("vlan%d", v)})
+			}
+		}
 	}
 	if len(health) == 0 {
 		return nil
@@ -130,9 +143,29 @@ type (
 		Capability []json0Capability `json:"capability"`
 	}
 	json0Port struct {
-		ID    []json0Value `json:"id"`
-		Descr []json0Value `json:"descr"`
-		TTL   []json0Value `json:"ttl"`
+		ID      []json0Value   `json:"id"`
+		Descr   []json0Value   `json:"descr"`
+		TTL     []json0Value   `json:"ttl"`
+		MFS     []json0Value   `json:"mfs,omitempty"`
+		Autoneg []json0Autoneg `json:"auto-negotiation,omitempty"`
+	}
+	// The IEEE 802.3 MAC/PHY TLV and 802.1 VLANs, as `show neighbors
+	// details` writes them.
+	json0Advertised struct {
+		Type string `json:"type"`
+		HD   bool   `json:"hd"`
+		FD   bool   `json:"fd"`
+	}
+	json0Autoneg struct {
+		Supported  bool              `json:"supported"`
+		Enabled    bool              `json:"enabled"`
+		Advertised []json0Advertised `json:"advertised"`
+		Current    []json0Value      `json:"current"`
+	}
+	json0VLAN struct {
+		ID    string `json:"vlan-id"`
+		PVID  bool   `json:"pvid"`
+		Value string `json:"value,omitempty"`
 	}
 	json0Neighbor struct {
 		Name    string         `json:"name"`
@@ -141,5 +174,6 @@ type (
 		Age     string         `json:"age"`
 		Chassis []json0Chassis `json:"chassis"`
 		Port    []json0Port    `json:"port"`
+		VLAN    []json0VLAN    `json:"vlan,omitempty"`
 	}
 )

@@ -67,6 +67,60 @@ type NIC struct {
 	// PendingFirmware is the firmware flashed but not yet running (devlink
 	// dev info's stored version); "" when it is the running one.
 	PendingFirmware string
+	// DCQCN overrides the firmware defaults (node.DCQCNDefaults) of the
+	// parameters MLNX_OFED shows in ecn/roce_rp and ecn/roce_np.
+	DCQCN map[string]uint64
+	// QoS, when set, adds the receive buffers and ETS lines MLNX_OFED 23.10's
+	// mlnx_qos prints to an MlnxQos capture; nil keeps the older layout
+	// without them.
+	QoS *QoS
+	// Switch is what the switch port announces in LLDP's optional TLVs;
+	// nil sends none of them.
+	Switch *SwitchPort
+}
+
+// QoS is the receive-buffer split, cable length and ETS of a port, as
+// `mlnx_qos -i` prints them ("Receive buffer size (bytes): ...,
+// max_buffer_size=N", "Cable len:", the PFC table's buffer row, "tc: N
+// ratelimit: unlimited, tsa: ets, bw: N%").
+type QoS struct {
+	BufferSize  [8]int
+	TotalBuffer int
+	PrioBuffer  [8]int
+	CableLen    int
+	PrioTC      [8]int
+	TSA         [8]string
+	BW          [8]int
+}
+
+// ProductionQoS is the layout of the production ConnectX-7 in the research
+// captures (MLNX_OFED 23.10, mlnx_qos -i ens4np0), moved to priority 3:
+// the RoCE priority alone in buffer 1 of 220,896 bytes, ETS shares on the
+// lossy classes and RoCE's and the CNPs' classes strict.
+func ProductionQoS() *QoS {
+	return &QoS{
+		BufferSize: [8]int{19872, 220896}, TotalBuffer: 4151520, PrioBuffer: [8]int{0, 0, 0, 1, 0, 0, 0, 0}, CableLen: 7,
+		PrioTC: [8]int{0, 1, 2, 3, 4, 5, 6, 7},
+		TSA:    [8]string{"ets", "ets", "ets", "strict", "ets", "strict", "strict", "strict"},
+		BW:     [8]int{9, 1, 80, 0, 10},
+	}
+}
+
+// SwitchPort is a switch port's IEEE 802.3 and 802.1 LLDP TLVs, as lldpd's
+// `show neighbors details` decodes them (internal/lldpcli/testdata).
+type SwitchPort struct {
+	MFS   int
+	PVID  int
+	VLANs []int
+	// MAU is the operational MAU type as lldpd names it; "" sends no
+	// MAC/PHY TLV.
+	MAU string
+}
+
+// Leaf400G is a leaf port that announces MFS 9216, VLAN 100 untagged and
+// 400GBASE-DR4, as h1 of internal/lldpcli/testdata/json0-details-dot1-dot3.json.
+func Leaf400G() *SwitchPort {
+	return &SwitchPort{MFS: 9216, PVID: 100, VLANs: []int{100}, MAU: "400GbaseDR4 - 400GBASE-R PCS/PMA over 4-lane single-mode fiber PMD"}
 }
 
 // DefaultNIC is a ConnectX-7 set up as NVIDIA recommends for RoCE: PFC on
@@ -85,6 +139,10 @@ func DefaultNIC(rail int) NIC {
 	}
 }
 
+// ManagementAddress is the sample nodes' management address (on eno1, in
+// their ip-addr.txt capture).
+const ManagementAddress = "10.0.0.11/24"
+
 // WriteReplay writes the ethtool and DCB captures of every Ethernet device
 // of n into dir, and the MLNX_OFED ECN files into the node's sysfs under
 // root (when the NIC has them).
@@ -94,6 +152,10 @@ func WriteReplay(root, dir string, n Node, nics map[string]NIC) error {
 	}
 	var addrs strings.Builder
 	addrs.WriteString("lo               UNKNOWN        127.0.0.1/8 ::1/128\n")
+	// The onboard port the node is reached on: health/testdata's plan has
+	// node01 at 10.0.0.11 in the management network 10.0.0.0/24, and plan
+	// init drafts the management network from it.
+	addrs.WriteString("eno1             UP             " + ManagementAddress + " fe80::3eec:efff:fe1a:2b00/64\n")
 	for i, d := range n.Devices {
 		if d.Netdev == "" || d.LinkLayer != "Ethernet" {
 			continue
@@ -130,7 +192,7 @@ func WriteReplay(root, dir string, n Node, nics map[string]NIC) error {
 		}
 		fmt.Fprintf(&addrs, " %s/64\n", linkLocalAddr(d.MAC))
 		if nic.ECNEnabled != nil && !nic.VF && root != "" {
-			if err := writeECN(root, d, *nic.ECNEnabled); err != nil {
+			if err := writeECN(root, d, *nic.ECNEnabled, nic.DCQCN); err != nil {
 				return err
 			}
 		}
@@ -160,8 +222,10 @@ func linkLocalAddr(mac string) string {
 	return netip.MustParseAddr(linkLocalGID([6]byte(hw))).String()
 }
 
-// writeECN creates the MLNX_OFED per-priority DCQCN enable files.
-func writeECN(root string, d Device, enabled [8]bool) error {
+// writeECN creates the MLNX_OFED per-priority DCQCN enable files and the
+// DCQCN parameters (en_sysfs.c: roce_rp's sixteen, roce_np's three), the
+// defaults unless dcqcn says otherwise.
+func writeECN(root string, d Device, enabled [8]bool, dcqcn map[string]uint64) error {
 	ndDir := pciDir(d.PCIAddress, d.RootPort) + "/net/" + d.Netdev
 	w := &writer{root: root}
 	for _, role := range []string{"roce_np", "roce_rp"} {
@@ -173,9 +237,17 @@ func writeECN(root string, d Device, enabled [8]bool) error {
 			w.file(fmt.Sprintf("%s/ecn/%s/enable/%d", ndDir, role, p), v)
 		}
 	}
-	w.file(ndDir+"/ecn/roce_np/cnp_dscp", strconv.Itoa(node.DefaultCNPDSCP))
-	w.file(ndDir+"/ecn/roce_np/cnp_802p_prio", "6")
-	w.file(ndDir+"/ecn/roce_np/min_time_between_cnps", "4")
+	for i, name := range node.DCQCNParamNames {
+		role := "roce_rp"
+		if i >= node.DCQCNReactionPointParams {
+			role = "roce_np"
+		}
+		v, ok := dcqcn[name]
+		if !ok {
+			v = node.DCQCNDefaults[name]
+		}
+		w.file(fmt.Sprintf("%s/ecn/%s/%s", ndDir, role, name), strconv.FormatUint(v, 10))
+	}
 	return w.err
 }
 
@@ -224,6 +296,23 @@ func ethtoolS(d Device, n NIC) string {
 	for ch := 0; ch < n.Channels; ch++ {
 		queue(fmt.Sprintf("rx%d_", ch), 458053+uint64(ch), "bytes", "csum_complete", "csum_unnecessary", "xdp_drop", "wqe_err", "buff_alloc_err")
 		queue(fmt.Sprintf("tx%d_", ch), 433603+uint64(ch), "bytes", "tso_packets", "stopped", "dropped", "cqe_err")
+	}
+	// After the channels (mlx5e_nic_stats_grps: channels, then
+	// per_port_buff_congest): the per-traffic-class groups of NICs with the
+	// SBCAM register (ConnectX-6 Dx and later), named by priority but
+	// indexed by TC. Physical-port groups: not on a VF.
+	// The drops rx_prio<P>_discards counts on a lossless priority are port
+	// buffer drops: they show in the buffer discards of P's class (mlx5's
+	// default map) as well.
+	if !n.VF {
+		var bufDiscards [8]uint64
+		for _, p := range n.PFCPriorities {
+			bufDiscards[node.DefaultTrafficClass(p)] = n.RXPrioDiscards
+		}
+		for tc := 0; tc < 8; tc++ {
+			line(fmt.Sprintf("rx_prio%d_buf_discard", tc), bufDiscards[tc])
+			zeros(fmt.Sprintf("rx_prio%d_cong_discard", tc), fmt.Sprintf("rx_prio%d_marked", tc))
+		}
 	}
 	return b.String()
 }
@@ -341,7 +430,17 @@ func mlnxQosShow(d Device, n NIC) string {
 			}
 		}
 	}
-	b.WriteString("Cable len: 7\nPFC configuration:\n        priority    0   1   2   3   4   5   6   7\n        enabled  ")
+	q := n.QoS
+	cable := 7
+	if q != nil {
+		b.WriteString("Receive buffer size (bytes): ")
+		for _, size := range q.BufferSize {
+			fmt.Fprintf(&b, "%d,", size)
+		}
+		fmt.Fprintf(&b, "max_buffer_size=%d\n", q.TotalBuffer)
+		cable = q.CableLen
+	}
+	fmt.Fprintf(&b, "Cable len: %d\nPFC configuration:\n        priority    0   1   2   3   4   5   6   7\n        enabled  ", cable)
 	for p := 0; p < 8; p++ {
 		v := 0
 		if slices.Contains(n.PFCPriorities, p) {
@@ -349,9 +448,28 @@ func mlnxQosShow(d Device, n NIC) string {
 		}
 		fmt.Fprintf(&b, "   %d", v)
 	}
+	if q != nil {
+		b.WriteString("   \n        buffer   ")
+		for p := 0; p < 8; p++ {
+			fmt.Fprintf(&b, "   %d", q.PrioBuffer[p])
+		}
+	}
 	b.WriteString("\n")
 	for tc := 0; tc < 8; tc++ {
-		fmt.Fprintf(&b, "tc: %d ratelimit: unlimited, tsa: vendor\n         priority:  %d\n", tc, tc)
+		if q == nil {
+			fmt.Fprintf(&b, "tc: %d ratelimit: unlimited, tsa: vendor\n         priority:  %d\n", tc, tc)
+			continue
+		}
+		fmt.Fprintf(&b, "tc: %d ratelimit: unlimited, tsa: %s", tc, q.TSA[tc])
+		if q.TSA[tc] == "ets" {
+			fmt.Fprintf(&b, ", bw: %d%%", q.BW[tc])
+		}
+		b.WriteString("\n")
+		for p := 0; p < 8; p++ {
+			if q.PrioTC[p] == tc {
+				fmt.Fprintf(&b, "         priority:  %d\n", p)
+			}
+		}
 	}
 	return b.String()
 }

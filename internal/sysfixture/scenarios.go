@@ -19,6 +19,9 @@ type Scenario struct {
 	// Replay lists NICs that differ from DefaultNIC; nil means the
 	// scenario has no replay directory.
 	Replay map[string]NIC
+	// Host is the host configuration beside the NICs (procfs, `ip -j`
+	// captures, rootfs/); nil for none.
+	Host *HostSide
 }
 
 // Scenarios names every committed fixture and how to build it.
@@ -34,15 +37,39 @@ var Scenarios = map[string]func() Scenario{
 	"ib-hdr":                      func() Scenario { return Scenario{Node: IBHDR()} },
 	"bnxt-no-counters":            func() Scenario { return Scenario{Node: BnxtNoCounters()} },
 	"no-rdma-driver":              func() Scenario { return Scenario{Node: NoRDMADriver(), NoRDMAClass: true} },
+	"cpu-node-no-rdma":            func() Scenario { return Scenario{Node: CPUNode(), NoRDMAClass: true} },
 	"mlx4-ib-counters-ext":        func() Scenario { return Scenario{Node: MLX4CountersExt()} },
 	"iwarp-no-pma":                func() Scenario { return Scenario{Node: IWARPNoPMA()} },
 	"mlx5-sriov-vf":               SRIOVVFScenario,
 	"efa":                         func() Scenario { return Scenario{Node: EFA()} },
 	"mlx5-roce-lag":               func() Scenario { return Scenario{Node: RoCELAG()} },
 	"mlx5-dscp-to-wrong-priority": DSCPToWrongPriority,
+	"mlx5-dcqcn-drift":            DCQCNDrift,
 	"mlx5-rdma-on-priority-0":     RDMAOnPriority0,
 	"dgx-h100-8gpu-8nic":          func() Scenario { return Scenario{Node: DGXH100(), Replay: map[string]NIC{}} },
 	"dgx-h100-degraded":           func() Scenario { return Scenario{Node: DGXH100Degraded(), Replay: map[string]NIC{}} },
+	// Issue 26: the multi-NIC host, host prerequisites, buffers and the
+	// switch's own view.
+	"mlx5-rails-one-subnet-default-sysctls": RailsOneSubnetDefaultSysctls,
+	"mlx5-memlock-default-8mib":             MemlockDefault8MiB,
+	"mlx5-pfc-buffers-misconfigured":        PFCBuffersMisconfigured,
+	"mlx5-switch-port-mtu-1500":             SwitchPortMTU1500,
+	"mlx5-cx6dx-on-rail-3":                  CX6DxOnRail3,
+}
+
+// DCQCNDrift is the healthy node after a firmware upgrade reached half its
+// NICs: rails 4-7 run DCQCN with other parameters than rails 0-3 (and the
+// other nodes of the fleet): a faster additive increase, a shorter rate
+// reduction period and one CNP per marked packet. Every check but the DCQCN
+// one passes; the fleet's RoCEDCQCNParamsDrift compares the sets.
+func DCQCNDrift() Scenario {
+	nics := map[string]NIC{}
+	for i := 4; i < 8; i++ {
+		nic := DefaultNIC(i)
+		nic.DCQCN = map[string]uint64{"rpg_ai_rate": 10, "rate_reduce_monitor_period": 2, "min_time_between_cnps": 0}
+		nics[fmt.Sprintf("mlx5_%d", i)] = nic
+	}
+	return Scenario{Node: HealthyCX7(8), Replay: nics}
 }
 
 // DSCPToWrongPriority is a node where someone ran `mlnx_qos --dscp2prio
@@ -87,7 +114,8 @@ func ptr[T any](v T) *T { return &v }
 func ScenarioNames() []string { return slices.Sorted(maps.Keys(Scenarios)) }
 
 // WriteScenario writes a named scenario under root: root/sys, root/dev and,
-// if it has captures, root/replay.
+// if it has captures, root/replay (and root/proc, root/rootfs of its host
+// side).
 func WriteScenario(root, name string) error {
 	build, ok := Scenarios[name]
 	if !ok {
@@ -107,14 +135,22 @@ func (sc Scenario) Write(root string) error {
 		return err
 	}
 	if sc.Replay != nil {
-		return WriteReplay(root, filepath.Join(root, "replay"), sc.Node, sc.Replay)
+		if err := WriteReplay(root, filepath.Join(root, "replay"), sc.Node, sc.Replay); err != nil {
+			return err
+		}
+	}
+	if sc.Host != nil {
+		return sc.Host.write(root, filepath.Join(root, "replay"))
 	}
 	return nil
 }
 
-// StormNIC is a port in the middle of a PFC storm on priority 3: the peer
-// holds it paused most of the time, the NIC's storm watchdog fired, and
-// the port buffer overflows.
+// StormNIC is a port that went through a PFC storm on priority 3: its
+// since-boot counters show the peer holding it paused for hours, the NIC's
+// storm watchdog firing and the port buffer overflowing. A capture is one
+// reading, so the counters do not move between two reads: the doctor sees
+// the history, not a storm in progress (health's TestFixturePFCStorm moves
+// them between two samples for that).
 func StormNIC(rail int) NIC {
 	n := DefaultNIC(rail)
 	n.RXPause, n.RXPauseDurationUS, n.RXPauseTransitions = 912345678, 4812345678901, 456172839

@@ -165,6 +165,9 @@ func Write(root string, n Node) error {
 		w.file("sys/module/"+m+"/initstate", "live")
 	}
 	w.dir("sys/class/infiniband")
+	// A node without an RDMA device still has a /dev (--path.dev must
+	// exist); null, as an empty file, is what keeps it in git.
+	w.raw("dev/null", "")
 	w.loopback()
 	for _, d := range n.Devices {
 		w.device(d)

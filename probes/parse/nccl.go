@@ -483,8 +483,12 @@ func ncclVersionString(code int) string {
 // classifyNCCL names the most specific cause. Transport causes come first:
 // wrong data or low bandwidth is usually their consequence.
 // Output that is not a run's (nothing of nccl-tests, NCCL or mpirun in it)
-// is a parse_error rather than a failure of the test program.
+// is not_tool_output whatever words it holds: "Connection timed out" in a
+// README is not a queue pair that timed out.
 func classifyNCCL(res *NCCLResult, lines []string, seen outputSeen) string {
+	if !seen.recognized && len(res.Rows) == 0 && !res.Impossible {
+		return seen.noResultsReason(false)
+	}
 	var noDevice, refused, gid, qpTimeout, retry, timeout bool
 	for _, l := range lines {
 		noDevice = noDevice || ncclNoDeviceRe.MatchString(l)

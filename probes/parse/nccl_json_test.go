@@ -89,7 +89,7 @@ func TestParseNCCLJSONIncompleteAndImpossible(t *testing.T) {
 		{"impossible row", `{"version":3,"results":[` + row("1e300") + `],"average_bus_bandwidth":{"bandwidth":0.1,"okay":true}}`, ReasonParseError},
 		{"impossible average", `{"version":3,"results":[` + row("0.10") + `],"average_bus_bandwidth":{"bandwidth":1e300,"okay":true}}`, ReasonParseError},
 		{"whole", `{"version":3,"results":[` + row("0.10") + `],"average_bus_bandwidth":{"bandwidth":0.1,"okay":"unchecked"}}`, ""},
-		{"not nccl-tests", `{"hello":"world"}`, ReasonParseError},
+		{"not nccl-tests", `{"hello":"world"}`, ReasonNotToolOutput},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, _ := NCCLJSON([]byte(tc.doc))

@@ -477,14 +477,22 @@ func TestParseNCCLTruncatedRun(t *testing.T) {
 	}
 }
 
-// TestParseNCCLGarbage: text that is not a run's output cannot be parsed;
-// it is not the test program failing to run.
+// TestParseNCCLGarbage: text that is not a run's output is not_tool_output;
+// it is not the test program failing to run, nor a fabric fault its words
+// name (issue 27: the README read as qp_connect_timeout).
 func TestParseNCCLGarbage(t *testing.T) {
-	for _, in := range []string{"", "random garbage\n", "hello world\n1 2 3\n", "{not json"} {
+	for _, in := range []string{"", "random garbage\n", "hello world\n1 2 3\n", "{not json",
+		"`qp_connect_timeout` (NCCL's `ibv_modify_qp failed … Connection timed out`) points at the compute network\n",
+		"ssh: connect to host node02 port 22: Connection refused\n"} {
 		res, err := NCCL(strings.NewReader(in))
-		if !errors.Is(err, ErrNoResults) || res.Reason != ReasonParseError {
+		if !errors.Is(err, ErrNoResults) || res.Reason != ReasonNotToolOutput {
 			t.Errorf("%q: err %v reason %q", in, err, res.Reason)
 		}
+	}
+	// The same words in NCCL's own log line are the fault.
+	res, _ := NCCL(strings.NewReader("node01:1234:1300 [0] NCCL WARN Call to ibv_modify_qp failed with error Connection timed out\n"))
+	if res.Reason != ReasonQPConnectTimeout {
+		t.Errorf("NCCL's own line: reason %q, want %q", res.Reason, ReasonQPConnectTimeout)
 	}
 	// nccl-tests' header without a row: it started and was cut off.
 	head := "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"

@@ -87,7 +87,10 @@ var (
 // Lower-case markers of the lines kept as warnings and errors. Plain
 // substring checks: a regexp per line made parsing several times slower.
 var (
-	perftestWarningWords = []string{"warning", "conflicting cpu frequency", "requested sq size might be too big", "current tx depth is"}
+	// perftestOwnWarnings are warnings only perftest prints; with "warning"
+	// they are the warnings a perftest output is read for.
+	perftestOwnWarnings  = []string{"conflicting cpu frequency", "requested sq size might be too big", "current tx depth is"}
+	perftestWarningWords = append([]string{"warning"}, perftestOwnWarnings...)
 	perftestErrorWords   = []string{"couldn't", "unable to", "failed", "error", "not found", "no ib devices", "incompatibility", "scnt="}
 )
 
@@ -128,6 +131,7 @@ func parsePerftestText(text string) (*PerftestResult, error) {
 	res := &PerftestResult{GIDIndex: -1}
 	var warnings, errs messageList
 	var failureLines []string
+	ownLine := false
 	var seen outputSeen
 	table := tableNone
 
@@ -172,6 +176,7 @@ func parsePerftestText(text string) (*PerftestResult, error) {
 			parsePerftestBanner(res, line)
 		}
 		lower := strings.ToLower(line)
+		ownLine = ownLine || perftestOwnLine(line, lower)
 		switch {
 		case containsAny(lower, perftestWarningWords):
 			warnings.add(line)
@@ -185,12 +190,27 @@ func parsePerftestText(text string) (*PerftestResult, error) {
 	res.BandwidthBytesPerSecond = headlineBandwidth(res.Rows)
 	// A banner or a table header makes it perftest's output, whatever else
 	// is missing from it.
-	seen.recognized = table != tableNone || res.Test != "" || res.Device != "" || res.LinkType != ""
+	seen.recognized = table != tableNone || res.Test != "" || res.Device != "" || res.LinkType != "" || ownLine
+	if !seen.recognized && !res.Impossible && len(res.Rows)+len(res.LatencyRows) == 0 {
+		// Lines with "error" or "failed" in a text that is not perftest's
+		// are not the program's errors.
+		res.Warnings, res.Errors = nil, nil
+	}
 	res.Reason = classifyPerftest(failureLines, len(res.Rows)+len(res.LatencyRows) > 0, res.Impossible, seen)
 	if len(res.Rows) == 0 && len(res.LatencyRows) == 0 {
 		return res, fmt.Errorf("perftest (%s): %w", res.Reason, ErrNoResults)
 	}
 	return res, nil
+}
+
+// perftestOwnLine reports a line only perftest prints: a failure to open
+// the device, reach the peer's TCP port or connect the queue pair, a failed
+// completion, or one of its warnings. A run that fails before its banner is
+// still perftest's output; a text with "error" in it is not.
+func perftestOwnLine(line, lower string) bool {
+	return perftestNoDeviceRe.MatchString(line) || perftestConnectRe.MatchString(line) || perftestGIDFailRe.MatchString(line) ||
+		perftestRetryRe.MatchString(line) || perftestStatusRe.MatchString(line) || perftestBelowRe.MatchString(line) ||
+		containsAny(lower, perftestOwnWarnings)
 }
 
 // isRule matches perftest's separator lines (87 dashes) and the starred
@@ -347,6 +367,9 @@ func headlineBandwidth(rows []PerftestRow) float64 {
 // run when it printed only its banner, and unreadable (parse_error) when
 // nothing in it was perftest's or its only rows had invalid numbers.
 func classifyPerftest(lines []string, hasRows, impossible bool, seen outputSeen) string {
+	if !seen.recognized && !hasRows && !impossible {
+		return seen.noResultsReason(false)
+	}
 	var noDevice, connect, gid, retry, otherCompletion, below bool
 	for _, l := range lines {
 		noDevice = noDevice || perftestNoDeviceRe.MatchString(l)

@@ -41,6 +41,12 @@ func parsePerftestJSON(data []byte, unit PerftestUnit) (*PerftestResult, error) 
 	if err != nil {
 		return res, fmt.Errorf("could not parse perftest JSON: %w", err)
 	}
+	if _, ok := doc["results"]; !ok {
+		if _, ok := doc["test_info"]; !ok {
+			res.Reason = ReasonNotToolOutput
+			return res, fmt.Errorf("JSON without perftest's test_info or results: %w", ErrNoResults)
+		}
+	}
 	info, results := doc.section("test_info"), doc.section("results")
 
 	res.Test = info.str("test")

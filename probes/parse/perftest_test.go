@@ -286,12 +286,18 @@ func TestParsePerftestRejectsNegativeBandwidth(t *testing.T) {
 }
 
 func TestParsePerftestEmptyAndGarbage(t *testing.T) {
-	// Nothing perftest prints: "could not parse", not "the program failed".
-	for _, in := range []string{"", "\n\n", "hello world\n1 2 3\n", strings.Repeat("-", 87)} {
+	// Nothing perftest prints: "not its output", not "the program failed",
+	// and the lines of another text that say "error" are not its errors.
+	for _, in := range []string{"", "\n\n", "hello world\n1 2 3\n", strings.Repeat("-", 87),
+		"It exits 0 when nothing fails, 1 when something does and 2 on a usage error\nwarning: read the README\n"} {
 		res, err := Perftest(strings.NewReader(in))
-		if !errors.Is(err, ErrNoResults) || res == nil || res.Reason != ReasonParseError {
+		if !errors.Is(err, ErrNoResults) || res == nil || res.Reason != ReasonNotToolOutput || len(res.Errors)+len(res.Warnings) > 0 {
 			t.Errorf("%q: err %v res %+v", in, err, res)
 		}
+	}
+	// perftest's own failure before any banner is still its output.
+	if res, _ := Perftest(strings.NewReader(" Couldn't connect to 192.168.100.12:18515\n")); res.Reason != ReasonConnectRefused {
+		t.Errorf("perftest's connect failure alone: reason %q", res.Reason)
 	}
 	// perftest's banner and table header with no row: a run cut short.
 	banner := "                    RDMA_Write BW Test\n Dual-port       : OFF\t\tDevice         : mlx5_0\n" +

@@ -32,6 +32,11 @@ const (
 	// ReasonParseError: nothing in the output could be read as the test's results, or a
 	// number in it is impossible (a bandwidth above any port that exists).
 	ReasonParseError = "parse_error"
+	// ReasonNotToolOutput: nothing in the text is the program's own (no banner, table,
+	// summary or log line of perftest, nccl-tests, NCCL or mpirun): a README, a shell
+	// transcript, another program's output. Words such as "Connection timed out" in
+	// such text say nothing about a fabric, so no failure is read from them.
+	ReasonNotToolOutput = "not_tool_output"
 )
 
 // ErrNoResults is returned (wrapped) by the parsers when the output holds no
@@ -45,7 +50,7 @@ var ErrNoResults = errors.New("no result rows in probe output")
 // impossible number stays a parse error whatever the exit: the output
 // itself is corrupt.
 func preferExit(outputReason string, impossible bool, exitReason string) string {
-	if exitReason != "" && !impossible && (outputReason == ReasonIncompleteOutput || outputReason == ReasonParseError) {
+	if exitReason != "" && !impossible && (outputReason == ReasonIncompleteOutput || outputReason == ReasonParseError || outputReason == ReasonNotToolOutput) {
 		return exitReason
 	}
 	return outputReason

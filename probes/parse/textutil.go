@@ -75,13 +75,16 @@ type outputSeen struct {
 }
 
 // noResultsReason says why an output without a single result row failed:
-// the program's failure when it printed error lines, unreadable when it was
-// not a run's output or its rows were invalid, otherwise cut short.
+// not the program's output at all when nothing in it was, the program's
+// failure when it printed error lines, unreadable when its rows were
+// invalid, otherwise cut short.
 func (s outputSeen) noResultsReason(printedErrors bool) string {
 	switch {
+	case !s.recognized && !s.unreadable:
+		return ReasonNotToolOutput
 	case printedErrors:
 		return ReasonExecError
-	case !s.recognized, s.unreadable:
+	case s.unreadable:
 		return ReasonParseError
 	}
 	return ReasonIncompleteOutput

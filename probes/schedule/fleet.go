@@ -63,12 +63,15 @@ func (f *FleetSchedule) Interval() time.Duration { return f.sch.Interval }
 
 // Epoch is the epoch that contains t (floor division, so clocks before 1970
 // still work).
-func (f *FleetSchedule) Epoch(t time.Time) int64 {
-	if f.sch.Interval <= 0 {
+func (f *FleetSchedule) Epoch(t time.Time) int64 { return epochOf(t, f.sch.Interval) }
+
+// epochOf is the number of the interval that contains t, 0 without one.
+func epochOf(t time.Time, interval time.Duration) int64 {
+	if interval <= 0 {
 		return 0
 	}
-	n := t.UnixNano() / int64(f.sch.Interval)
-	if t.UnixNano()%int64(f.sch.Interval) < 0 {
+	n := t.UnixNano() / int64(interval)
+	if t.UnixNano()%int64(interval) < 0 {
 		n--
 	}
 	return n

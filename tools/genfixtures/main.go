@@ -16,7 +16,7 @@ func main() {
 	flag.Parse()
 	for _, name := range sysfixture.ScenarioNames() {
 		dir := filepath.Join(*out, name)
-		for _, sub := range []string{"sys", "dev", "replay", "proc"} {
+		for _, sub := range []string{"sys", "dev", "replay", "proc", "rootfs"} {
 			if err := os.RemoveAll(filepath.Join(dir, sub)); err != nil {
 				fail(err)
 			}
@@ -31,7 +31,7 @@ func main() {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			fail(err)
 		}
-		for _, sub := range []string{"sys", "dev", "replay", "proc"} {
+		for _, sub := range []string{"sys", "dev", "replay", "proc", "rootfs"} {
 			src := filepath.Join(tmp, "root", sub)
 			if _, err := os.Stat(src); err == nil {
 				if err := os.Rename(src, filepath.Join(dir, sub)); err != nil {

@@ -14,7 +14,7 @@ import (
 // even when recovered, since each recovery resets a queue under traffic;
 // errors since the driver loaded, all recovered, warn as history.
 func checkDevlinkHealth(e *env, r *results) {
-	if why := e.sourceReason(node.SourceDevlink, "devlink health reporters"); !why.Empty() {
+	if why := e.sourceReason(node.SourceDevlink, Textf("devlink health reporters")); !why.Empty() {
 		for _, d := range e.devices {
 			r.skip(d.Name, why)
 		}

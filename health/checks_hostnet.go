@@ -114,7 +114,7 @@ func (e *env) hostReason(what Text) Text {
 	if e.snap.Sources[node.SourceHost] == node.SourceAbsent {
 		return Textf("%s of this node were not read: a copied node without its procfs (--path.proc), `ip -j` captures (--collector.ethtool.replay-dir) or root filesystem (--path.rootfs)", what)
 	}
-	if why := e.sourceReason(node.SourceHost, what.String()); !why.Empty() {
+	if why := e.sourceReason(node.SourceHost, what); !why.Empty() {
 		return why
 	}
 	return Textf("%s of this node were not read", what)

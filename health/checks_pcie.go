@@ -113,7 +113,7 @@ func (e *env) pciFor(d *node.Device) (*node.PCIFunction, Text) {
 	if f := e.snap.PCI[d.PCIAddress]; f != nil {
 		return f, Textf("")
 	}
-	if why := e.sourceReason("pcie", "PCIe link state"); !why.Empty() {
+	if why := e.sourceReason("pcie", Textf("PCIe link state")); !why.Empty() {
 		return nil, why
 	}
 	return nil, Textf("no PCIe link information for %s (%s)", d.Name, d.PCIAddress)

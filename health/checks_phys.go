@@ -100,7 +100,7 @@ func checkTransceiver(e *env, r *results) {
 		}
 		tr := e.snap.Transceivers[t.netdev]
 		if tr == nil {
-			if why := e.sourceReason(node.SourceTransceiver, "module EEPROM"); !why.Empty() {
+			if why := e.sourceReason(node.SourceTransceiver, Textf("module EEPROM")); !why.Empty() {
 				r.skip(subj, why)
 			} else {
 				r.skip(subj, Textf("no readable module in %s (an empty cage, a cable without monitors, or a driver without module access)", t.netdev))

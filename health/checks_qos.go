@@ -14,7 +14,7 @@ func (e *env) dcbFor(t *target) (*node.DCBState, Text) {
 	if d := e.snap.DCB[t.netdev]; d != nil && t.netdev != "" {
 		return d, Textf("")
 	}
-	if why := e.sourceReason("dcb", "DCB state"); !why.Empty() {
+	if why := e.sourceReason("dcb", Textf("DCB state")); !why.Empty() {
 		return nil, why
 	}
 	name := orPlaceholder(t.netdev, t.devSubject())
@@ -28,7 +28,7 @@ func (e *env) ethtoolFor(t *target) (*node.EthtoolStats, Text) {
 	if s := e.snap.Ethtool[t.netdev]; s != nil && t.netdev != "" {
 		return s, Textf("")
 	}
-	if why := e.sourceReason("ethtool", "ethtool statistics"); !why.Empty() {
+	if why := e.sourceReason("ethtool", Textf("ethtool statistics")); !why.Empty() {
 		return nil, why
 	}
 	return nil, Textf("no ethtool statistics for %s", orPlaceholder(t.netdev, t.devSubject()))

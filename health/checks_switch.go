@@ -34,7 +34,7 @@ func (e *env) lldpTargets(r *results, what string, each func(t *target, n *node.
 		case n != nil:
 			each(t, n)
 		default:
-			if why := e.sourceReason(node.SourceLLDP, "LLDP neighbours"); !why.Empty() {
+			if why := e.sourceReason(node.SourceLLDP, Textf("LLDP neighbours")); !why.Empty() {
 				r.skip(t.subject(), why)
 				return
 			}

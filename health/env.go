@@ -399,7 +399,7 @@ func (e *env) prevGPU(addr string) *node.PCIFunction {
 
 // sourceReason explains why a collector's part of the snapshot is missing; "" when
 // it was read, in full or in part.
-func (e *env) sourceReason(source, what string) Text {
+func (e *env) sourceReason(source string, what Text) Text {
 	st, ran := e.snap.Sources[source]
 	switch {
 	case !ran:

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"html"
 	"os"
 	"os/exec"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/i18n"
 )
 
@@ -25,6 +27,9 @@ func runDoctorEnv(t *testing.T, env []string, args ...string) (string, int) {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	// One row per finding, so that rows() reads them; the wrapped layout
+	// in Chinese is TestDoctorWrapsInChinese's.
+	cmd.Env = append(cmd.Env, "COLUMNS=100000")
 	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.Output()
 	code := 0
@@ -76,7 +81,7 @@ func TestDoctorInChineseOnTheDegradedNode(t *testing.T) {
 	if enCode != 1 || zhCode != enCode {
 		t.Fatalf("exit codes: English %d, Chinese %d; want 1 for both", enCode, zhCode)
 	}
-	if !strings.HasPrefix(zh, "roce_exporter doctor — 节点 node01，集群规划 ") || !strings.Contains(zh, "项失败") {
+	if !strings.HasPrefix(zh, "roce_exporter doctor — 示例节点 mlx5-degraded（不是本机），按节点 node01 判断，集群规划 ") || !strings.Contains(zh, "项失败") {
 		t.Errorf("header or summary not in Chinese:\n%s", zh)
 	}
 	// The same findings: one row per English row, with the same check and
@@ -85,7 +90,7 @@ func TestDoctorInChineseOnTheDegradedNode(t *testing.T) {
 	if len(enRows) != len(zhRows) || len(zhRows) < 40 {
 		t.Fatalf("%d English rows, %d Chinese rows", len(enRows), len(zhRows))
 	}
-	words := map[string]string{"FAIL": "失败", "WARN": "警告", "ok": "正常", "skip": "跳过"}
+	words := map[string]string{"FAIL": "失败", "WARN": "警告", "ok": "正常", "skipped": "跳过"}
 	for i, z := range zhRows {
 		e := enRows[i]
 		if z.status != words[e.status] || z.id != e.id && !strings.HasSuffix(z.id, "项检查") {
@@ -141,7 +146,7 @@ func rows(out string) []row {
 			continue
 		}
 		switch f[0] {
-		case "FAIL", "WARN", "ok", "skip", "失败", "警告", "正常", "跳过":
+		case "FAIL", "WARN", "ok", "skipped", "失败", "警告", "正常", "跳过":
 			rs = append(rs, row{f[0], f[1], f[2], f[3]})
 		}
 	}
@@ -153,7 +158,7 @@ func rows(out string) []row {
 // always English.
 func TestDoctorLanguageChoice(t *testing.T) {
 	english, _ := runDoctorEnv(t, nil, degradedDoctorArgs()...)
-	if !strings.HasPrefix(english, "roce_exporter doctor — node node01") || han.MatchString(english) {
+	if !strings.HasPrefix(english, "roce_exporter doctor — sample node mlx5-degraded (not this machine) as node node01") || han.MatchString(english) {
 		t.Fatalf("the default is not English:\n%.300s", english)
 	}
 	for _, c := range []struct {
@@ -171,7 +176,7 @@ func TestDoctorLanguageChoice(t *testing.T) {
 		{"--lang=zh-CN over the locale", []string{"LC_ALL=C"}, []string{"--lang=zh-CN"}, true},
 	} {
 		out, _ := runDoctorEnv(t, c.env, append(degradedDoctorArgs(), c.args...)...)
-		if got := strings.HasPrefix(out, "roce_exporter doctor — 节点"); got != c.chinese {
+		if got := strings.HasPrefix(out, "roce_exporter doctor — 示例节点"); got != c.chinese {
 			t.Errorf("%s: Chinese %v, want %v:\n%.200s", c.name, got, c.chinese, out)
 		}
 		if !c.chinese && out != english {
@@ -213,9 +218,14 @@ func TestNodePageInChinese(t *testing.T) {
 		}
 	}
 	text := regexp.MustCompile(`<[^>]*>`).ReplaceAllString(codeSpan.ReplaceAllString(page, ""), "\n")
+	// The collectors' descriptions (collector.Help, the "reads" column)
+	// are the metrics' English help; they are not translated.
+	for _, n := range collector.Names() {
+		text = strings.ReplaceAll(text, html.EscapeString(collector.Help(n)), "")
+	}
 	for _, piece := range englishPieces() {
-		if strings.Contains(text, piece) {
-			t.Errorf("English left on the Chinese page: %q", piece)
+		if i := strings.Index(text, piece); i >= 0 {
+			t.Errorf("English left on the Chinese page: %q in %q", piece, text[max(0, i-200):min(len(text), i+100)])
 		}
 	}
 	if en := degradedPage(t, nil); !strings.Contains(en, `<html lang="en">`) || han.MatchString(regexp.MustCompile(`(?s)<style>.*</style>`).ReplaceAllString(en, "")) {

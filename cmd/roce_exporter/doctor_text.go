@@ -125,7 +125,7 @@ func printDoctor(w io.Writer, r doctorReport, opts textOptions) {
 	}
 	l.line("")
 	if r.State == string(health.StateNothingToCheck) {
-		l.para(nothingToCheck(p, r.StateReason, r.NotRDMANode), "  ")
+		l.para(nothingToCheck(p, r.StateReason, r.NotRDMANode, r.Checks), "  ")
 		l.para(tr(p, msgNothingToCheckNote), "  ")
 		l.line("")
 	}
@@ -147,7 +147,7 @@ func printDoctor(w io.Writer, r doctorReport, opts textOptions) {
 			if r.State == string(health.StateNothingToCheck) {
 				// The reason is the headline already.
 				row = func(st health.Status, id, subject, msg string) {
-					if rest, ok := strings.CutPrefix(msg, r.StateReason); ok {
+					if rest, ok := strings.CutPrefix(msg, localReason(p, r.StateReason, r.Checks)); ok {
 						msg = tr(p, msgReasonAbove) + rest
 					}
 					l.row(st, id, subject, msg)
@@ -187,13 +187,32 @@ func printDoctor(w io.Writer, r doctorReport, opts textOptions) {
 
 // nothingToCheck is the headline of a node no check could judge: NOT AN
 // RDMA NODE with the rest of the reason, or NOTHING TO CHECK with all of it.
-// The reason is a check's skip message in English: printed in p's language
-// when it is one of the catalogue's (a skip without arguments).
-func nothingToCheck(p *i18n.Printer, reason string, notRDMANode bool) string {
+// The reason is the English message of a finding among fs: printed in p's
+// language through that finding.
+func nothingToCheck(p *i18n.Printer, reason string, notRDMANode bool, fs []health.Finding) string {
+	local := localReason(p, reason, fs)
 	if notRDMANode {
-		return tr(p, msgNotRDMANode, p.Word(strings.TrimPrefix(reason, health.SkipNotRDMANode+": ")))
+		rest := strings.TrimPrefix(reason, health.SkipNotRDMANode+": ")
+		for _, sep := range []string{"：", ": "} {
+			if r, ok := strings.CutPrefix(local, p.Word(health.SkipNotRDMANode)+sep); ok {
+				rest = r
+				break
+			}
+		}
+		return tr(p, msgNotRDMANode, rest)
 	}
-	return tr(p, msgNothingToCheck, p.Word(reason))
+	return tr(p, msgNothingToCheck, local)
+}
+
+// localReason is reason, the English message of a finding among fs, in p's
+// language.
+func localReason(p *i18n.Printer, reason string, fs []health.Finding) string {
+	for _, f := range fs {
+		if f.Message == reason {
+			return findingMessage(p, f)
+		}
+	}
+	return p.Word(reason)
 }
 
 // printOKFolded prints one line per passing check: the message when one

@@ -350,3 +350,20 @@ func TestChromeTranslated(t *testing.T) {
 		t.Errorf("only %d strings found: the scan is broken", n)
 	}
 }
+
+// TestNotRDMANodeInChinese: the headline of a node with nothing to check is
+// its reason in Chinese, and the folded skips point to it.
+func TestNotRDMANodeInChinese(t *testing.T) {
+	out, code := runDoctorEnv(t, []string{"LANG=zh_CN.UTF-8"}, scenarioArgs("cpu-node-no-rdma")...)
+	if code != 3 {
+		t.Errorf("exit code %d, want 3", code)
+	}
+	for _, want := range []string{"不是 RDMA 节点：没有 RDMA 设备，PCI 总线上也没有支持 RDMA 的网卡", "原因见上："} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "no RDMA device") {
+		t.Errorf("the reason is left in English:\n%s", out)
+	}
+}

@@ -192,7 +192,7 @@ func renderPage(cfg pageConfig, st collector.Status, enabled []string, store *pr
 		d.Verdict, d.VerdictClass = tr(p, msgPageHealthy, d.OK), "ok"
 	default:
 		// Not green: nothing was found right either.
-		d.Verdict, d.VerdictClass = nothingToCheck(p, summary.Reason, summary.NotRDMANode()), "empty"
+		d.Verdict, d.VerdictClass = nothingToCheck(p, summary.Reason, summary.NotRDMANode(), st.Findings), "empty"
 		d.VerdictDetail = tr(p, msgPageNothingDetail)
 	}
 	var b bytes.Buffer

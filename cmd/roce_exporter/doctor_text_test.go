@@ -36,15 +36,7 @@ func doctorIn(t *testing.T, env []string, args ...string) (stdout, stderr string
 // continuations) is indented under the check.
 func TestDoctorWrapsToTheTerminal(t *testing.T) {
 	args := append(scenarioArgs("mlx5-degraded"), "--interval=0", "--config.file="+healthyPlan, "--node.name=node01")
-	wide, _ := doctorIn(t, []string{"COLUMNS=100000"}, args...)
-	longest := 0
-	for _, line := range strings.Split(wide, "\n") {
-		longest = max(longest, displayWidth(line))
-	}
-	if longest <= 100 {
-		t.Fatalf("unwrapped, the longest line is %d columns: the test would pass without wrapping", longest)
-	}
-	out, _ := doctorIn(t, []string{"COLUMNS=100"}, args...)
+	out, wide := doctorWrappedTo100(t, args...)
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	indent := strings.Repeat(" ", len("skipped  "))
 	inFinding, inIncast, fixes := false, false, 0
@@ -174,15 +166,10 @@ func TestDoctorTextStatusWordsAreTheJSONs(t *testing.T) {
 // closing punctuation; fixes stay under their check.
 func TestDoctorWrapsInChinese(t *testing.T) {
 	args := append(scenarioArgs("mlx5-degraded"), "--interval=0", "--config.file="+healthyPlan, "--node.name=node01", "--lang=zh-CN")
-	wide, _ := doctorIn(t, []string{"COLUMNS=100000"}, args...)
-	longest := 0
-	for _, line := range strings.Split(wide, "\n") {
-		longest = max(longest, displayWidth(line))
+	out, wide := doctorWrappedTo100(t, args...)
+	if strings.Join(strings.Fields(out), "") != strings.Join(strings.Fields(wide), "") {
+		t.Error("the wrapped Chinese report does not hold the same text as the unwrapped one")
 	}
-	if longest <= 100 {
-		t.Fatalf("unwrapped, the longest line is %d columns: the test would pass without wrapping", longest)
-	}
-	out, _ := doctorIn(t, []string{"COLUMNS=100"}, args...)
 	if !strings.Contains(out, "修复：") {
 		t.Fatalf("not in Chinese:\n%s", out)
 	}
@@ -243,4 +230,21 @@ func TestSplitCJK(t *testing.T) {
 			t.Errorf("splitCJK(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// doctorWrappedTo100 is the doctor's text under COLUMNS=100, after making
+// sure that unwrapped it has lines wider than that (else a wrapping test
+// would pass without wrapping).
+func doctorWrappedTo100(t *testing.T, args ...string) (out, wide string) {
+	t.Helper()
+	wide, _ = doctorIn(t, []string{"COLUMNS=100000"}, args...)
+	longest := 0
+	for _, line := range strings.Split(wide, "\n") {
+		longest = max(longest, displayWidth(line))
+	}
+	if longest <= 100 {
+		t.Fatalf("unwrapped, the longest line is %d columns: the test would pass without wrapping", longest)
+	}
+	out, _ = doctorIn(t, []string{"COLUMNS=100"}, args...)
+	return out, wide
 }

@@ -71,11 +71,11 @@ func roceGIDNetdev(t *target) string {
 
 // defaultsNote marks a verdict judged against the usual RoCE setup because
 // no plan says otherwise.
-func defaultsNote(planned bool) string {
+func defaultsNote(planned bool) Text {
 	if planned {
-		return ""
+		return Text{}
 	}
-	return fmt.Sprintf(" (no plan: judged against the usual RoCE setup, DSCP %d on the priority with PFC on, CNPs on DSCP %d, traffic class %d; a plan's expectations replace these defaults)", node.DefaultRoCEDSCP, node.DefaultCNPDSCP, node.DefaultRoCETrafficClass)
+	return Textf(" (no plan: judged against the usual RoCE setup, DSCP %d on the priority with PFC on, CNPs on DSCP %d, traffic class %d; a plan's expectations replace these defaults)", node.DefaultRoCEDSCP, node.DefaultCNPDSCP, node.DefaultRoCETrafficClass)
 }
 
 func checkDSCPMapsToPFC(e *env, r *results) {

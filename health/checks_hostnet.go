@@ -135,20 +135,30 @@ func checkARPFluxSysctls(e *env, r *results) {
 			return
 		}
 		type sysctl struct {
-			name      string
-			all, own  int
-			ok        func(int) bool
-			bad, want string
+			name     string
+			all, own int
+			ok       func(int) bool
+			bad      func(v int) Text
+			want     string
 		}
 		list := []sysctl{
 			{"arp_ignore", all.ARPIgnore, own.ARPIgnore, func(v int) bool { return v == 1 || v == 2 },
-				"%d: the NIC answers ARP for the addresses of the other NICs, so their GIDs resolve to its MAC", "1"},
+				func(v int) Text {
+					if v > 2 {
+						return Textf("arp_ignore %d: the NIC does not answer ARP for its own address as RoCE needs", v)
+					}
+					return Textf("arp_ignore %d: the NIC answers ARP for the addresses of the other NICs, so their GIDs resolve to its MAC", v)
+				}, "1"},
 			{"arp_announce", all.ARPAnnounce, own.ARPAnnounce, func(v int) bool { return v == 2 },
-				"%d: ARP requests sent here may carry another NIC's address, and peers learn the wrong MAC for it", "2"},
+				func(v int) Text {
+					return Textf("arp_announce %d: ARP requests sent here may carry another NIC's address, and peers learn the wrong MAC for it", v)
+				}, "2"},
 			{"rp_filter", all.RPFilter, own.RPFilter, func(v int) bool { return v == 0 || v == 2 },
-				"%d, strict: packets that arrive on a NIC the main table would not answer through are dropped without a trace", "2"},
+				func(v int) Text {
+					return Textf("rp_filter %d, strict: packets that arrive on a NIC the main table would not answer through are dropped without a trace", v)
+				}, "2"},
 		}
-		var bad []string
+		var bad []Text
 		var good []string
 		var fixes []Text
 		for _, sc := range list {
@@ -161,10 +171,7 @@ func checkARPFluxSysctls(e *env, r *results) {
 				good = append(good, fmt.Sprintf("%s %d", sc.name, v))
 				continue
 			}
-			if sc.name == "arp_ignore" && v > 2 {
-				sc.bad = "%d: the NIC does not answer ARP for its own address as RoCE needs"
-			}
-			bad = append(bad, sc.name+" "+fmt.Sprintf(sc.bad, v))
+			bad = append(bad, sc.bad(v))
 			// The kernel takes the larger of all and the interface: lower
 			// the interface's own value where it is the one too high.
 			if sc.own > sc.all && !sc.ok(sc.own) && sc.name != "arp_announce" {
@@ -177,7 +184,7 @@ func checkARPFluxSysctls(e *env, r *results) {
 			r.ok(t.subject(), Textf("%s; %s (the larger of conf.all and conf.%s): it answers ARP only for its own address and announces it", shares, strings.Join(good, ", "), t.netdev))
 			return
 		}
-		r.fail(t.subject(), Textf("%s, and %s", shares, strings.Join(bad, "; ")),
+		r.fail(t.subject(), Textf("%s, and %s", shares, JoinTexts(bad, "; ")),
 			Textf("write `%s` into %s and run `sysctl --system` (now and at every boot), then `ip neigh flush all` here and on the peers so that no wrong MAC stays cached; every node whose compute NICs share a subnet needs the same", JoinTexts(fixes, "` and `"), sysctlFile))
 	})
 }
@@ -185,12 +192,12 @@ func checkARPFluxSysctls(e *env, r *results) {
 // probeDestination is an address of the shared subnet to route to: the
 // same rail's address on a peer of the plan, else one no local interface
 // holds.
-func (e *env) probeDestination(s sharedRail) (netip.Addr, string) {
+func (e *env) probeDestination(s sharedRail) (netip.Addr, Text) {
 	if e.node != nil && s.t.planned != nil {
 		for _, p := range e.plan.Peers(e.nodeName) {
 			if s.t.planned.Rail < len(p.Interfaces) {
 				if a := p.Interfaces[s.t.planned.Rail].Address; a.IsValid() && s.addr.Masked().Contains(a.Addr()) {
-					return a.Addr(), fmt.Sprintf("%s's rail %d address %s", p.Name, s.t.planned.Rail, a.Addr())
+					return a.Addr(), Textf("%s's rail %d address %s", p.Name, s.t.planned.Rail, a.Addr())
 				}
 			}
 		}
@@ -204,10 +211,10 @@ func (e *env) probeDestination(s sharedRail) (netip.Addr, string) {
 	p := s.addr.Masked()
 	for a := p.Addr().Next(); p.Contains(a); a = a.Next() {
 		if !local[a] && p.Contains(a.Next()) { // not the broadcast address
-			return a, fmt.Sprintf("%s in %s", a, p)
+			return a, Textf("%s in %s", a, p)
 		}
 	}
-	return netip.Addr{}, ""
+	return netip.Addr{}, Text{}
 }
 
 func ruleText(r *node.PolicyRule) Text {

@@ -678,6 +678,15 @@ var zhCN = map[string]string{
 	"module EEPROM":            "光模块 EEPROM",
 	"%[1]s: %[2]s":             "%[1]s：%[2]s",
 
+	" (no plan: judged against the usual RoCE setup, DSCP %d on the priority with PFC on, CNPs on DSCP %d, traffic class %d; a plan's expectations replace these defaults)": "（没有集群规划：按 RoCE 的常规配置判断，即 RoCE 使用 DSCP %d 并落在开启 PFC 的优先级上，CNP 使用 DSCP %d，traffic class 为 %d；集群规划中的 expectations 会取代这些默认值）",
+	"arp_announce %d: ARP requests sent here may carry another NIC's address, and peers learn the wrong MAC for it":                                                         "arp_announce %d：从这里发出的 ARP 请求可能带着另一块网卡的地址，对端会为该地址学到错误的 MAC",
+	"arp_ignore %d: the NIC answers ARP for the addresses of the other NICs, so their GIDs resolve to its MAC":                                                              "arp_ignore %d：这块网卡会替其他网卡的地址应答 ARP，于是它们的 GID 被解析到这块网卡的 MAC",
+	"arp_ignore %d: the NIC does not answer ARP for its own address as RoCE needs":                                                                                          "arp_ignore %d：这块网卡不会按 RoCE 的需要为自己的地址应答 ARP",
+	"rp_filter %d, strict: packets that arrive on a NIC the main table would not answer through are dropped without a trace":                                                "rp_filter %d，严格模式：从主路由表不会用来回包的网卡收到的报文会被悄无声息地丢弃",
+
+	"%s in %s":                "%[2]s 中的 %[1]s",
+	"%s's rail %d address %s": "%s 的轨道 %d 地址 %s",
+
 	// The incast section of the doctor and the page (issue 26).
 	"The switch under incast (PFC and ECN, proven from the hosts):": "incast 下的交换机（PFC 和 ECN，由主机侧验证）：",
 	"%[1]s  %[2]s as %[3]s of %[4]s, %[5]s ago":                     "%[1]s  %[2]s 作为 %[4]s 的 %[3]s，%[5]s 前",

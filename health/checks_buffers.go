@@ -24,9 +24,9 @@ func (e *env) bufferTargets(r *results, each func(t *target, d *node.DCBState, p
 		pfc := enabledPriorities(d)
 		switch {
 		case d.Buffer == nil:
-			r.skip(t.subject(), fmt.Sprintf("%s reports no receive-buffer split (DCB netlink's buffer object; mlx5 has one, most other drivers none): `dcb buffer show dev %s` or `mlnx_qos -i %s` (its \"buffer\" row) shows it where it exists", t.netdev, t.netdev, t.netdev))
+			r.skip(t.subject(), Textf("%s reports no receive-buffer split (DCB netlink's buffer object; mlx5 has one, most other drivers none): `dcb buffer show dev %s` or `mlnx_qos -i %s` (its \"buffer\" row) shows it where it exists", t.netdev, t.netdev, t.netdev))
 		case len(pfc) == 0:
-			r.skip(t.subject(), fmt.Sprintf("PFC is off on every priority of %s: no receive buffer is lossless (pfc_enabled_on_roce_priority judges whether one should be)", t.netdev))
+			r.skip(t.subject(), Textf("PFC is off on every priority of %s: no receive buffer is lossless (pfc_enabled_on_roce_priority judges whether one should be)", t.netdev))
 		default:
 			each(t, d, pfc)
 		}
@@ -44,7 +44,7 @@ func buffersOf(b *node.ReceiveBuffer) map[int][]int {
 
 // prio2bufferFix moves the PFC priorities into buffer 1 and every other
 // priority into buffer 0.
-func prio2bufferFix(netdev string, pfc []int) string {
+func prio2bufferFix(netdev string, pfc []int) Text {
 	list := make([]string, 8)
 	var dcbArgs []string
 	for p := range list {
@@ -54,15 +54,15 @@ func prio2bufferFix(netdev string, pfc []int) string {
 			dcbArgs = append(dcbArgs, fmt.Sprintf("%d:1", p))
 		}
 	}
-	return fmt.Sprintf("give the PFC priorities a receive buffer of their own: `mlnx_qos -i %[1]s --prio2buffer %[2]s` (mlnx-tools), or with iproute2 `dcb buffer set dev %[1]s prio-buffer all:0 %[3]s`; then size that buffer for PFC (pfc_headroom_sufficient); with DCBX in firmware (`mlnx_qos` prints \"DCBX mode: Firmware controlled\") the firmware moves a PFC priority into its own buffer by itself once PFC is set%[4]s",
-		netdev, strings.Join(list, ","), strings.Join(dcbArgs, " "), persistNote)
+	return Textf("give the PFC priorities a receive buffer of their own: `mlnx_qos -i %[1]s --prio2buffer %[2]s` (mlnx-tools), or with iproute2 `dcb buffer set dev %[1]s prio-buffer all:0 %[3]s`; then size that buffer for PFC (pfc_headroom_sufficient); with DCBX in firmware (`mlnx_qos` prints \"DCBX mode: Firmware controlled\") the firmware moves a PFC priority into its own buffer by itself once PFC is set%[4]s",
+		netdev, strings.Join(list, ","), strings.Join(dcbArgs, " "), Textf(persistNote))
 }
 
 func checkBufferIsolation(e *env, r *results) {
 	e.bufferTargets(r, func(t *target, d *node.DCBState, pfc []int) {
 		groups := buffersOf(d.Buffer)
-		var bad []string
-		var lossless []string
+		var bad []Text
+		var lossless []Text
 		for _, buf := range slices.Sorted(maps.Keys(groups)) {
 			var on, off []int
 			for _, p := range groups[buf] {
@@ -75,16 +75,16 @@ func checkBufferIsolation(e *env, r *results) {
 			if len(on) == 0 {
 				continue
 			}
-			lossless = append(lossless, fmt.Sprintf("buffer %d (priority %s)", buf, prioList(on)))
+			lossless = append(lossless, Textf("buffer %d (priority %s)", buf, prioList(on)))
 			if len(off) > 0 {
-				bad = append(bad, fmt.Sprintf("receive buffer %d holds PFC priority %s and lossy priority %s", buf, prioList(on), prioList(off)))
+				bad = append(bad, Textf("receive buffer %d holds PFC priority %s and lossy priority %s", buf, prioList(on), prioList(off)))
 			}
 		}
 		if len(bad) == 0 {
-			r.ok(t.subject(), fmt.Sprintf("only PFC priorities in the lossless %s", strings.Join(lossless, ", ")))
+			r.ok(t.subject(), Textf("only PFC priorities in the lossless %s", JoinTexts(lossless, ", ")))
 			return
 		}
-		r.fail(t.subject(), strings.Join(bad, "; ")+": mlx5 makes a buffer lossless when any of its priorities has PFC, so the lossy traffic is paused together with RoCE, spreads congestion it should drop, and uses up the headroom RoCE's pauses need",
+		r.fail(t.subject(), Textf("%s: mlx5 makes a buffer lossless when any of its priorities has PFC, so the lossy traffic is paused together with RoCE, spreads congestion it should drop, and uses up the headroom RoCE's pauses need", JoinTexts(bad, "; ")),
 			prio2bufferFix(t.netdev, pfc))
 	})
 }
@@ -106,22 +106,22 @@ func checkPFCHeadroom(e *env, r *results) {
 			r.skip(subj, t.missingReason("netdev"))
 			return
 		case t.iface.Driver != "mlx5_core":
-			r.skip(subj, fmt.Sprintf("the PFC headroom formula judged here is mlx5's; %s's driver is %s", t.netdev, orPlaceholder(t.iface.Driver, "unknown")))
+			r.skip(subj, Textf("the PFC headroom formula judged here is mlx5's; %s's driver is %s", t.netdev, orPlaceholder(t.iface.Driver, "unknown")))
 			return
 		case t.iface.SpeedMbps <= 0:
-			r.skip(subj, fmt.Sprintf("the link speed of %s is unknown (link down?): the headroom PFC needs grows with it", t.netdev))
+			r.skip(subj, Textf("the link speed of %s is unknown (link down?): the headroom PFC needs grows with it", t.netdev))
 			return
 		case t.iface.MTU <= 0:
-			r.skip(subj, fmt.Sprintf("the MTU of %s could not be read", t.netdev))
+			r.skip(subj, Textf("the MTU of %s could not be read", t.netdev))
 			return
 		case d.PFCDelay <= 0:
-			r.skip(subj, fmt.Sprintf("%s reports no cable length (the PFC delay field, mlnx_qos's \"Cable len\")", t.netdev))
+			r.skip(subj, Textf("%s reports no cable length (the PFC delay field, mlnx_qos's \"Cable len\")", t.netdev))
 			return
 		}
 		cable, speed, mtu := d.PFCDelay, t.iface.SpeedMbps, t.iface.MTU
 		xoff := node.MLX5PFCXoffBytes(cable, speed, mtu)
 		need := xoff + node.MLX5MinimumMaxMTU
-		basis := fmt.Sprintf("at %s Gb/s over the %d m of cable set for PFC and MTU %d, the driver keeps %s bytes of headroom above the pause threshold, (301 + 2.16 × %d) × %s + 2.72 × %d, plus at least %s for a full frame: %s bytes",
+		basis := Textf("at %s Gb/s over the %d m of cable set for PFC and MTU %d, the driver keeps %s bytes of headroom above the pause threshold, (301 + 2.16 × %d) × %s + 2.72 × %d, plus at least %s for a full frame: %s bytes",
 			num(float64(speed)/1000), cable, mtu, thousands(xoff), cable, num(float64(max(speed, 40000))/1000), mtu, thousands(node.MLX5MinimumMaxMTU), thousands(need))
 		groups := buffersOf(d.Buffer)
 		var small []string
@@ -149,25 +149,25 @@ func checkPFCHeadroom(e *env, r *results) {
 				ok = append(ok, text)
 			}
 		}
-		cableNote := ""
+		cableNote := Textf("")
 		if cable == 7 {
-			cableNote = " (7 m is the driver's default: set the real length if the cable is longer)"
+			cableNote = Textf(" (7 m is the driver's default: set the real length if the cable is longer)")
 		}
 		if len(small) == 0 {
-			r.ok(subj, fmt.Sprintf("%s; %s%s", strings.Join(ok, ", "), basis, cableNote))
+			r.ok(subj, Textf("%s; %s%s", strings.Join(ok, ", "), basis, cableNote))
 			return
 		}
 		sizes := make([]string, len(fixSizes))
 		for i, v := range fixSizes {
 			sizes[i] = strconv.FormatUint(uint64(v), 10)
 		}
-		total := ""
+		total := Textf("")
 		if d.Buffer.TotalSize > 0 {
-			total = fmt.Sprintf(" (the sizes must fit in the port's %s bytes)", thousands(int(d.Buffer.TotalSize)))
+			total = Textf(" (the sizes must fit in the port's %s bytes)", thousands(int(d.Buffer.TotalSize)))
 		}
-		r.fail(subj, fmt.Sprintf("%s, too small: %s%s. The pause comes too late, the buffer overflows under incast and RoCE drops packets (rx_discards_phy) although PFC is on", strings.Join(small, ", "), basis, cableNote),
-			fmt.Sprintf("enlarge the lossless buffer: `mlnx_qos -i %[1]s --buffer_size %[2]s`%[3]s; if the cable is longer than %[4]d m, set its length first so the driver sizes the headroom for it: `mlnx_qos -i %[1]s --cable_len=<metres>`%[5]s",
-				t.netdev, strings.Join(sizes, ","), total, cable, persistNote))
+		r.fail(subj, Textf("%s, too small: %s%s. The pause comes too late, the buffer overflows under incast and RoCE drops packets (rx_discards_phy) although PFC is on", strings.Join(small, ", "), basis, cableNote),
+			Textf("enlarge the lossless buffer: `mlnx_qos -i %[1]s --buffer_size %[2]s`%[3]s; if the cable is longer than %[4]d m, set its length first so the driver sizes the headroom for it: `mlnx_qos -i %[1]s --cable_len=<metres>`%[5]s",
+				t.netdev, strings.Join(sizes, ","), total, cable, Textf(persistNote)))
 	})
 }
 
@@ -212,54 +212,54 @@ func checkETSShare(e *env, r *results) {
 		prio, ok := e.rocePriority(t)
 		switch {
 		case !ok:
-			r.skip(subj, fmt.Sprintf("the RoCE priority of %s is unknown: the plan sets no pfc_priority and PFC is not on exactly one priority", t.netdev))
+			r.skip(subj, Textf("the RoCE priority of %s is unknown: the plan sets no pfc_priority and PFC is not on exactly one priority", t.netdev))
 			return
 		case d.ETS == nil:
-			r.skip(subj, fmt.Sprintf("%s reports no ETS configuration: `dcb ets show dev %s` or `mlnx_qos -i %s` (its \"tc:\" lines) shows it", t.netdev, t.netdev, t.netdev))
+			r.skip(subj, Textf("%s reports no ETS configuration: `dcb ets show dev %s` or `mlnx_qos -i %s` (its \"tc:\" lines) shows it", t.netdev, t.netdev, t.netdev))
 			return
 		}
 		ets := d.ETS
 		tc := int(ets.PrioTC[prio])
 		if ets.TSA[tc] == node.TSAVendor {
-			r.skip(subj, fmt.Sprintf("RoCE priority %d is in traffic class %d, scheduled by the NIC's default (tsa vendor): no bandwidth shares are set to judge", prio, tc))
+			r.skip(subj, Textf("RoCE priority %d is in traffic class %d, scheduled by the NIC's default (tsa vendor): no bandwidth shares are set to judge", prio, tc))
 			return
 		}
-		var msgs []string
+		var msgs []Text
 		status := StatusOK
-		roce := fmt.Sprintf("RoCE priority %d is in traffic class %d", prio, tc)
+		roce := Textf("RoCE priority %d is in traffic class %d", prio, tc)
 		switch ets.TSA[tc] {
 		case node.TSAStrict:
-			msgs = append(msgs, roce+", strict priority: served before the ETS classes")
+			msgs = append(msgs, Textf("%s, strict priority: served before the ETS classes", roce))
 		case node.TSAETS:
 			share := int(ets.BandwidthPercent[tc])
-			text := fmt.Sprintf("%s with an ETS share of %d%%", roce, share)
+			text := Textf("%s with an ETS share of %d%%", roce, share)
 			switch {
 			case share == 0:
 				status = StatusFail
-				msgs = append(msgs, text+": it gets only the bandwidth the other classes leave, and stalls whenever they are busy")
+				msgs = append(msgs, Textf("%s: it gets only the bandwidth the other classes leave, and stalls whenever they are busy", text))
 			case share < minRoCEShare:
 				status = StatusWarn
-				msgs = append(msgs, fmt.Sprintf("%s: while the other classes are busy RoCE gets %d%% of the link", text, share))
+				msgs = append(msgs, Textf("%s: while the other classes are busy RoCE gets %d%% of the link", text, share))
 			default:
 				msgs = append(msgs, text)
 			}
 		default:
-			msgs = append(msgs, fmt.Sprintf("%s, scheduled by %s", roce, ets.TSA[tc]))
+			msgs = append(msgs, Textf("%s, scheduled by %s", roce, ets.TSA[tc]))
 		}
 		if cp, ok := e.cnpPriority(d); ok {
 			ctc := int(ets.PrioTC[cp])
-			cnp := fmt.Sprintf("CNPs (priority %d) in traffic class %d", cp, ctc)
+			cnp := Textf("CNPs (priority %d) in traffic class %d", cp, ctc)
 			switch {
 			case ctc == tc:
-				msgs = append(msgs, cnp+", with RoCE")
+				msgs = append(msgs, Textf("%s, with RoCE", cnp))
 			case ets.TSA[ctc] == node.TSAETS && ets.BandwidthPercent[ctc] == 0:
 				status = StatusFail
-				msgs = append(msgs, cnp+" with an ETS share of 0%: congestion notifications wait behind the traffic they are meant to slow down")
+				msgs = append(msgs, Textf("%s with an ETS share of 0%%: congestion notifications wait behind the traffic they are meant to slow down", cnp))
 			default:
-				msgs = append(msgs, fmt.Sprintf("%s (%s)", cnp, ets.TSA[ctc]))
+				msgs = append(msgs, Textf("%s (%s)", cnp, ets.TSA[ctc]))
 			}
 		}
-		msg := strings.Join(msgs, "; ")
+		msg := JoinTexts(msgs, "; ")
 		if status == StatusOK {
 			r.ok(subj, msg)
 			return
@@ -276,7 +276,7 @@ func checkETSShare(e *env, r *results) {
 // etsFix proposes shares that give the RoCE class half the link and split
 // the rest over the other ETS classes as they are now; strict classes stay
 // strict.
-func etsFix(netdev string, ets *node.ETSState, rocetc int) string {
+func etsFix(netdev string, ets *node.ETSState, rocetc int) Text {
 	var others []int
 	sum := 0
 	for tc, tsa := range ets.TSA {
@@ -316,8 +316,8 @@ func etsFix(netdev string, ets *node.ETSState, rocetc int) string {
 		bws[tc] = strconv.Itoa(v)
 		dcbBW = append(dcbBW, fmt.Sprintf("%d:%d", tc, v))
 	}
-	return fmt.Sprintf("give traffic class %[4]d (RoCE) at least half of the link: `mlnx_qos -i %[1]s -s %[2]s --tcbw %[3]s` (mlnx-tools; the shares of the ETS classes add up to 100), or with iproute2 `dcb ets set dev %[1]s tc-tsa %[5]s tc-bw %[6]s`; keep the CNPs' class strict or with a share of its own%[7]s",
-		netdev, strings.Join(tsas, ","), strings.Join(bws, ","), rocetc, dcbTSA(tsas), strings.Join(dcbBW, " "), persistNote)
+	return Textf("give traffic class %[4]d (RoCE) at least half of the link: `mlnx_qos -i %[1]s -s %[2]s --tcbw %[3]s` (mlnx-tools; the shares of the ETS classes add up to 100), or with iproute2 `dcb ets set dev %[1]s tc-tsa %[5]s tc-bw %[6]s`; keep the CNPs' class strict or with a share of its own%[7]s",
+		netdev, strings.Join(tsas, ","), strings.Join(bws, ","), rocetc, dcbTSA(tsas), strings.Join(dcbBW, " "), Textf(persistNote))
 }
 
 func dcbTSA(tsas []string) string {

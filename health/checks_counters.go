@@ -43,33 +43,35 @@ func checkCountersReadable(e *env, r *results) {
 			continue
 		}
 		p := t.port
-		dir := fmt.Sprintf("/sys/class/infiniband/%s/ports/%d", p.Device, p.Number)
-		var missing, lost, paths []string
+		dir := Textf("/sys/class/infiniband/%s/ports/%d", p.Device, p.Number)
+		var missing []Text
+		var lost []Text
+		var paths []Text
 		if len(p.Counters) == 0 && pmaDrivers[t.dev.Driver] {
-			missing, paths = append(missing, "counters/"), append(paths, dir+"/counters")
-			lost = append(lost, "the link and traffic counters of counters/ (link_downed, symbol_error, port_rcv_errors, port_rcv_data…)")
+			missing, paths = append(missing, Textf("counters/")), append(paths, Textf("%s/counters", dir))
+			lost = append(lost, Textf("the link and traffic counters of counters/ (link_downed, symbol_error, port_rcv_errors, port_rcv_data…)"))
 		}
 		if len(p.HWCounters) == 0 && (hwOptional[t.dev.Driver] == "" || len(p.Counters) == 0) {
-			missing, paths = append(missing, "hw_counters/"), append(paths, dir+"/hw_counters")
-			lost = append(lost, "the transport and congestion counters of hw_counters/ (out_of_sequence, local_ack_timeout_err, req_transport_retries_exceeded, rp_cnp_ignored…)")
+			missing, paths = append(missing, Textf("hw_counters/")), append(paths, Textf("%s/hw_counters", dir))
+			lost = append(lost, Textf("the transport and congestion counters of hw_counters/ (out_of_sequence, local_ack_timeout_err, req_transport_retries_exceeded, rp_cnp_ignored…)"))
 		}
 		if len(missing) > 0 {
-			fix := fmt.Sprintf("`ls -l %s` and the exporter log show which reads failed; reading needs access to sysfs (run as root or in a privileged container with the host's /sys); firmware-restricted functions refuse counter queries, so exclude them with --collector.rdma.device-exclude", strings.Join(paths, " "))
+			fix := Textf("`ls -l %s` and the exporter log show which reads failed; reading needs access to sysfs (run as root or in a privileged container with the host's /sys); firmware-restricted functions refuse counter queries, so exclude them with --collector.rdma.device-exclude", JoinTexts(paths, " "))
 			if len(p.Counters) == 0 {
-				fix += "; `dmesg | grep -i mad` shows PMA query errors"
+				fix = Textf("%s; `dmesg | grep -i mad` shows PMA query errors", fix)
 			}
-			r.warn(subj, fmt.Sprintf("%s of %s gave no values: %s are missing from the metrics and from these checks", strings.Join(missing, " and "), dir, strings.Join(lost, " and ")), fix)
+			r.warn(subj, Textf("%s of %s gave no values: %s are missing from the metrics and from these checks", JoinTexts(missing, " and "), dir, JoinTexts(lost, " and ")), fix)
 			continue
 		}
 		if len(p.Counters) == 0 {
-			r.ok(subj, fmt.Sprintf("%d hw_counters/ values read (the %s driver has no counters/ by design)", len(p.HWCounters), t.dev.Driver))
+			r.ok(subj, Textf("%d hw_counters/ values read (the %s driver has no counters/ by design)", len(p.HWCounters), t.dev.Driver))
 			continue
 		}
 		if len(p.HWCounters) == 0 {
-			r.ok(subj, fmt.Sprintf("%d counters/ values read; no hw_counters/ (%s)", len(p.Counters), hwOptional[t.dev.Driver]))
+			r.ok(subj, Textf("%d counters/ values read; no hw_counters/ (%s)", len(p.Counters), hwOptional[t.dev.Driver]))
 			continue
 		}
-		r.ok(subj, fmt.Sprintf("%d counters/ and %d hw_counters/ values read", len(p.Counters), len(p.HWCounters)))
+		r.ok(subj, Textf("%d counters/ and %d hw_counters/ values read", len(p.Counters), len(p.HWCounters)))
 	}
 }
 
@@ -88,18 +90,18 @@ func pauseDurations(st *node.EthtoolStats) map[pauseKey]uint64 {
 	return out
 }
 
-func stormFix(netdev string, rx, tx, storm bool) string {
-	var parts []string
+func stormFix(netdev string, rx, tx, storm bool) Text {
+	var parts []Text
 	if rx {
-		parts = append(parts, fmt.Sprintf("rx pause means the switch is pausing %s: look for congestion or a PFC storm in the fabric (the switch port's PFC counters and PFC watchdog log, and the host at the other end of the congested path)", netdev))
+		parts = append(parts, Textf("rx pause means the switch is pausing %s: look for congestion or a PFC storm in the fabric (the switch port's PFC counters and PFC watchdog log, and the host at the other end of the congested path)", netdev))
 	}
 	if tx || storm {
-		parts = append(parts, fmt.Sprintf("tx pause means this host cannot drain its receive buffer: check the pcie_* findings, `ethtool -S %s | grep -E 'discard|stalled|buffer'`, IOMMU and CPU power settings, and the GPUDirect path", netdev))
+		parts = append(parts, Textf("tx pause means this host cannot drain its receive buffer: check the pcie_* findings, `ethtool -S %s | grep -E 'discard|stalled|buffer'`, IOMMU and CPU power settings, and the GPUDirect path", netdev))
 	}
 	if storm {
-		parts = append(parts, fmt.Sprintf("storm error events mean the NIC's watchdog stopped sending pause frames after its timeout (`ethtool --get-tunable %s pfc-prevention-tout`), so packets were dropped", netdev))
+		parts = append(parts, Textf("storm error events mean the NIC's watchdog stopped sending pause frames after its timeout (`ethtool --get-tunable %s pfc-prevention-tout`), so packets were dropped", netdev))
 	}
-	return strings.Join(parts, "; ")
+	return JoinTexts(parts, "; ")
 }
 
 func checkPFCStorm(e *env, r *results) {
@@ -109,16 +111,16 @@ func checkPFCStorm(e *env, r *results) {
 		stormErr, haveErr := st.Get(node.FamilyPFCPauseStormEvents, "", -1, node.StormError)
 		stormWarn, haveWarn := st.Get(node.FamilyPFCPauseStormEvents, "", -1, node.StormWarning)
 		if len(dur) == 0 && !haveErr && !haveWarn {
-			r.skip(subj, fmt.Sprintf("%s reports no PFC pause-duration or storm counters (PFC off, or a driver without them)", t.netdev))
+			r.skip(subj, Textf("%s reports no PFC pause-duration or storm counters (PFC off, or a driver without them)", t.netdev))
 			return
 		}
 		prev := e.prevEthtool(t.netdev)
 		dt, okdt := e.interval()
 		if prev == nil || !okdt {
 			if stormErr > 0 {
-				r.warn(subj, fmt.Sprintf("%d PFC storm error event(s) since boot on %s: the NIC's watchdog stopped sending pause frames at some time, and packets were dropped then; with one sample it is unknown whether the storm is ongoing", stormErr, t.netdev), stormFix(t.netdev, false, false, true))
+				r.warn(subj, Textf("%d PFC storm error event(s) since boot on %s: the NIC's watchdog stopped sending pause frames at some time, and packets were dropped then; with one sample it is unknown whether the storm is ongoing", stormErr, t.netdev), stormFix(t.netdev, false, false, true))
 			} else {
-				r.skip(subj, "the share of time paused needs two samples; the next scrape can tell")
+				r.skip(subj, Textf("the share of time paused needs two samples; the next scrape can tell"))
 			}
 			return
 		}
@@ -170,24 +172,24 @@ func checkPFCStorm(e *env, r *results) {
 		if warnInc > 0 {
 			parts = append(parts, fmt.Sprintf("%d new storm warning event(s)", warnInc))
 		}
-		window := fmt.Sprintf(" in the last %s", secs(dt))
+		window := Textf(" in the last %s", secs(dt))
 		fix := stormFix(t.netdev, hotRX, hotTX, errInc > 0)
-		calm := fmt.Sprintf("no storm%s", window)
+		calm := Textf("no storm%s", window)
 		if worstKey.dir != "" {
-			calm += fmt.Sprintf(": at most %s of the time paused (%s priority %d)", pct(worst), worstKey.dir, worstKey.prio)
+			calm = Textf("%s: at most %s of the time paused (%s priority %d)", calm, pct(worst), worstKey.dir, worstKey.prio)
 		}
 		switch {
 		case errInc > 0 || worst > pauseFailShare:
-			r.fail(subj, fmt.Sprintf("PFC storm on %s%s: %s", t.netdev, window, strings.Join(parts, ", ")), fix)
+			r.fail(subj, Textf("PFC storm on %s%s: %s", t.netdev, window, strings.Join(parts, ", ")), fix)
 		case worst > pauseWarnShare || warnInc > 0:
-			if fix == "" {
+			if fix.Empty() {
 				fix = stormFix(t.netdev, false, true, false)
 			}
-			r.warn(subj, fmt.Sprintf("heavy PFC pausing on %s%s: %s", t.netdev, window, strings.Join(parts, ", ")), fix)
+			r.warn(subj, Textf("heavy PFC pausing on %s%s: %s", t.netdev, window, strings.Join(parts, ", ")), fix)
 		case stormErr > 0:
 			// The watchdog fired some time since boot: packets were dropped
 			// then, which the one-sample run reports too.
-			r.warn(subj, fmt.Sprintf("%s, but %d PFC storm error event(s) since boot on %s: the NIC's watchdog stopped sending pause frames at some time, and packets were dropped then", calm, stormErr, t.netdev),
+			r.warn(subj, Textf("%s, but %d PFC storm error event(s) since boot on %s: the NIC's watchdog stopped sending pause frames at some time, and packets were dropped then", calm, stormErr, t.netdev),
 				stormFix(t.netdev, false, false, true))
 		default:
 			r.ok(subj, calm)
@@ -209,10 +211,10 @@ func checkPHYErrors(e *env, r *results) {
 		}
 		cur, ok := st.Get(node.FamilyPHYUncorrectedSymbolErrors, "", -1, "")
 		if !ok {
-			r.skip(subj, fmt.Sprintf("%s reports no uncorrected symbol error counter", t.netdev))
+			r.skip(subj, Textf("%s reports no uncorrected symbol error counter", t.netdev))
 			continue
 		}
-		fix := fmt.Sprintf("uncorrected symbol errors are bit errors FEC could not repair, so packets were lost: clean and reseat the cable or transceiver of %[1]s, then replace it (and the switch-side optic) if errors continue; `ethtool -m %[1]s` shows optical power, `ethtool --show-fec %[1]s` must match the switch's FEC mode, `mlxlink -d %[2]s -c` shows the error rate", t.netdev, orPlaceholder(t.pciAddress(), "<pci address>"))
+		fix := Textf("uncorrected symbol errors are bit errors FEC could not repair, so packets were lost: clean and reseat the cable or transceiver of %[1]s, then replace it (and the switch-side optic) if errors continue; `ethtool -m %[1]s` shows optical power, `ethtool --show-fec %[1]s` must match the switch's FEC mode, `mlxlink -d %[2]s -c` shows the error rate", t.netdev, orPlaceholder(t.pciAddress(), "<pci address>"))
 		var prevV uint64
 		havePrev := false
 		if prev := e.prevEthtool(t.netdev); prev != nil {
@@ -221,13 +223,13 @@ func checkPHYErrors(e *env, r *results) {
 		w := e.window(cur, prevV, havePrev)
 		switch {
 		case w.rising():
-			r.fail(subj, fmt.Sprintf("%d uncorrected PHY symbol error(s) on %s%s (%d since boot): the link is losing packets now", w.inc, t.netdev, w.last(), cur), fix)
+			r.fail(subj, Textf("%d uncorrected PHY symbol error(s) on %s%s (%d since boot): the link is losing packets now", w.inc, t.netdev, w.last(), cur), fix)
 		case cur > 0:
-			r.warn(subj, fmt.Sprintf("%d uncorrected PHY symbol error(s) on %s since boot%s", cur, t.netdev, w.historyNote()), fix)
+			r.warn(subj, Textf("%d uncorrected PHY symbol error(s) on %s since boot%s", cur, t.netdev, w.historyNote()), fix)
 		case w.compared:
-			r.ok(subj, fmt.Sprintf("no uncorrected PHY symbol errors%s, none since boot", w.last()))
+			r.ok(subj, Textf("no uncorrected PHY symbol errors%s, none since boot", w.last()))
 		default:
-			r.ok(subj, "no uncorrected PHY symbol errors since boot")
+			r.ok(subj, Textf("no uncorrected PHY symbol errors since boot"))
 		}
 	}
 }
@@ -241,13 +243,13 @@ func checkLinkFlaps(e *env, r *results) {
 			continue
 		}
 		type reading struct {
-			name      string
+			name      Text
 			cur, prev uint64
 			havePrev  bool
 		}
 		var rs []reading
 		if t.iface != nil {
-			rd := reading{name: "carrier_changes", cur: t.iface.CarrierChanges}
+			rd := reading{name: Textf("%s", Textf("carrier_changes")), cur: t.iface.CarrierChanges}
 			if pi := e.prevInterface(t.netdev); pi != nil {
 				rd.prev, rd.havePrev = pi.CarrierChanges, true
 			}
@@ -255,7 +257,7 @@ func checkLinkFlaps(e *env, r *results) {
 		}
 		if t.port != nil {
 			if v, ok := t.port.Counter("link_downed"); ok {
-				rd := reading{name: "link_downed", cur: v}
+				rd := reading{name: Textf("%s", Textf("link_downed")), cur: v}
 				if pp := e.prevPort(t.port); pp != nil {
 					rd.prev, rd.havePrev = pp.Counter("link_downed")
 				}
@@ -264,7 +266,7 @@ func checkLinkFlaps(e *env, r *results) {
 		}
 		if st := e.snap.Ethtool[t.netdev]; st != nil {
 			if v, ok := st.Get(node.FamilyPHYLinkDownEvents, "", -1, ""); ok {
-				rd := reading{name: "PHY link-down events", cur: v}
+				rd := reading{name: Textf("PHY link-down events"), cur: v}
 				if ps := e.prevEthtool(t.netdev); ps != nil {
 					rd.prev, rd.havePrev = ps.Get(node.FamilyPHYLinkDownEvents, "", -1, "")
 				}
@@ -272,7 +274,7 @@ func checkLinkFlaps(e *env, r *results) {
 			}
 		}
 		if len(rs) == 0 {
-			r.skip(subj, "no link-down counters for this port")
+			r.skip(subj, Textf("no link-down counters for this port"))
 			continue
 		}
 		var totals, incs []string
@@ -291,12 +293,12 @@ func checkLinkFlaps(e *env, r *results) {
 		}
 		switch {
 		case !compared:
-			r.skip(subj, "flaps show between two samples; since boot: "+strings.Join(totals, ", "))
+			r.skip(subj, Textf("flaps show between two samples; since boot: %s", strings.Join(totals, ", ")))
 		case len(incs) > 0:
-			r.fail(subj, fmt.Sprintf("the link of %s went down in the last %s (%s): every flap breaks the RDMA connections over it", orPlaceholder(t.netdev, subj), secs(dt), strings.Join(incs, ", ")),
-				fmt.Sprintf("check the cable or optic seating and cleanliness (`ethtool -m %[1]s`), the switch port's log for link-down reasons, `dmesg | grep -i %[1]s` for the host side, and `mlxlink -d %[2]s` for the link's error history", orPlaceholder(t.netdev, "<netdev>"), orPlaceholder(t.pciAddress(), "<pci address>")))
+			r.fail(subj, Textf("the link of %s went down in the last %s (%s): every flap breaks the RDMA connections over it", orPlaceholder(t.netdev, subj), secs(dt), strings.Join(incs, ", ")),
+				Textf("check the cable or optic seating and cleanliness (`ethtool -m %[1]s`), the switch port's log for link-down reasons, `dmesg | grep -i %[1]s` for the host side, and `mlxlink -d %[2]s` for the link's error history", orPlaceholder(t.netdev, "<netdev>"), orPlaceholder(t.pciAddress(), "<pci address>")))
 		default:
-			r.ok(subj, fmt.Sprintf("no link-down in the last %s (since boot: %s)", secs(dt), strings.Join(totals, ", ")))
+			r.ok(subj, Textf("no link-down in the last %s (since boot: %s)", secs(dt), strings.Join(totals, ", ")))
 		}
 	}
 }
@@ -311,10 +313,10 @@ func checkTransportRetries(e *env, r *results) {
 		}
 		cur, ok := t.port.HWCounter(name)
 		if !ok {
-			r.skip(subj, fmt.Sprintf("the %s driver reports no %s counter", orPlaceholder(t.dev.Driver, "RDMA"), name))
+			r.skip(subj, Textf("the %s driver reports no %s counter", orPlaceholder(t.dev.Driver, "RDMA"), name))
 			continue
 		}
-		fix := "a queue pair gave up after all retransmissions, so packets were lost on the path or the peer stopped answering: check no_pfc_storm, no_uncorrected_phy_errors and the PFC/ECN findings on both ends and the switch, and the loss counters (out_of_sequence, packet_seq_err, local_ack_timeout_err) in the metrics"
+		fix := Textf("a queue pair gave up after all retransmissions, so packets were lost on the path or the peer stopped answering: check no_pfc_storm, no_uncorrected_phy_errors and the PFC/ECN findings on both ends and the switch, and the loss counters (out_of_sequence, packet_seq_err, local_ack_timeout_err) in the metrics")
 		var prevV uint64
 		havePrev := false
 		if pp := e.prevPort(t.port); pp != nil {
@@ -323,13 +325,13 @@ func checkTransportRetries(e *env, r *results) {
 		w := e.window(cur, prevV, havePrev)
 		switch {
 		case w.rising():
-			r.fail(subj, fmt.Sprintf("%s rose by %d%s (%d since boot): RDMA connections are being torn down", name, w.inc, w.last(), cur), fix)
+			r.fail(subj, Textf("%s rose by %d%s (%d since boot): RDMA connections are being torn down", name, w.inc, w.last(), cur), fix)
 		case cur > 0:
-			r.warn(subj, fmt.Sprintf("%s is %d since boot (RDMA connections were torn down)%s", name, cur, w.historyNote()), fix)
+			r.warn(subj, Textf("%s is %d since boot (RDMA connections were torn down)%s", name, cur, w.historyNote()), fix)
 		case w.compared:
-			r.ok(subj, fmt.Sprintf("%s unchanged%s (0 since boot)", name, w.last()))
+			r.ok(subj, Textf("%s unchanged%s (0 since boot)", name, w.last()))
 		default:
-			r.ok(subj, fmt.Sprintf("%s is 0 since boot", name))
+			r.ok(subj, Textf("%s is 0 since boot", name))
 		}
 	}
 }
@@ -435,11 +437,11 @@ func lossRatio(discards, packets uint64, havePackets bool) float64 {
 
 // ratioText is "4.5e-4 of the 2667038631 packets received", or "" with no packets
 // to compare against.
-func ratioText(discards, packets uint64, havePackets bool) string {
+func ratioText(discards, packets uint64, havePackets bool) Text {
 	if !havePackets || packets == 0 {
-		return ""
+		return Textf("")
 	}
-	return fmt.Sprintf(" (%s of the %d packets received)", sci(float64(discards)/float64(packets)), packets)
+	return Textf(" (%s of the %d packets received)", sci(float64(discards)/float64(packets)), packets)
 }
 
 // sci writes a small ratio as 4.5e-4.
@@ -462,10 +464,10 @@ func checkDiscards(e *env, r *results) {
 			prios, cur = nil, lossOf(st, nil, tcOf)
 		}
 		if len(prios) == 0 {
-			class = "all priorities (rx_discards_phy; the NIC does not split its drops by priority, so they may be on a lossy class)"
+			class = Textf("all priorities (rx_discards_phy; the NIC does not split its drops by priority, so they may be on a lossy class)").String()
 		}
 		if !cur.haveDiscards {
-			r.skip(subj, fmt.Sprintf("%s reports no receive-discard counters (rx_prio<N>_discards, rx_discards_phy)", t.netdev))
+			r.skip(subj, Textf("%s reports no receive-discard counters (rx_prio<N>_discards, rx_discards_phy)", t.netdev))
 			return
 		}
 		var prev lossCounts
@@ -483,38 +485,38 @@ func checkDiscards(e *env, r *results) {
 		if w.rising() {
 			ratio := lossRatio(w.inc, pw.inc, pw.compared)
 			perSecond := float64(w.inc) / w.dt
-			what := fmt.Sprintf("%s dropped %d received packet(s) of %s%s%s, %s/s", t.netdev, w.inc, class, w.last(), ratioText(w.inc, pw.inc, pw.compared), num(perSecond))
+			what := Textf("%s dropped %d received packet(s) of %s%s%s, %s/s", t.netdev, w.inc, class, w.last(), ratioText(w.inc, pw.inc, pw.compared), num(perSecond))
 			switch {
 			case lossless && pw.compared && ratio > discardFailRatio && perSecond >= discardFailPerSecond:
-				r.fail(subj, what+": the NIC ran out of receive buffer on a class that must be lossless, and every drop makes RDMA retransmit", fix)
+				r.fail(subj, Textf("%s: the NIC ran out of receive buffer on a class that must be lossless, and every drop makes RDMA retransmit", what), fix)
 				return
 			case ratio > discardWarnRatio:
-				r.warn(subj, what+": the NIC ran out of receive buffer", fix)
+				r.warn(subj, Textf("%s: the NIC ran out of receive buffer", what), fix)
 				return
 			}
 		}
-		total := fmt.Sprintf("%d received packet(s) of %s dropped since boot%s", cur.discards, class, ratioText(cur.discards, cur.packets, cur.havePackets))
+		total := Textf("%d received packet(s) of %s dropped since boot%s", cur.discards, class, ratioText(cur.discards, cur.packets, cur.havePackets))
 		switch {
 		case lossRatio(cur.discards, cur.packets, cur.havePackets) > discardWarnRatio:
 			note := w.historyNote()
 			if w.rising() {
-				note = fmt.Sprintf(", %d%s, too few to matter now", w.inc, w.last())
+				note = Textf(", %d%s, too few to matter now", w.inc, w.last())
 			}
-			r.warn(subj, fmt.Sprintf("the NIC of %s ran out of receive buffer at some time: %s%s", t.netdev, total, note), fix)
+			r.warn(subj, Textf("the NIC of %s ran out of receive buffer at some time: %s%s", t.netdev, total, note), fix)
 		case cur.discards > 0:
-			r.ok(subj, total+fmt.Sprintf(", below 1 in %d", int(1/discardWarnRatio)))
+			r.ok(subj, Textf("%s, below 1 in %d", total, int(1/discardWarnRatio)))
 		case w.compared:
-			r.ok(subj, fmt.Sprintf("no drops on %s since boot, none%s", class, w.last()))
+			r.ok(subj, Textf("no drops on %s since boot, none%s", class, w.last()))
 		default:
-			r.ok(subj, fmt.Sprintf("no drops on %s since boot", class))
+			r.ok(subj, Textf("no drops on %s since boot", class))
 		}
 	})
 }
 
-func discardFix(t *target, prios []int) string {
+func discardFix(t *target, prios []int) Text {
 	if len(prios) == 0 {
-		return fmt.Sprintf("`ethtool -S %[1]s | grep -E 'prio[0-7]_(packets|discards)'` shows which priority loses packets; on the RoCE priority drops mean PFC is not pausing the sender in time (see pfc_enabled_on_roce_priority and the switch port's PFC), elsewhere that the host does not drain its receive queues fast enough (the pcie_* findings, IRQ and CPU power settings)", t.netdev)
+		return Textf("`ethtool -S %[1]s | grep -E 'prio[0-7]_(packets|discards)'` shows which priority loses packets; on the RoCE priority drops mean PFC is not pausing the sender in time (see pfc_enabled_on_roce_priority and the switch port's PFC), elsewhere that the host does not drain its receive queues fast enough (the pcie_* findings, IRQ and CPU power settings)", t.netdev)
 	}
 	p := prioList(prios)
-	return fmt.Sprintf("drops on a lossless priority mean PFC did not stop the sender in time: check that PFC is on for priority %[2]s on both the NIC (pfc_enabled_on_roce_priority) and the switch port, that the NIC's receive buffer for it has the headroom its cable length needs (`mlnx_qos -i %[1]s` shows buffer sizes; `mlnx_qos -i %[1]s --cable_len=<metres>` resizes them), and the pcie_* findings (a host that does not drain fills the buffer); `ethtool -S %[1]s | grep -E 'discard|pause'` shows the counters", t.netdev, p)
+	return Textf("drops on a lossless priority mean PFC did not stop the sender in time: check that PFC is on for priority %[2]s on both the NIC (pfc_enabled_on_roce_priority) and the switch port, that the NIC's receive buffer for it has the headroom its cable length needs (`mlnx_qos -i %[1]s` shows buffer sizes; `mlnx_qos -i %[1]s --cable_len=<metres>` resizes them), and the pcie_* findings (a host that does not drain fills the buffer); `ethtool -S %[1]s | grep -E 'discard|pause'` shows the counters", t.netdev, p)
 }

@@ -17,7 +17,7 @@ import (
 func checkDCQCNParams(e *env, r *results) {
 	exp, hasPlan := e.expectations()
 	if hasPlan && exp.ECN != nil && !*exp.ECN {
-		r.skip(SubjectNode, "the plan sets ecn: false: DCQCN does not run")
+		r.skip(SubjectNode, Textf("the plan sets ecn: false: DCQCN does not run"))
 		return
 	}
 	cnpDSCP := node.DefaultCNPDSCP
@@ -27,54 +27,56 @@ func checkDCQCNParams(e *env, r *results) {
 	e.dcbTargets(r, "DCQCN", func(t *target, d *node.DCBState) {
 		p := d.DCQCN
 		if p == nil {
-			r.skip(t.subject(), fmt.Sprintf("the DCQCN parameters of %s are not exposed: neither MLNX_OFED's /sys/class/net/%s/ecn/roce_rp/ nor (as root, with debugfs mounted) upstream's /sys/kernel/debug/mlx5/%s/cc_params/ shows them; unknown, which is not the default",
+			r.skip(t.subject(), Textf("the DCQCN parameters of %s are not exposed: neither MLNX_OFED's /sys/class/net/%s/ecn/roce_rp/ nor (as root, with debugfs mounted) upstream's /sys/kernel/debug/mlx5/%s/cc_params/ shows them; unknown, which is not the default",
 				t.netdev, t.netdev, orPlaceholder(t.pciAddress(), "<pci address>")))
 			return
 		}
-		read := fmt.Sprintf("%d of %d parameters read from %s", len(p.Values), len(node.DCQCNParamNames), dcqcnWhere(p.Source))
+		read := Textf("%d of %d parameters read from %s", len(p.Values), len(node.DCQCNParamNames), dcqcnWhere(p.Source))
 		off := p.NonDefault(cnpDSCP)
 		if len(off) == 0 {
-			r.ok(t.subject(), "DCQCN parameters are the firmware defaults ("+read+")")
+			r.ok(t.subject(), Textf("DCQCN parameters are the firmware defaults (%s)", read))
 			return
 		}
-		var said, now, mlx []string
+		var said []Text
+		var now []Text
+		var mlx []string
 		port := mlxconfigPort(t.pciAddress())
 		for _, name := range off {
 			want := node.DCQCNDefaults[name]
 			if name == "cnp_dscp" {
 				want = uint64(cnpDSCP)
 			}
-			said = append(said, fmt.Sprintf("%s %d (default %d)", name, p.Values[name], want))
-			now = append(now, fmt.Sprintf("echo %d > %s", want, dcqcnFile(t, p.Source, name)))
+			said = append(said, Textf("%s %d (default %d)", name, p.Values[name], want))
+			now = append(now, Textf("echo %d > %s", want, dcqcnFile(t, p.Source, name)))
 			mlx = append(mlx, fmt.Sprintf("%s=%d", node.MlxconfigName(name, port), want))
 		}
 		pci := orPlaceholder(t.pciAddress(), "<pci address>")
-		r.warn(t.subject(), fmt.Sprintf("DCQCN parameters differ from the firmware defaults: %s; %s. Unless every node of this NIC model was tuned alike on purpose, its RoCE flows slow down and recover unlike the others' (RoCEDCQCNParamsDrift compares the fleet)",
-			strings.Join(said, ", "), read),
-			fmt.Sprintf("if it is not deliberate, set them back for good in the NIC's firmware configuration: drain the node first, then `mlxconfig -d %s -y set %s` and a firmware reset (`mlxfwreset -d %s -y reset`) or a reboot, which takes the link down; until then `%s` sets them at once (lost on reboot). If a boot-time script or tuning tool writes them, change it there; if the new values are deliberate, give every node of this model the same",
-				pci, strings.Join(mlx, " "), pci, strings.Join(now, "; ")))
+		r.warn(t.subject(), Textf("DCQCN parameters differ from the firmware defaults: %s; %s. Unless every node of this NIC model was tuned alike on purpose, its RoCE flows slow down and recover unlike the others' (RoCEDCQCNParamsDrift compares the fleet)",
+			JoinTexts(said, ", "), read),
+			Textf("if it is not deliberate, set them back for good in the NIC's firmware configuration: drain the node first, then `mlxconfig -d %s -y set %s` and a firmware reset (`mlxfwreset -d %s -y reset`) or a reboot, which takes the link down; until then `%s` sets them at once (lost on reboot). If a boot-time script or tuning tool writes them, change it there; if the new values are deliberate, give every node of this model the same",
+				pci, strings.Join(mlx, " "), pci, JoinTexts(now, "; ")))
 	})
 }
 
-func dcqcnWhere(source string) string {
+func dcqcnWhere(source string) Text {
 	if source == node.DCQCNSourceDebugfs {
-		return "debugfs cc_params"
+		return Textf("debugfs cc_params")
 	}
-	return "MLNX_OFED's ecn/ files"
+	return Textf("MLNX_OFED's ecn/ files")
 }
 
 // dcqcnFile is where a parameter is written at once, where it was read.
-func dcqcnFile(t *target, source, name string) string {
+func dcqcnFile(t *target, source, name string) Text {
 	if source == node.DCQCNSourceDebugfs {
-		return fmt.Sprintf("/sys/kernel/debug/mlx5/%s/cc_params/%s", orPlaceholder(t.pciAddress(), "<pci address>"), node.DebugfsCCParamFile(name))
+		return Textf("/sys/kernel/debug/mlx5/%s/cc_params/%s", orPlaceholder(t.pciAddress(), "<pci address>"), node.DebugfsCCParamFile(name))
 	}
-	role := "roce_rp"
+	role := Textf("roce_rp")
 	for i, n := range node.DCQCNParamNames {
 		if n == name && i >= node.DCQCNReactionPointParams {
-			role = "roce_np"
+			role = Textf("roce_np")
 		}
 	}
-	return fmt.Sprintf("/sys/class/net/%s/ecn/%s/%s", t.netdev, role, name)
+	return Textf("/sys/class/net/%s/ecn/%s/%s", t.netdev, role, name)
 }
 
 // mlxconfigPort is the _P<n> of mlxconfig's per-port parameters: a dual-port

@@ -1,7 +1,6 @@
 package health
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/roce-exporter/roce_exporter/node"
@@ -15,7 +14,7 @@ import (
 // even when recovered, since each recovery resets a queue under traffic;
 // errors since the driver loaded, all recovered, warn as history.
 func checkDevlinkHealth(e *env, r *results) {
-	if why := e.sourceReason(node.SourceDevlink, "devlink health reporters"); why != "" {
+	if why := e.sourceReason(node.SourceDevlink, Textf("devlink health reporters")); !why.Empty() {
 		for _, d := range e.devices {
 			r.skip(d.Name, why)
 		}
@@ -29,7 +28,7 @@ func checkDevlinkHealth(e *env, r *results) {
 	}
 	for _, d := range e.devices {
 		if d.PCIAddress == "" {
-			r.skip(d.Name, d.Name+" has no PCI function, so no devlink instance")
+			r.skip(d.Name, Textf("%s has no PCI function, so no devlink instance", d.Name))
 			continue
 		}
 		var reps []*node.HealthReporter
@@ -39,10 +38,13 @@ func checkDevlinkHealth(e *env, r *results) {
 			}
 		}
 		if len(reps) == 0 {
-			r.skip(d.Name, fmt.Sprintf("no devlink health reporter on pci/%s (its driver registers none)", d.PCIAddress))
+			r.skip(d.Name, Textf("no devlink health reporter on pci/%s (its driver registers none)", d.PCIAddress))
 			continue
 		}
-		var inError, rising, history, names []string
+		var inError []Text
+		var rising []Text
+		var history []Text
+		var names []string
 		var fixHandle, fixName string // the first reporter with a fault, for the fix
 		compared := false
 		for _, hr := range reps {
@@ -50,9 +52,9 @@ func checkDevlinkHealth(e *env, r *results) {
 			if fixHandle == "" && (!hr.Healthy || hr.Errors > 0) {
 				fixHandle, fixName = hr.Handle, hr.Name
 			}
-			counts := fmt.Sprintf("%d error(s), %d recovery(ies)", hr.Errors, hr.Recoveries)
+			counts := Textf("%d error(s), %d recovery(ies)", hr.Errors, hr.Recoveries)
 			if !hr.Healthy {
-				inError = append(inError, fmt.Sprintf("%s (%s) is in error: %s", hr.Name, hr.Handle, counts))
+				inError = append(inError, Textf("%s (%s) is in error: %s", hr.Name, hr.Handle, counts))
 				continue
 			}
 			p := prev[hr.Handle+" "+hr.Name]
@@ -63,23 +65,23 @@ func checkDevlinkHealth(e *env, r *results) {
 			compared = compared || w.compared
 			switch {
 			case w.rising():
-				rising = append(rising, fmt.Sprintf("%s (%s): %d new error(s)%s, recovered (%s since the driver loaded)", hr.Name, hr.Handle, w.inc, w.last(), counts))
+				rising = append(rising, Textf("%s (%s): %d new error(s)%s, recovered (%s since the driver loaded)", hr.Name, hr.Handle, w.inc, w.last(), counts))
 			case hr.Errors > 0:
-				history = append(history, fmt.Sprintf("%s (%s): %s since the driver loaded%s", hr.Name, hr.Handle, counts, w.historyNote()))
+				history = append(history, Textf("%s (%s): %s since the driver loaded%s", hr.Name, hr.Handle, counts, w.historyNote()))
 			}
 		}
 		fix := devlinkFix(fixHandle, fixName)
 		switch {
 		case len(inError) > 0:
-			r.fail(d.Name, strings.Join(append(append(inError, rising...), history...), "; ")+": the driver reported a fault it has not recovered from", fix)
+			r.fail(d.Name, Textf("%s: the driver reported a fault it has not recovered from", JoinTexts(append(append(inError, rising...), history...), "; ")), fix)
 		case len(rising) > 0:
-			r.warn(d.Name, strings.Join(append(rising, history...), "; ")+": each recovery resets a queue or the function under traffic", fix)
+			r.warn(d.Name, Textf("%s: each recovery resets a queue or the function under traffic", JoinTexts(append(rising, history...), "; ")), fix)
 		case len(history) > 0:
-			r.warn(d.Name, strings.Join(history, "; "), fix)
+			r.warn(d.Name, JoinTexts(history, "; "), fix)
 		default:
-			msg := fmt.Sprintf("%d devlink health reporter(s) healthy, no errors (%s)", len(reps), strings.Join(names, ", "))
+			msg := Textf("%d devlink health reporter(s) healthy, no errors (%s)", len(reps), strings.Join(names, ", "))
 			if compared {
-				msg += " in either sample"
+				msg = Textf("%s in either sample", msg)
 			}
 			r.ok(d.Name, msg)
 		}
@@ -87,16 +89,16 @@ func checkDevlinkHealth(e *env, r *results) {
 }
 
 // devlinkFix is what to run for a reporter that saw errors.
-func devlinkFix(handle, name string) string {
-	lines := []string{
-		fmt.Sprintf("see what the driver saw: `devlink health diagnose %s reporter %s` and `devlink health dump show %s reporter %s`; `dmesg | grep -iE 'mlx5|health|timeout'` has the kernel's side", handle, name, handle, name),
+func devlinkFix(handle, name string) Text {
+	lines := []Text{
+		Textf("see what the driver saw: `devlink health diagnose %s reporter %s` and `devlink health dump show %s reporter %s`; `dmesg | grep -iE 'mlx5|health|timeout'` has the kernel's side", handle, name, handle, name),
 	}
 	switch name {
 	case "fw_fatal", "fw":
-		lines = append(lines, "firmware errors: save that dump and `mlxfwmanager --query` output for the NIC vendor, update the NIC firmware; a fatal error that recurs means replacing the card")
+		lines = append(lines, Textf("firmware errors: save that dump and `mlxfwmanager --query` output for the NIC vendor, update the NIC firmware; a fatal error that recurs means replacing the card"))
 	case "tx", "rx":
-		lines = append(lines, "queue errors (TX timeouts, error completions) usually follow PFC pause storms or a flapping link: check no_pfc_storm and no_link_flaps for this port")
+		lines = append(lines, Textf("queue errors (TX timeouts, error completions) usually follow PFC pause storms or a flapping link: check no_pfc_storm and no_link_flaps for this port"))
 	}
-	lines = append(lines, fmt.Sprintf("if it stays in error, `devlink health recover %s reporter %s` retries the recovery; a driver reload or reboot clears it for good", handle, name))
-	return strings.Join(lines, "; ")
+	lines = append(lines, Textf("if it stays in error, `devlink health recover %s reporter %s` retries the recovery; a driver reload or reboot clears it for good", handle, name))
+	return JoinTexts(lines, "; ")
 }

@@ -19,9 +19,9 @@ import (
 const persistNote = "; this is lost on reboot or driver reload, so apply it from a boot-time systemd unit (After=network-pre.target) on every node"
 
 // dscpFix maps one DSCP to a priority with both tools operators have.
-func dscpFix(netdev string, dscp, prio int) string {
-	return fmt.Sprintf("`mlnx_qos -i %[1]s --dscp2prio set,%[2]d,%[3]d` (mlnx-tools), or with iproute2 `dcb app replace dev %[1]s dscp-prio %[2]d:%[3]d`%[4]s; the switch must map DSCP %[2]d to priority %[3]d too",
-		netdev, dscp, prio, persistNote)
+func dscpFix(netdev string, dscp, prio int) Text {
+	return Textf("`mlnx_qos -i %[1]s --dscp2prio set,%[2]d,%[3]d` (mlnx-tools), or with iproute2 `dcb app replace dev %[1]s dscp-prio %[2]d:%[3]d`%[4]s; the switch must map DSCP %[2]d to priority %[3]d too",
+		netdev, dscp, prio, Textf(persistNote))
 }
 
 // pcpFix gives RoCE a VLAN tag on its priority without moving the node's
@@ -32,13 +32,13 @@ func dscpFix(netdev string, dscp, prio int) string {
 // map), so only that priority is mapped: `egress-qos-map 0:<prio>` would put
 // every kernel packet on the VLAN (TCP, ARP, NCCL's bootstrap) on the
 // lossless priority too.
-func pcpFix(netdev string, dscp, prio int, roceTC func() (int, bool)) string {
+func pcpFix(netdev string, dscp, prio int, roceTC func() (int, bool)) Text {
 	tc, ok := roceTC()
 	if !ok {
 		tc = node.DefaultRoCETrafficClass
 	}
-	return fmt.Sprintf("either switch to DSCP trust (`mlnx_qos -i %[1]s --trust dscp`, then map DSCP %[2]d to %[3]d) or move the compute IP to a VLAN interface (`ip link add link %[1]s name %[1]s.100 type vlan id 100`) and run NCCL with NCCL_IB_SL=%[3]d, which puts priority %[3]d in the tag of RDMA frames only; for rdma_cm users (NVMe-oF, iSER) with ToS %[4]d add `egress-qos-map %[5]d:%[3]d` to the VLAN (ToS %[4]d is socket priority %[5]d to the kernel), never `0:%[3]d`, which would move all the VLAN's kernel traffic (TCP, ARP, NCCL's bootstrap) onto the lossless priority%[6]s",
-		netdev, dscp, prio, tc, rtTOS2Priority(tc), persistNote)
+	return Textf("either switch to DSCP trust (`mlnx_qos -i %[1]s --trust dscp`, then map DSCP %[2]d to %[3]d) or move the compute IP to a VLAN interface (`ip link add link %[1]s name %[1]s.100 type vlan id 100`) and run NCCL with NCCL_IB_SL=%[3]d, which puts priority %[3]d in the tag of RDMA frames only; for rdma_cm users (NVMe-oF, iSER) with ToS %[4]d add `egress-qos-map %[5]d:%[3]d` to the VLAN (ToS %[4]d is socket priority %[5]d to the kernel), never `0:%[3]d`, which would move all the VLAN's kernel traffic (TCP, ARP, NCCL's bootstrap) onto the lossless priority%[6]s",
+		netdev, dscp, prio, tc, rtTOS2Priority(tc), Textf(persistNote))
 }
 
 // rtTOS2Priority is the kernel's rt_tos2priority (include/net/route.h with
@@ -71,21 +71,21 @@ func roceGIDNetdev(t *target) string {
 
 // defaultsNote marks a verdict judged against the usual RoCE setup because
 // no plan says otherwise.
-func defaultsNote(planned bool) string {
+func defaultsNote(planned bool) Text {
 	if planned {
-		return ""
+		return Text{}
 	}
-	return fmt.Sprintf(" (no plan: judged against the usual RoCE setup, DSCP %d on the priority with PFC on, CNPs on DSCP %d, traffic class %d; a plan's expectations replace these defaults)", node.DefaultRoCEDSCP, node.DefaultCNPDSCP, node.DefaultRoCETrafficClass)
+	return Textf(" (no plan: judged against the usual RoCE setup, DSCP %d on the priority with PFC on, CNPs on DSCP %d, traffic class %d; a plan's expectations replace these defaults)", node.DefaultRoCEDSCP, node.DefaultCNPDSCP, node.DefaultRoCETrafficClass)
 }
 
 func checkDSCPMapsToPFC(e *env, r *results) {
 	exp, planned := e.expectations()
 	switch {
 	case planned && exp.PFCPriority == nil:
-		r.skip(SubjectNode, lossyReason)
+		r.skip(SubjectNode, Textf(lossyReason))
 		return
 	case planned && exp.RoCEDSCP == nil:
-		r.skip(SubjectNode, "the plan sets no RoCE DSCP (expectations.roce_dscp)")
+		r.skip(SubjectNode, Textf("the plan sets no RoCE DSCP (expectations.roce_dscp)"))
 		return
 	}
 	if !planned {
@@ -103,13 +103,13 @@ func checkDSCPMapsToPFC(e *env, r *results) {
 		} else {
 			on := enabledPriorities(d)
 			if len(on) != 1 {
-				r.skip(subj, fmt.Sprintf("no plan, and PFC is on for %s priorities of %s (%s): which one RoCE should use is the plan's to say (expectations.pfc_priority)", map[bool]string{true: "no", false: "several"}[len(on) == 0], t.netdev, prioList(on)))
+				r.skip(subj, Textf("no plan, and PFC is on for %s priorities of %s (%s): which one RoCE should use is the plan's to say (expectations.pfc_priority)", map[bool]string{true: "no", false: "several"}[len(on) == 0], t.netdev, prioList(on)))
 				return
 			}
 			if lowPriority(on[0]) {
 				// Mapping RoCE onto the best-effort class would be worse
 				// advice than none.
-				r.skip(subj, fmt.Sprintf("no plan, and PFC protects only priority %d of %s, the best-effort class every unmarked packet lands on: the usual RoCE setup is PFC and DSCP %d on priority 3; a plan (expectations.pfc_priority) says which is meant", on[0], t.netdev, dscp))
+				r.skip(subj, Textf("no plan, and PFC protects only priority %d of %s, the best-effort class every unmarked packet lands on: the usual RoCE setup is PFC and DSCP %d on priority 3; a plan (expectations.pfc_priority) says which is meant", on[0], t.netdev, dscp))
 				return
 			}
 			want = on[0]
@@ -124,33 +124,33 @@ func checkDSCPMapsToPFC(e *env, r *results) {
 			// QP's service level (NCCL_IB_SL): an untagged RoCE frame carries none and
 			// lands on priority 0 at the switch and the receiver.
 			gidDev := roceGIDNetdev(t)
-			ignored := ""
+			ignored := Textf("")
 			if exp.Trust == node.TrustDSCP {
-				ignored = fmt.Sprintf(" (the plan expects dscp: see trust_mode_matches_plan; DSCP %d is ignored)", dscp)
+				ignored = Textf(" (the plan expects dscp: see trust_mode_matches_plan; DSCP %d is ignored)", dscp)
 			}
 			switch {
 			case gidDev == "":
-				r.skip(subj, fmt.Sprintf("trust pcp: RoCE's priority is the VLAN PCP its service level sets (NCCL_IB_SL=%d); whether %s is tagged is unknown without its RoCE v2 GID", want, t.netdev))
+				r.skip(subj, Textf("trust pcp: RoCE's priority is the VLAN PCP its service level sets (NCCL_IB_SL=%d); whether %s is tagged is unknown without its RoCE v2 GID", want, t.netdev))
 			case gidDev == t.netdev:
-				r.fail(subj, fmt.Sprintf("trust pcp%s, but the RoCE v2 GID of %s is on %s itself, untagged: untagged RoCE carries no PCP, so it lands on priority 0, not the PFC priority %d", ignored, t.planned.IP(), t.netdev, want),
+				r.fail(subj, Textf("trust pcp%s, but the RoCE v2 GID of %s is on %s itself, untagged: untagged RoCE carries no PCP, so it lands on priority 0, not the PFC priority %d", ignored, t.planned.IP(), t.netdev, want),
 					pcpFix(t.netdev, dscp, want, exp.RoCETrafficClass))
 			default:
-				r.ok(subj, fmt.Sprintf("trust pcp: RoCE runs tagged on %s; its priority is the PCP the QP's service level sets (NCCL_IB_SL=%d)", gidDev, want))
+				r.ok(subj, Textf("trust pcp: RoCE runs tagged on %s; its priority is the PCP the QP's service level sets (NCCL_IB_SL=%d)", gidDev, want))
 			}
 			return
 		case node.TrustDSCP:
 		default:
-			r.skip(subj, fmt.Sprintf("trust mode of %s could not be read", t.netdev))
+			r.skip(subj, Textf("trust mode of %s could not be read", t.netdev))
 			return
 		}
 		if d.DSCP == nil {
-			r.skip(subj, fmt.Sprintf("trust dscp, but the DSCP to priority map of %s could not be read (no DSCP entry in the DCB app table); `dcb app show dev %s dscp-prio` or `mlnx_qos -i %s` shows it", t.netdev, t.netdev, t.netdev))
+			r.skip(subj, Textf("trust dscp, but the DSCP to priority map of %s could not be read (no DSCP entry in the DCB app table); `dcb app show dev %s dscp-prio` or `mlnx_qos -i %s` shows it", t.netdev, t.netdev, t.netdev))
 			return
 		}
 		got, ok := d.DSCP.Lookup(dscp)
 		switch {
 		case !ok:
-			r.fail(subj, fmt.Sprintf("DSCP %d has no entry in the DSCP to priority map of %s, so RoCE marked with it lands on the default priority 0, where PFC (on %d) does not protect it%s", dscp, t.netdev, want, note),
+			r.fail(subj, Textf("DSCP %d has no entry in the DSCP to priority map of %s, so RoCE marked with it lands on the default priority 0, where PFC (on %d) does not protect it%s", dscp, t.netdev, want, note),
 				dscpFix(t.netdev, dscp, want))
 		case got != want:
 			on := d.DSCP.DSCPsOn(want)
@@ -158,13 +158,13 @@ func checkDSCPMapsToPFC(e *env, r *results) {
 			if len(on) > 0 {
 				also = "DSCP " + prioList(on)
 			}
-			r.fail(subj, fmt.Sprintf("DSCP %d maps to priority %d on %s, but PFC protects priority %d (which %s maps to): RoCE runs lossy and drops under congestion instead of pausing%s", dscp, got, t.netdev, want, also, note),
+			r.fail(subj, Textf("DSCP %d maps to priority %d on %s, but PFC protects priority %d (which %s maps to): RoCE runs lossy and drops under congestion instead of pausing%s", dscp, got, t.netdev, want, also, note),
 				dscpFix(t.netdev, dscp, want))
 		case d.PFCKnown && !d.PFCEnabled[want]:
 			// The map is right; PFC being off is pfc_enabled_on_roce_priority's finding.
-			r.ok(subj, fmt.Sprintf("DSCP %d maps to priority %d, the plan's PFC priority (PFC itself is off there: see pfc_enabled_on_roce_priority)", dscp, want))
+			r.ok(subj, Textf("DSCP %d maps to priority %d, the plan's PFC priority (PFC itself is off there: see pfc_enabled_on_roce_priority)", dscp, want))
 		default:
-			r.ok(subj, fmt.Sprintf("DSCP %d maps to priority %d, the PFC priority%s", dscp, want, note))
+			r.ok(subj, Textf("DSCP %d maps to priority %d, the PFC priority%s", dscp, want, note))
 		}
 	})
 }
@@ -182,7 +182,7 @@ func lowPriority(p int) bool { return p == 0 || p == 1 }
 func checkCNPPriority(e *env, r *results) {
 	exp, planned := e.expectations()
 	if planned && exp.CNPDSCP == nil {
-		r.skip(SubjectNode, "the plan sets no CNP DSCP (expectations.cnp_dscp)")
+		r.skip(SubjectNode, Textf("the plan sets no CNP DSCP (expectations.cnp_dscp)"))
 		return
 	}
 	want := node.DefaultCNPDSCP
@@ -197,37 +197,37 @@ func checkCNPPriority(e *env, r *results) {
 	e.dcbTargets(r, "the CNP priority", func(t *target, d *node.DCBState) {
 		subj := t.subject()
 		if d.CNPDSCP != nil && *d.CNPDSCP != want {
-			r.warn(subj, fmt.Sprintf("%s sends CNPs with DSCP %d, the plan expects %d: the switches classify them by the other DSCP%s", t.netdev, *d.CNPDSCP, want, note),
-				fmt.Sprintf("echo %d > /sys/class/net/%s/ecn/roce_np/cnp_dscp (MLNX_OFED)%s; or change expectations.cnp_dscp if the fabric uses %d", want, t.netdev, persistNote, *d.CNPDSCP))
+			r.warn(subj, Textf("%s sends CNPs with DSCP %d, the plan expects %d: the switches classify them by the other DSCP%s", t.netdev, *d.CNPDSCP, want, note),
+				Textf("echo %d > /sys/class/net/%s/ecn/roce_np/cnp_dscp (MLNX_OFED)%s; or change expectations.cnp_dscp if the fabric uses %d", want, t.netdev, Textf(persistNote), *d.CNPDSCP))
 			return
 		}
 		var prio int
-		var how string
+		var how Text
 		switch {
 		case d.Trust == node.TrustDSCP && d.DSCP != nil:
 			p, mapped := d.DSCP.Lookup(want)
 			if !mapped {
 				p = 0
 			}
-			prio, how = p, fmt.Sprintf("DSCP %d maps to priority %d", want, p)
+			prio, how = p, Textf("DSCP %d maps to priority %d", want, p)
 		case d.CNPPrio != nil:
-			prio, how = *d.CNPPrio, fmt.Sprintf("CNPs are sent on priority %d (roce_np/cnp_802p_prio)", *d.CNPPrio)
+			prio, how = *d.CNPPrio, Textf("CNPs are sent on priority %d (roce_np/cnp_802p_prio)", *d.CNPPrio)
 		default:
-			r.skip(subj, fmt.Sprintf("the priority of CNPs on %s is unknown: no DSCP map (trust %s) and no MLNX_OFED roce_np/cnp_802p_prio", t.netdev, orPlaceholder(d.Trust, "unknown")))
+			r.skip(subj, Textf("the priority of CNPs on %s is unknown: no DSCP map (trust %s) and no MLNX_OFED roce_np/cnp_802p_prio", t.netdev, orPlaceholder(d.Trust, "unknown")))
 			return
 		}
 		pfcOn := d.PFCKnown && d.PFCEnabled[prio]
 		switch {
 		case prio == rocePrio || pfcOn:
-			r.ok(subj, how+", a lossless (PFC) priority")
+			r.ok(subj, Textf("%s, a lossless (PFC) priority", how))
 		case lowPriority(prio):
-			fix := fmt.Sprintf("map DSCP %d to priority 6, its own queue (NVIDIA's default): ", want) + dscpFix(t.netdev, want, 6)
+			fix := Textf("map DSCP %d to priority 6, its own queue (NVIDIA's default): %s", want, dscpFix(t.netdev, want, 6))
 			if d.CNPPrio != nil {
-				fix += fmt.Sprintf("; and `echo 6 > /sys/class/net/%s/ecn/roce_np/cnp_802p_prio`", t.netdev)
+				fix = Textf("%s; and `echo 6 > /sys/class/net/%s/ecn/roce_np/cnp_802p_prio`", fix, t.netdev)
 			}
-			r.fail(subj, how+", the lossy best-effort queue: under congestion CNPs wait behind bulk traffic or are dropped, and DCQCN slows the senders too late"+note, fix)
+			r.fail(subj, Textf("%s, the lossy best-effort queue: under congestion CNPs wait behind bulk traffic or are dropped, and DCQCN slows the senders too late%s", how, note), fix)
 		default:
-			r.ok(subj, how+", a queue of its own (PFC off; the switch should serve it with strict priority)")
+			r.ok(subj, Textf("%s, a queue of its own (PFC off; the switch should serve it with strict priority)", how))
 		}
 	})
 }
@@ -242,7 +242,7 @@ func checkDefaultTrafficClass(e *env, r *results) {
 	if planned {
 		var ok bool
 		if tc, ok = exp.RoCETrafficClass(); !ok {
-			r.skip(SubjectNode, "the plan sets no RoCE DSCP (expectations.roce_dscp)")
+			r.skip(SubjectNode, Textf("the plan sets no RoCE DSCP (expectations.roce_dscp)"))
 			return
 		}
 	}
@@ -259,42 +259,43 @@ func checkDefaultTrafficClass(e *env, r *results) {
 			continue
 		}
 		p := t.port
-		devFix := fmt.Sprintf("echo %d > /sys/class/infiniband/%s/tc/%d/traffic_class (MLNX_OFED)%s; NCCL jobs can instead set NCCL_IB_TC=%d", tc, p.Device, p.Number, persistNote, tc)
-		tosFix := fmt.Sprintf("cma_roce_tos -d %[1]s -p %[2]d -t %[3]d (mlnx-tools); by hand: modprobe rdma_cm; mkdir -p /sys/kernel/config/rdma_cm/%[1]s; echo %[3]d > /sys/kernel/config/rdma_cm/%[1]s/ports/%[2]d/default_roce_tos%[4]s", p.Device, p.Number, tc, persistNote)
-		var bad, good []string
-		var fix []string
+		devFix := Textf("echo %d > /sys/class/infiniband/%s/tc/%d/traffic_class (MLNX_OFED)%s; NCCL jobs can instead set NCCL_IB_TC=%d", tc, p.Device, p.Number, Textf(persistNote), tc)
+		tosFix := Textf("cma_roce_tos -d %[1]s -p %[2]d -t %[3]d (mlnx-tools); by hand: modprobe rdma_cm; mkdir -p /sys/kernel/config/rdma_cm/%[1]s; echo %[3]d > /sys/kernel/config/rdma_cm/%[1]s/ports/%[2]d/default_roce_tos%[4]s", p.Device, p.Number, tc, Textf(persistNote))
+		var bad []Text
+		var good []Text
+		var fix []Text
 		failed := false
 		if p.TrafficClass != nil {
 			v := *p.TrafficClass
 			if v>>2 == dscp {
-				good = append(good, fmt.Sprintf("device traffic class %d (DSCP %d)", v, v>>2))
+				good = append(good, Textf("device traffic class %d (DSCP %d)", v, v>>2))
 			} else {
 				failed = true
-				bad = append(bad, fmt.Sprintf("the device traffic class is %d (DSCP %d), the plan's RoCE DSCP is %d (traffic class %d): every QP of the port, NCCL's included, is marked with it", v, v>>2, dscp, tc))
+				bad = append(bad, Textf("the device traffic class is %d (DSCP %d), the plan's RoCE DSCP is %d (traffic class %d): every QP of the port, NCCL's included, is marked with it", v, v>>2, dscp, tc))
 				fix = append(fix, devFix)
 			}
 		} else if p.TrafficClassFile {
-			bad = append(bad, fmt.Sprintf("no device traffic class is set (tc/%d/traffic_class is empty): RDMA is sent with DSCP 0 unless each job sets NCCL_IB_TC=%d", p.Number, tc))
+			bad = append(bad, Textf("no device traffic class is set (tc/%d/traffic_class is empty): RDMA is sent with DSCP 0 unless each job sets NCCL_IB_TC=%d", p.Number, tc))
 			fix = append(fix, devFix)
 		}
 		if p.DefaultRoCETOS != nil {
 			v := *p.DefaultRoCETOS
 			if v>>2 == dscp {
-				good = append(good, fmt.Sprintf("rdma_cm default ToS %d (DSCP %d)", v, v>>2))
+				good = append(good, Textf("rdma_cm default ToS %d (DSCP %d)", v, v>>2))
 			} else {
-				bad = append(bad, fmt.Sprintf("the rdma_cm default ToS is %d (DSCP %d), not %d: rdma_cm users (NVMe-oF, iSER) run off the lossless priority", v, v>>2, tc))
+				bad = append(bad, Textf("the rdma_cm default ToS is %d (DSCP %d), not %d: rdma_cm users (NVMe-oF, iSER) run off the lossless priority", v, v>>2, tc))
 				fix = append(fix, tosFix)
 			}
 		}
 		switch {
 		case len(bad) > 0 && failed:
-			r.fail(subj, strings.Join(bad, "; ")+note, strings.Join(fix, "; "))
+			r.fail(subj, Textf("%s%s", JoinTexts(bad, "; "), note), JoinTexts(fix, "; "))
 		case len(bad) > 0:
-			r.warn(subj, strings.Join(bad, "; ")+note, strings.Join(fix, "; "))
+			r.warn(subj, Textf("%s%s", JoinTexts(bad, "; "), note), JoinTexts(fix, "; "))
 		case len(good) > 0:
-			r.ok(subj, strings.Join(good, ", ")+", as planned")
+			r.ok(subj, Textf("%s, as planned", JoinTexts(good, ", ")))
 		default:
-			r.skip(subj, fmt.Sprintf("this kernel exposes no default traffic class (MLNX_OFED's tc/%d/traffic_class, rdma_cm's default_roce_tos): RoCE is marked by each application; NCCL needs NCCL_IB_TC=%d (see nccl_env)", p.Number, tc))
+			r.skip(subj, Textf("this kernel exposes no default traffic class (MLNX_OFED's tc/%d/traffic_class, rdma_cm's default_roce_tos): RoCE is marked by each application; NCCL needs NCCL_IB_TC=%d (see nccl_env)", p.Number, tc))
 		}
 	}
 }
@@ -335,13 +336,13 @@ func checkRDMABytesOnRoCEPriority(e *env, r *results) {
 		switch {
 		case len(st) < len(netdevs):
 			_, why := e.ethtoolFor(t)
-			if why == "" {
-				why = fmt.Sprintf("no ethtool statistics for %s", strings.Join(netdevs, ", "))
+			if why.Empty() {
+				why = Textf("no ethtool statistics for %s", strings.Join(netdevs, ", "))
 			}
 			r.skip(subj, why)
 			return
 		case len(prios) == 0:
-			r.skip(subj, "no RoCE priority: the plan sets no pfc_priority and no priority has PFC on")
+			r.skip(subj, Textf("no RoCE priority: the plan sets no pfc_priority and no priority has PFC on"))
 			return
 		case t.port == nil:
 			r.skip(subj, t.missingReason("RDMA port"))
@@ -349,7 +350,7 @@ func checkRDMABytesOnRoCEPriority(e *env, r *results) {
 		}
 		rx, tx, ok := t.port.DataBytes()
 		if !ok {
-			r.skip(subj, "the port's RDMA data counters (port_rcv_data, port_xmit_data) are not readable")
+			r.skip(subj, Textf("the port's RDMA data counters (port_rcv_data, port_xmit_data) are not readable"))
 			return
 		}
 		prioBytes := func(ss []*node.EthtoolStats, dir string) ([8]uint64, bool) {
@@ -369,13 +370,13 @@ func checkRDMABytesOnRoCEPriority(e *env, r *results) {
 		for _, dir := range []string{node.DirTX, node.DirRX} {
 			b, ok := prioBytes(st, dir)
 			if !ok {
-				r.skip(subj, fmt.Sprintf("%s exposes no per-priority byte counters (ethtool -S %s_prio<N>_bytes)", strings.Join(netdevs, ", "), dir))
+				r.skip(subj, Textf("%s exposes no per-priority byte counters (ethtool -S %s_prio<N>_bytes)", strings.Join(netdevs, ", "), dir))
 				return
 			}
 			cur[dir] = b
 		}
 		rdma := map[string]uint64{node.DirTX: tx, node.DirRX: rx}
-		floor, span := uint64(rdmaFloorSinceBoot), "since the counters started"
+		floor, span := uint64(rdmaFloorSinceBoot), Textf("since the counters started")
 		// The interval is judged when it moved enough RDMA bytes to tell; an idle
 		// interval falls back to the totals, so one and two samples agree.
 		if pp := e.prevPort(t.port); pp != nil && len(pst) == len(netdevs) {
@@ -391,13 +392,14 @@ func checkRDMABytesOnRoCEPriority(e *env, r *results) {
 					}
 					cur[dir] = c
 				}
-				floor, span = rdmaFloorInterval, "in the last interval"
+				floor, span = rdmaFloorInterval, Textf("in the last interval")
 			}
 		}
 		// The plan's other RDMA classes (storage on a priority of its own)
 		// move RDMA bytes too: on their priorities those are theirs.
 		classes := e.otherRDMAClassesBesides(prios)
-		var bad, good []string
+		var bad []Text
+		var good []string
 		for _, dir := range []string{node.DirTX, node.DirRX} {
 			moved := rdma[dir]
 			if moved < floor {
@@ -429,26 +431,26 @@ func checkRDMABytesOnRoCEPriority(e *env, r *results) {
 					top, topBytes = p, v
 				}
 			}
-			where := "on no other priority either"
+			where := Textf("on no other priority either")
 			if top >= 0 {
-				where = fmt.Sprintf("priority %d carried %s", top, humanBytes(topBytes))
+				where = Textf("priority %d carried %s", top, humanBytes(topBytes))
 			}
-			planned := fmt.Sprintf("the RoCE priority %s only %s", prioList(prios), humanBytes(onRoCE))
+			planned := Textf("the RoCE priority %s only %s", prioList(prios), humanBytes(onRoCE))
 			if len(classes) > 0 {
-				planned = fmt.Sprintf("the RoCE priority %s and the plan's other RDMA classes (%s) only %s", prioList(prios), classList(classes), humanBytes(onRoCE+onClasses))
+				planned = Textf("the RoCE priority %s and the plan's other RDMA classes (%s) only %s", prioList(prios), classList(classes), humanBytes(onRoCE+onClasses))
 			}
-			bad = append(bad, fmt.Sprintf("%s: RDMA moved %s %s but %s (%.0f%%); %s", dir, humanBytes(moved), span, planned, 100*share, where))
+			bad = append(bad, Textf("%s: RDMA moved %s %s but %s (%.0f%%); %s", dir, humanBytes(moved), span, planned, 100*share, where))
 		}
 		history := floor == rdmaFloorSinceBoot
 		lands, mapKnown, mapWhy := e.roceDSCPLands(t)
 		mapIsCause := mapKnown && !slicesContains(prios, lands)
 		switch {
 		case len(bad) > 0:
-			msg := strings.Join(bad, "; ") + ": RoCE runs on a lossy priority and drops instead of pausing under congestion"
-			var fix string
+			msg := Textf("%s: RoCE runs on a lossy priority and drops instead of pausing under congestion", JoinTexts(bad, "; "))
+			var fix Text
 			if mapIsCause {
 				// Marking cannot help while the map sends the mark elsewhere.
-				msg += fmt.Sprintf("; %s, so the map is the cause (see roce_dscp_maps_to_pfc_priority)", mapWhy)
+				msg = Textf("%s; %s, so the map is the cause (see roce_dscp_maps_to_pfc_priority)", msg, mapWhy)
 				fix = e.mapFix(t, prios[0])
 			} else {
 				// Without a plan, the usual marking (the default DSCP).
@@ -458,24 +460,24 @@ func checkRDMABytesOnRoCEPriority(e *env, r *results) {
 						tc = strconv.Itoa(v)
 					}
 				}
-				fix = fmt.Sprintf("mark RoCE with the plan's traffic class: NCCL_IB_TC=%[1]s in the job environment (perftest: --tclass=%[1]s), or for every QP `echo %[1]s > /sys/class/infiniband/%[2]s/tc/%[3]d/traffic_class` (MLNX_OFED)", tc, t.port.Device, t.port.Number)
+				fix = Textf("mark RoCE with the plan's traffic class: NCCL_IB_TC=%[1]s in the job environment (perftest: --tclass=%[1]s), or for every QP `echo %[1]s > /sys/class/infiniband/%[2]s/tc/%[3]d/traffic_class` (MLNX_OFED)", tc, t.port.Device, t.port.Number)
 			}
 			if history {
 				// Totals since boot keep a fault that was fixed until the
 				// next reboot: they warn, as history does in every check.
-				r.warn(subj, msg+"; this is history since the counters started, not enough RDMA moved in the last interval to judge now", fix+"; then run the doctor with traffic on the port (or --interval long enough to see it) to judge the present")
+				r.warn(subj, Textf("%s; this is history since the counters started, not enough RDMA moved in the last interval to judge now", msg), Textf("%s; then run the doctor with traffic on the port (or --interval long enough to see it) to judge the present", fix))
 				return
 			}
 			r.fail(subj, msg, fix)
 		case len(good) > 0:
-			msg := strings.Join(good, "; ") + " " + span
+			msg := Textf("%s %s", strings.Join(good, "; "), span)
 			if history && mapIsCause {
 				// The two findings about this port differ in time, not in fact.
-				msg += fmt.Sprintf("; that is history: %s now (see roce_dscp_maps_to_pfc_priority), so RoCE sent from now on does not land there", mapWhy)
+				msg = Textf("%s; that is history: %s now (see roce_dscp_maps_to_pfc_priority), so RoCE sent from now on does not land there", msg, mapWhy)
 			}
 			r.ok(subj, msg)
 		default:
-			r.ok(subj, fmt.Sprintf("too little RDMA traffic %s to tell its priority (under %s)", span, humanBytes(floor)))
+			r.ok(subj, Textf("too little RDMA traffic %s to tell its priority (under %s)", span, humanBytes(floor)))
 		}
 	})
 }
@@ -545,15 +547,15 @@ func (e *env) roceDSCPLands(t *target) (int, bool, string) {
 
 // mapFix puts RoCE's DSCP on the RoCE priority: the map, or the trust mode
 // when the NIC does not read the DSCP at all.
-func (e *env) mapFix(t *target, prio int) string {
+func (e *env) mapFix(t *target, prio int) Text {
 	dscp := node.DefaultRoCEDSCP
 	if exp, ok := e.expectations(); ok && exp.RoCEDSCP != nil {
 		dscp = *exp.RoCEDSCP
 	}
 	if d := e.snap.DCB[t.netdev]; d != nil && d.Trust == node.TrustPCP {
-		return fmt.Sprintf("make the NIC read the DSCP: `mlnx_qos -i %s --trust dscp`, then ", t.netdev) + dscpFix(t.netdev, dscp, prio)
+		return Textf("make the NIC read the DSCP: `mlnx_qos -i %s --trust dscp`, then %s", t.netdev, dscpFix(t.netdev, dscp, prio))
 	}
-	return "fix the DSCP to priority map: " + dscpFix(t.netdev, dscp, prio)
+	return Textf("fix the DSCP to priority map: %s", dscpFix(t.netdev, dscp, prio))
 }
 
 func slicesContains(s []int, v int) bool {

@@ -2,7 +2,7 @@ package health
 
 import (
 	"cmp"
-	"fmt"
+
 	"maps"
 	"slices"
 	"sort"
@@ -23,7 +23,7 @@ import (
 // that reads the flash says otherwise.
 func checkFirmware(e *env, r *results) {
 	if exp, ok := e.expectations(); ok && !exp.FirmwareConsistent {
-		r.skip(SubjectNode, "the plan sets firmware_consistent: false")
+		r.skip(SubjectNode, Textf("the plan sets firmware_consistent: false"))
 		return
 	}
 	groups := map[string][]*node.Device{}
@@ -31,7 +31,7 @@ func checkFirmware(e *env, r *results) {
 	for _, d := range e.snap.Devices {
 		fw := runningFirmware(e, d)
 		if fw == "" {
-			r.skip(d.Name, "firmware version could not be read (no fw_ver, no devlink dev info)")
+			r.skip(d.Name, Textf("firmware version could not be read (no fw_ver, no devlink dev info)"))
 			continue
 		}
 		running[d] = fw
@@ -46,11 +46,11 @@ func checkFirmware(e *env, r *results) {
 		}
 		if len(byVersion) == 1 {
 			for _, d := range devs {
-				msg := fmt.Sprintf("firmware %s, same as the other %d %s device(s)", running[d], len(devs)-1, key)
+				msg := Textf("firmware %s, same as the other %d %s device(s)", running[d], len(devs)-1, key)
 				if len(devs) == 1 {
-					msg = fmt.Sprintf("firmware %s (only %s device on this node)", running[d], key)
+					msg = Textf("firmware %s (only %s device on this node)", running[d], key)
 				}
-				firmwareVerdict(e, r, d, StatusOK, msg, "", "")
+				firmwareVerdict(e, r, d, StatusOK, msg, Textf(""), "")
 			}
 			continue
 		}
@@ -58,20 +58,20 @@ func checkFirmware(e *env, r *results) {
 		sort.SliceStable(versions, func(i, j int) bool { return len(byVersion[versions[i]]) > len(byVersion[versions[j]]) })
 		majority := versions[0]
 		tie := len(byVersion[versions[1]]) == len(byVersion[majority])
-		var summary []string
+		var summary []Text
 		for _, v := range versions {
-			summary = append(summary, fmt.Sprintf("%s on %s", v, joinNatural(byVersion[v])))
+			summary = append(summary, Textf("%s on %s", v, joinNatural(byVersion[v])))
 		}
 		for _, d := range devs {
 			switch {
 			case tie:
 				// The highest dotted version, compared numerically.
 				newest := slices.MaxFunc(versions, naturalCompare)
-				firmwareVerdict(e, r, d, StatusWarn, fmt.Sprintf("%s devices run different firmware with no majority (%s)", key, strings.Join(summary, "; ")), firmwareFix(d, newest), newest)
+				firmwareVerdict(e, r, d, StatusWarn, Textf("%s devices run different firmware with no majority (%s)", key, JoinTexts(summary, "; ")), firmwareFix(d, newest), newest)
 			case running[d] == majority:
-				firmwareVerdict(e, r, d, StatusOK, fmt.Sprintf("firmware %s, the majority version of %s devices", majority, key), "", "")
+				firmwareVerdict(e, r, d, StatusOK, Textf("firmware %s, the majority version of %s devices", majority, key), Textf(""), "")
 			default:
-				firmwareVerdict(e, r, d, StatusWarn, fmt.Sprintf("firmware %s differs from the %d other %s device(s) on %s (%s)", running[d], len(byVersion[majority]), key, majority, strings.Join(summary, "; ")), firmwareFix(d, majority), majority)
+				firmwareVerdict(e, r, d, StatusWarn, Textf("firmware %s differs from the %d other %s device(s) on %s (%s)", running[d], len(byVersion[majority]), key, majority, JoinTexts(summary, "; ")), firmwareFix(d, majority), majority)
 			}
 		}
 	}
@@ -81,18 +81,18 @@ func checkFirmware(e *env, r *results) {
 // what devlink says was flashed on it: an image that does not run yet
 // warns, and where it is the version the device should run, activating it
 // is the fix instead of flashing.
-func firmwareVerdict(e *env, r *results, d *node.Device, status Status, msg, fix, want string) {
+func firmwareVerdict(e *env, r *results, d *node.Device, status Status, msg Text, fix Text, want string) {
 	if info := e.snap.DevlinkInfoOfPCI(d.PCIAddress); info != nil {
 		_, run := info.Firmware()
 		if stored, ok := info.StoredFirmware(); ok && stored != run {
-			pending := fmt.Sprintf("firmware %s is flashed but %s still runs: the new image waits for a firmware reset", stored, run)
+			pending := Textf("firmware %s is flashed but %s still runs: the new image waits for a firmware reset", stored, run)
 			switch {
 			case status == StatusOK:
-				status, msg, fix = StatusWarn, msg+"; "+pending, activateFix(d, stored)
+				status, msg, fix = StatusWarn, Textf("%s; %s", msg, pending), activateFix(d, stored)
 			case stored == want:
-				msg, fix = msg+"; "+pending, activateFix(d, stored)
+				msg, fix = Textf("%s; %s", msg, pending), activateFix(d, stored)
 			default:
-				msg += "; " + pending
+				msg = Textf("%s; %s", msg, pending)
 			}
 		}
 	}
@@ -116,29 +116,29 @@ func runningFirmware(e *env, d *node.Device) string {
 	return ""
 }
 
-func firmwareFix(d *node.Device, version string) string {
+func firmwareFix(d *node.Device, version string) Text {
 	addr := orPlaceholder(d.PCIAddress, "<pci address>")
 	switch d.Driver {
 	case "mlx5_core", "mlx4_core":
-		return fmt.Sprintf("bring %[1]s (%[2]s) to %[3]s like its siblings: `mlxfwmanager --query` lists the versions, `mlxfwmanager -u -d %[2]s` (or `flint -d %[2]s -i <firmware %[3]s image for PSID %[4]s> burn`) flashes it, then drain the node (no jobs on it: the reset takes the NIC off the PCIe bus and its links down for seconds) and activate it with `mlxfwreset -d %[2]s reset` or a reboot", d.Name, addr, version, orPlaceholder(d.BoardID, "<PSID>"))
+		return Textf("bring %[1]s (%[2]s) to %[3]s like its siblings: `mlxfwmanager --query` lists the versions, `mlxfwmanager -u -d %[2]s` (or `flint -d %[2]s -i <firmware %[3]s image for PSID %[4]s> burn`) flashes it, then drain the node (no jobs on it: the reset takes the NIC off the PCIe bus and its links down for seconds) and activate it with `mlxfwreset -d %[2]s reset` or a reboot", d.Name, addr, version, orPlaceholder(d.BoardID, "<PSID>"))
 	case "bnxt_en":
-		return fmt.Sprintf("flash %s (%s) with the same Broadcom firmware package (%s) as its siblings using Broadcom's niccli or bnxtnvm tool, then reboot", d.Name, addr, version)
+		return Textf("flash %s (%s) with the same Broadcom firmware package (%s) as its siblings using Broadcom's niccli or bnxtnvm tool, then reboot", d.Name, addr, version)
 	case "ice", "i40e":
-		return fmt.Sprintf("update %s (%s) to NVM %s like its siblings with Intel's nvmupdate64e tool, then reboot", d.Name, addr, version)
+		return Textf("update %s (%s) to NVM %s like its siblings with Intel's nvmupdate64e tool, then reboot", d.Name, addr, version)
 	}
-	return fmt.Sprintf("flash %s (%s) with firmware %s like its siblings using the NIC vendor's tool, then reboot", d.Name, addr, version)
+	return Textf("flash %s (%s) with firmware %s like its siblings using the NIC vendor's tool, then reboot", d.Name, addr, version)
 }
 
 // activateFix runs a firmware that is already flashed.
-func activateFix(d *node.Device, version string) string {
+func activateFix(d *node.Device, version string) Text {
 	addr := orPlaceholder(d.PCIAddress, "<pci address>")
 	switch d.Driver {
 	case "mlx5_core":
-		return fmt.Sprintf("run the flashed %[3]s on %[1]s: `mlxfwreset -d %[2]s reset` (or `devlink dev reload pci/%[2]s action fw_activate`, Linux 5.10+), or reboot, after draining the node: the reset takes the NIC off the PCIe bus and its links down for seconds, which kills every job using it", d.Name, addr, version)
+		return Textf("run the flashed %[3]s on %[1]s: `mlxfwreset -d %[2]s reset` (or `devlink dev reload pci/%[2]s action fw_activate`, Linux 5.10+), or reboot, after draining the node: the reset takes the NIC off the PCIe bus and its links down for seconds, which kills every job using it", d.Name, addr, version)
 	case "mlx4_core":
-		return fmt.Sprintf("drain the node (the reset takes the NIC off the PCIe bus and its links down for seconds), then run the flashed %[3]s on %[1]s: `mlxfwreset -d %[2]s reset` or reboot", d.Name, addr, version)
+		return Textf("drain the node (the reset takes the NIC off the PCIe bus and its links down for seconds), then run the flashed %[3]s on %[1]s: `mlxfwreset -d %[2]s reset` or reboot", d.Name, addr, version)
 	}
-	return fmt.Sprintf("reboot (or reset %s's firmware with the NIC vendor's tool) to run the flashed %s", d.Name, version)
+	return Textf("reboot (or reset %s's firmware with the NIC vendor's tool) to run the flashed %s", d.Name, version)
 }
 
 // modelKey groups devices that should share firmware: same chip and same board

@@ -19,11 +19,11 @@ func gpuState(e *env, r *results) (*node.GPUState, bool) {
 	st := e.snap.Sources[node.SourceGPU]
 	switch {
 	case st == "":
-		r.skip(SubjectNode, "the gpu collector is disabled (--no-collector.gpu)")
+		r.skip(SubjectNode, Textf("the gpu collector is disabled (--no-collector.gpu)"))
 	case st == node.SourceAbsent || st == node.SourceOK && (e.snap.GPU == nil || len(e.snap.GPU.GPUs) == 0):
-		r.skip(SubjectNode, ReasonNoGPU)
+		r.skip(SubjectNode, Textf(ReasonNoGPU))
 	case e.snap.GPU == nil:
-		r.skip(SubjectNode, "the GPUs could not be read (see roce_scrape_collector_success{collector=\"gpu\"})")
+		r.skip(SubjectNode, Textf("the GPUs could not be read (see roce_scrape_collector_success{collector=\"gpu\"})"))
 	default:
 		return e.snap.GPU, true
 	}
@@ -42,11 +42,11 @@ func gpuName(g *node.GPU) string {
 
 // pathType names a GPU↔NIC relation in NCCL's words (node.Relate), and
 // says nvidia-smi's where NCCL has one word for two.
-func pathType(r node.PCIeRelation) string {
+func pathType(r node.PCIeRelation) Text {
 	if r == node.RelationPHB {
-		return "PHB (NCCL's path type; nvidia-smi topo -m shows PHB or NODE)"
+		return Textf("PHB (NCCL's path type; nvidia-smi topo -m shows PHB or NODE)")
 	}
-	return r.String() + " (NCCL's path type)"
+	return Textf("%s (NCCL's path type)", r.String())
 }
 
 func nicNames(pairs []node.Pair) string {
@@ -67,22 +67,22 @@ func checkGPUDirect(e *env, r *results) {
 	g := st.GPUDirect
 	switch {
 	case g.PeerMem != "":
-		r.ok(SubjectNode, fmt.Sprintf("%s loaded: NICs can read and write GPU memory directly", g.PeerMem))
+		r.ok(SubjectNode, Textf("%s loaded: NICs can read and write GPU memory directly", g.PeerMem))
 	case g.DMABUF():
-		r.ok(SubjectNode, fmt.Sprintf("DMA-BUF path: NVIDIA open kernel module %s on Linux %s (no peer-memory module needed)", g.DriverVersion, g.KernelRelease))
+		r.ok(SubjectNode, Textf("DMA-BUF path: NVIDIA open kernel module %s on Linux %s (no peer-memory module needed)", g.DriverVersion, g.KernelRelease))
 	case !g.NvidiaLoaded:
-		r.fail(SubjectNode, "the nvidia kernel module is not loaded: no GPU memory can be registered with the NICs",
-			"install and load the NVIDIA driver (`nvidia-smi` must list the GPUs), then: "+peermemFix)
+		r.fail(SubjectNode, Textf("the nvidia kernel module is not loaded: no GPU memory can be registered with the NICs"),
+			Textf("install and load the NVIDIA driver (`nvidia-smi` must list the GPUs), then: %s", Textf(peermemFix)))
 	case g.OpenKernelModule == nil:
-		r.warn(SubjectNode, fmt.Sprintf("neither nvidia_peermem nor nv_peer_mem is loaded, and whether DMA-BUF can work is unknown (/proc/driver/nvidia/version not read; driver %s)", orUnknown(g.DriverVersion)),
-			"if the exporter runs in a container, mount the host's /proc and pass --path.proc; otherwise "+peermemFix)
+		r.warn(SubjectNode, Textf("neither nvidia_peermem nor nv_peer_mem is loaded, and whether DMA-BUF can work is unknown (/proc/driver/nvidia/version not read; driver %s)", orUnknown(g.DriverVersion)),
+			Textf("if the exporter runs in a container, mount the host's /proc and pass --path.proc; otherwise %s", Textf(peermemFix)))
 	default:
-		why := "the proprietary kernel module does not export GPU memory as DMA-BUF"
+		why := Textf("the proprietary kernel module does not export GPU memory as DMA-BUF")
 		if *g.OpenKernelModule {
-			why = fmt.Sprintf("DMA-BUF needs driver R515+ on Linux 5.12+ (driver %s, Linux %s)", orUnknown(g.DriverVersion), orUnknown(g.KernelRelease))
+			why = Textf("DMA-BUF needs driver R515+ on Linux 5.12+ (driver %s, Linux %s)", orUnknown(g.DriverVersion), orUnknown(g.KernelRelease))
 		}
-		r.fail(SubjectNode, "GPUDirect RDMA unavailable: neither nvidia_peermem nor nv_peer_mem is loaded, and "+why+"; NCCL stages every transfer through host memory",
-			peermemFix)
+		r.fail(SubjectNode, Textf("GPUDirect RDMA unavailable: neither nvidia_peermem nor nv_peer_mem is loaded, and %s; NCCL stages every transfer through host memory", why),
+			Textf(peermemFix))
 	}
 }
 
@@ -99,31 +99,31 @@ func checkACSOnPath(e *env, r *results) {
 		return
 	}
 	if len(st.NICs) == 0 {
-		r.skip(SubjectNode, "no RDMA NIC to pair the GPUs with")
+		r.skip(SubjectNode, Textf("no RDMA NIC to pair the GPUs with"))
 		return
 	}
 	for _, g := range st.GPUs {
 		closest := st.Closest(g)
 		if len(closest) == 0 {
-			r.skip(gpuSubject(g), "no RDMA NIC with a known PCIe place")
+			r.skip(gpuSubject(g), Textf("no RDMA NIC with a known PCIe place"))
 			continue
 		}
 		p := closest[0]
 		if !p.Relation.Direct() {
-			r.skip(gpuSubject(g), fmt.Sprintf("%s's closest NIC (%s) is at %s: the path crosses the root complex, so ACS does not decide its route (see gpu_nic_affinity)", gpuName(g), nicNames(closest), pathType(p.Relation)))
+			r.skip(gpuSubject(g), Textf("%s's closest NIC (%s) is at %s: the path crosses the root complex, so ACS does not decide its route (see gpu_nic_affinity)", gpuName(g), nicNames(closest), pathType(p.Relation)))
 			continue
 		}
 		bridges, known := node.PathACSRedirects(st, p)
 		if !known {
-			r.skip(gpuSubject(g), fmt.Sprintf("ACS of the switch ports between %s and %s unknown: their configuration space is readable only by root (run the exporter or doctor as root)", gpuName(g), p.NIC.Device))
+			r.skip(gpuSubject(g), Textf("ACS of the switch ports between %s and %s unknown: their configuration space is readable only by root (run the exporter or doctor as root)", gpuName(g), p.NIC.Device))
 			continue
 		}
 		if len(bridges) > 0 {
-			r.fail(gpuSubject(g), fmt.Sprintf("ACS redirects peer-to-peer traffic on %s between %s and %s (%s): GPUDirect RDMA goes up to the root complex and back, at a fraction of the switch's bandwidth (or hangs with the IOMMU on)",
+			r.fail(gpuSubject(g), Textf("ACS redirects peer-to-peer traffic on %s between %s and %s (%s): GPUDirect RDMA goes up to the root complex and back, at a fraction of the switch's bandwidth (or hangs with the IOMMU on)",
 				strings.Join(bridges, ", "), gpuName(g), p.NIC.Device, p.Relation), acsFix(st, bridges))
 			continue
 		}
-		r.ok(gpuSubject(g), fmt.Sprintf("ACS off on the switch ports between %s and %s (%s)", gpuName(g), p.NIC.Device, p.Relation))
+		r.ok(gpuSubject(g), Textf("ACS off on the switch ports between %s and %s (%s)", gpuName(g), p.NIC.Device, p.Relation))
 	}
 }
 
@@ -138,22 +138,22 @@ const acsNote = "Linux turns ACS on at every boot whenever an IOMMU driver is ac
 // vfio-pci, it breaks the isolation between them. So the setpci lines are
 // given only when the IOMMU is off or in passthrough and nothing is bound
 // to vfio-pci.
-func acsFix(st *node.GPUState, bridges []string) string {
+func acsFix(st *node.GPUState, bridges []string) Text {
 	mode := st.IOMMU.Mode()
 	switch {
 	case mode != node.IOMMUOff && mode != node.IOMMUPassthrough:
-		return fmt.Sprintf("do not turn ACS off while the IOMMU is %s: ACS keeps peer-to-peer DMA under the IOMMU's translation, and without it transfers between the GPU and the NIC go to untranslated addresses; first put the IOMMU in passthrough (see iommu_passthrough_or_off), then run the doctor again for the ACS commands", mode)
+		return Textf("do not turn ACS off while the IOMMU is %s: ACS keeps peer-to-peer DMA under the IOMMU's translation, and without it transfers between the GPU and the NIC go to untranslated addresses; first put the IOMMU in passthrough (see iommu_passthrough_or_off), then run the doctor again for the ACS commands", mode)
 	case st.VFIOUnreadable != "":
-		return fmt.Sprintf("whether functions are passed to virtual machines is unknown (%s): ACS isolates them, so check `ls /sys/bus/pci/drivers/vfio-pci` is empty (or has no such directory) before turning ACS off, then run the doctor again for the commands", st.VFIOUnreadable)
+		return Textf("whether functions are passed to virtual machines is unknown (%s): ACS isolates them, so check `ls /sys/bus/pci/drivers/vfio-pci` is empty (or has no such directory) before turning ACS off, then run the doctor again for the commands", st.VFIOUnreadable)
 	case len(st.VFIO) > 0:
-		return fmt.Sprintf("%s are bound to vfio-pci (passed to virtual machines or user-space drivers), and ACS is what isolates them: leave ACS on on this host, or move those functions off it first; then run the doctor again for the commands", strings.Join(st.VFIO, ", "))
+		return Textf("%s are bound to vfio-pci (passed to virtual machines or user-space drivers), and ACS is what isolates them: leave ACS on on this host, or move those functions off it first; then run the doctor again for the commands", strings.Join(st.VFIO, ", "))
 	}
 	cmds := make([]string, len(bridges))
 	for i, b := range bridges {
 		cmds[i] = "setpci -s " + b + " ECAP_ACS+0x6.w=0000"
 	}
-	return fmt.Sprintf("the IOMMU is %s and nothing is bound to vfio-pci, so turning ACS redirect off on those switch ports is safe: %s (as root, takes effect now; check with `lspci -vvv -s <port> | grep ACSCtl`, every flag must read '-'). %s: make it permanent with the kernel parameter `pci=disable_acs_redir=%s` in GRUB_CMDLINE_LINUX (Linux 5.1 or newer; then `update-grub` and a reboot), or turn ACS off in the BIOS (PCIe ACS / 'ACS Control: Disable')",
-		mode, strings.Join(cmds, "; "), acsNote, strings.Join(bridges, ";"))
+	return Textf("the IOMMU is %s and nothing is bound to vfio-pci, so turning ACS redirect off on those switch ports is safe: %s (as root, takes effect now; check with `lspci -vvv -s <port> | grep ACSCtl`, every flag must read '-'). %s: make it permanent with the kernel parameter `pci=disable_acs_redir=%s` in GRUB_CMDLINE_LINUX (Linux 5.1 or newer; then `update-grub` and a reboot), or turn ACS off in the BIOS (PCIe ACS / 'ACS Control: Disable')",
+		mode, strings.Join(cmds, "; "), Textf(acsNote), strings.Join(bridges, ";"))
 }
 
 func checkIOMMU(e *env, r *results) {
@@ -171,12 +171,12 @@ func checkIOMMU(e *env, r *results) {
 	case mode == node.IOMMUUnknown && len(m.Unreadable) > 0:
 		// Unreadable is not "off": passing here would hide a translating
 		// IOMMU behind a permission problem.
-		r.warn(SubjectNode, fmt.Sprintf("cannot read the IOMMU state (%s): whether GPU↔NIC DMA is translated is unknown; kernel parameters: %s", strings.Join(m.Unreadable, "; "), cmd),
-			"let the exporter read /sys/class/iommu, /sys/bus/pci/devices/*/iommu_group and /sys/kernel/iommu_groups/*/type (in a container, mount the host's /sys), or check by hand: `ls /sys/class/iommu; cat /sys/kernel/iommu_groups/*/type` should read identity for every GPU and NIC")
+		r.warn(SubjectNode, Textf("cannot read the IOMMU state (%s): whether GPU↔NIC DMA is translated is unknown; kernel parameters: %s", strings.Join(m.Unreadable, "; "), cmd),
+			Textf("let the exporter read /sys/class/iommu, /sys/bus/pci/devices/*/iommu_group and /sys/kernel/iommu_groups/*/type (in a container, mount the host's /sys), or check by hand: `ls /sys/class/iommu; cat /sys/kernel/iommu_groups/*/type` should read identity for every GPU and NIC"))
 	case mode == node.IOMMUOff:
-		r.ok(SubjectNode, "no IOMMU active: GPU↔NIC DMA is not translated")
+		r.ok(SubjectNode, Textf("no IOMMU active: GPU↔NIC DMA is not translated"))
 	case mode == node.IOMMUPassthrough:
-		r.ok(SubjectNode, fmt.Sprintf("IOMMU in passthrough for every GPU and NIC (kernel parameters: %s)", cmd))
+		r.ok(SubjectNode, Textf("IOMMU in passthrough for every GPU and NIC (kernel parameters: %s)", cmd))
 	case mode == node.IOMMUTranslated:
 		var which []string
 		for _, a := range slices.Sorted(maps.Keys(m.GroupTypes)) {
@@ -184,10 +184,10 @@ func checkIOMMU(e *env, r *results) {
 				which = append(which, a+" ("+t+")")
 			}
 		}
-		r.fail(SubjectNode, fmt.Sprintf("the IOMMU translates DMA of %s (kernel parameters: %s): every GPUDirect transfer is translated and peer-to-peer traffic is sent through the root complex", strings.Join(which, ", "), cmd), fix)
+		r.fail(SubjectNode, Textf("the IOMMU translates DMA of %s (kernel parameters: %s): every GPUDirect transfer is translated and peer-to-peer traffic is sent through the root complex", strings.Join(which, ", "), cmd), Textf(fix))
 	default:
-		r.warn(SubjectNode, fmt.Sprintf("an IOMMU is active (%s) but its domain type could not be read (kernels before 4.19 have no iommu_groups/*/type); kernel parameters: %s", strings.Join(m.Units, ", "), cmd),
-			"make sure the IOMMU runs in passthrough: "+fix)
+		r.warn(SubjectNode, Textf("an IOMMU is active (%s) but its domain type could not be read (kernels before 4.19 have no iommu_groups/*/type); kernel parameters: %s", strings.Join(m.Units, ", "), cmd),
+			Textf("make sure the IOMMU runs in passthrough: %s", Textf(fix)))
 	}
 }
 
@@ -197,7 +197,7 @@ func checkGPUNICAffinity(e *env, r *results) {
 		return
 	}
 	if len(st.NICs) == 0 {
-		r.skip(SubjectNode, "no RDMA NIC to pair the GPUs with")
+		r.skip(SubjectNode, Textf("no RDMA NIC to pair the GPUs with"))
 		return
 	}
 	best := st.BestPossible()
@@ -223,25 +223,25 @@ func checkGPUNICAffinity(e *env, r *results) {
 	for _, g := range st.GPUs {
 		closest := st.Closest(g)
 		if len(closest) == 0 {
-			r.skip(gpuSubject(g), "no RDMA NIC with a known PCIe place")
+			r.skip(gpuSubject(g), Textf("no RDMA NIC with a known PCIe place"))
 			continue
 		}
 		rel := closest[0].Relation
 		switch {
 		case rel.Direct():
-			r.ok(gpuSubject(g), fmt.Sprintf("%s: closest NIC %s at %s", gpuName(g), nicNames(closest), pathType(rel)))
+			r.ok(gpuSubject(g), Textf("%s: closest NIC %s at %s", gpuName(g), nicNames(closest), pathType(rel)))
 		case rel == best:
-			r.ok(gpuSubject(g), fmt.Sprintf("%s: closest NIC %s at %s, the best this board's topology allows (no GPU shares a PCIe switch with a NIC)", gpuName(g), nicNames(closest), pathType(rel)))
+			r.ok(gpuSubject(g), Textf("%s: closest NIC %s at %s, the best this board's topology allows (no GPU shares a PCIe switch with a NIC)", gpuName(g), nicNames(closest), pathType(rel)))
 		default:
-			msg := fmt.Sprintf("%s: closest NIC %s at %s, while this board pairs GPUs with NICs at %s", gpuName(g), nicNames(closest), pathType(rel), best)
+			msg := Textf("%s: closest NIC %s at %s, while this board pairs GPUs with NICs at %s", gpuName(g), nicNames(closest), pathType(rel), best)
 			if rel == node.RelationSYS {
-				msg += "; every transfer crosses the socket interconnect"
+				msg = Textf("%s; every transfer crosses the socket interconnect", msg)
 			}
 			if len(lonely) > 0 {
-				msg += "; NICs without a GPU at " + best.String() + ": " + strings.Join(lonely, ", ")
+				msg = Textf("%s; NICs without a GPU at %s: %s", msg, best.String(), strings.Join(lonely, ", "))
 			}
 			r.fail(gpuSubject(g), msg,
-				"put the NIC back into the slot that shares a PCIe switch with this GPU (server's PCIe slot map; `nvidia-smi topo -m` must show PIX or PXB), or, until then, give jobs on this GPU that NIC explicitly: NCCL_IB_HCA and NCCL_CROSS_NIC follow the topology NCCL detects, so check its 'NET/IB' lines in an NCCL_DEBUG=INFO log")
+				Textf("put the NIC back into the slot that shares a PCIe switch with this GPU (server's PCIe slot map; `nvidia-smi topo -m` must show PIX or PXB), or, until then, give jobs on this GPU that NIC explicitly: NCCL_IB_HCA and NCCL_CROSS_NIC follow the topology NCCL detects, so check its 'NET/IB' lines in an NCCL_DEBUG=INFO log"))
 		}
 	}
 }
@@ -298,13 +298,13 @@ func checkGPULink(e *env, r *results) {
 	for _, g := range st.GPUs {
 		f := g.PCI
 		if f == nil || f.CurrentWidth == 0 || f.MaxWidth == 0 {
-			r.skip(gpuSubject(g), "PCIe link width not readable")
+			r.skip(gpuSubject(g), Textf("PCIe link width not readable"))
 			continue
 		}
 		capS, capW := f.LinkCapability()
 		if f.CurrentWidth < capW {
-			r.fail(gpuSubject(g), fmt.Sprintf("%s trained at x%d of the x%d both its ends support: host↔GPU and GPUDirect RDMA bandwidth is cut to %d/%d", gpuName(g), f.CurrentWidth, capW, f.CurrentWidth, capW),
-				"reseat the GPU (or its baseboard / riser cable) and check the slot in the BIOS is not bifurcated; `lspci -vv -s "+g.Place.Address()+" | grep LnkSta` must show Width x"+fmt.Sprint(capW)+"; AER errors on the link (pcie_no_aer_errors, dmesg 'AER') point to a bad connector")
+			r.fail(gpuSubject(g), Textf("%s trained at x%d of the x%d both its ends support: host↔GPU and GPUDirect RDMA bandwidth is cut to %d/%d", gpuName(g), f.CurrentWidth, capW, f.CurrentWidth, capW),
+				Textf("reseat the GPU (or its baseboard / riser cable) and check the slot in the BIOS is not bifurcated; `lspci -vv -s %s | grep LnkSta` must show Width x%s; AER errors on the link (pcie_no_aer_errors, dmesg 'AER') point to a bad connector", g.Place.Address(), fmt.Sprint(capW)))
 			continue
 		}
 		capNote := ""
@@ -324,13 +324,13 @@ func checkGPULink(e *env, r *results) {
 		default:
 			prev := e.prevGPU(f.Address)
 			if prev != nil && prev.CurrentSpeedGTs == f.CurrentSpeedGTs {
-				r.warn(gpuSubject(g), fmt.Sprintf("%s held at %s GT/s in two samples in a row, below the %s GT/s both its ends support: an idle GPU drops to %s GT/s and a busy one runs at its top speed, so a link that stays in between failed to train higher", gpuName(g), num(f.CurrentSpeedGTs), num(capS), num(gpuIdleSpeedGTs)),
-					fmt.Sprintf("confirm under load: `nvidia-smi -q -d PCIE -i %s` (Link Generation Current against Max) while a job runs; a link held low is a riser, retimer or cable that fails equalisation at the top speed, or a slot the BIOS set to a lower generation: reseat the GPU and its riser or cable, set the slot's link speed to Auto; AER errors on the link (pcie_no_aer_errors) point to the same connector", g.Place.Address()))
+				r.warn(gpuSubject(g), Textf("%s held at %s GT/s in two samples in a row, below the %s GT/s both its ends support: an idle GPU drops to %s GT/s and a busy one runs at its top speed, so a link that stays in between failed to train higher", gpuName(g), num(f.CurrentSpeedGTs), num(capS), num(gpuIdleSpeedGTs)),
+					Textf("confirm under load: `nvidia-smi -q -d PCIE -i %s` (Link Generation Current against Max) while a job runs; a link held low is a riser, retimer or cable that fails equalisation at the top speed, or a slot the BIOS set to a lower generation: reseat the GPU and its riser or cable, set the slot's link speed to Auto; AER errors on the link (pcie_no_aer_errors) point to the same connector", g.Place.Address()))
 				continue
 			}
 			msg += fmt.Sprintf(", %s of %s GT/s now, between the idle and the top speed (a GPU changing speed, or a link held low: a second sample tells)", num(f.CurrentSpeedGTs), num(capS))
 		}
-		r.ok(gpuSubject(g), msg+capNote)
+		r.ok(gpuSubject(g), Textf("%s%s", msg, capNote))
 	}
 }
 
@@ -344,15 +344,15 @@ func checkGPULink(e *env, r *results) {
 func judgeGPUCap(e *env, r *results, st *node.GPUState, g *node.GPU, capS float64, capW int) (note string, judged bool) {
 	f := g.PCI
 	capBits := node.PCIeBandwidth(capS, capW) * 8
-	what := fmt.Sprintf("%s is capped at %s (%s Gb/s) by %s: the GPU supports %s", gpuName(g), linkText(capS, capW), gbps(capBits), upstreamText(f.Upstream), linkText(f.MaxSpeedGTs, f.MaxWidth))
-	fix := fmt.Sprintf("the port above the GPU (a slot of an older PCIe generation, or a riser, retimer card or PCIe switch between them) supports less than the GPU: `lspci -vv -s %s | grep LnkCap` shows it; move the GPU to a slot, riser or switch of its own generation", f.Upstream.Address)
+	what := Textf("%s is capped at %s (%s Gb/s) by %s: the GPU supports %s", gpuName(g), linkText(capS, capW), gbps(capBits), upstreamText(f.Upstream), linkText(f.MaxSpeedGTs, f.MaxWidth))
+	fix := Textf("the port above the GPU (a slot of an older PCIe generation, or a riser, retimer card or PCIe switch between them) supports less than the GPU: `lspci -vv -s %s | grep LnkCap` shows it; move the GPU to a slot, riser or switch of its own generation", f.Upstream.Address)
 	need, nic := e.nicLineRate(st.Closest(g))
 	switch {
 	case need <= 0:
-		r.warn(gpuSubject(g), what+"; with no RDMA NIC rate to compare, whether it slows the network cannot be told", fix)
+		r.warn(gpuSubject(g), Textf("%s; with no RDMA NIC rate to compare, whether it slows the network cannot be told", what), fix)
 		return "", true
 	case capBits < need:
-		r.fail(gpuSubject(g), fmt.Sprintf("%s; less than the %s Gb/s of its closest NIC %s, so GPUDirect RDMA (and NCCL's staging through host memory) through this GPU cannot reach line rate", what, gbps(need), nic), fix)
+		r.fail(gpuSubject(g), Textf("%s; less than the %s Gb/s of its closest NIC %s, so GPUDirect RDMA (and NCCL's staging through host memory) through this GPU cannot reach line rate", what, gbps(need), nic), fix)
 		return "", true
 	}
 	return fmt.Sprintf("; capped at %s (%s Gb/s) by %s, where the GPU supports %s: enough for the %s Gb/s of its closest NIC %s", linkText(capS, capW), gbps(capBits), upstreamText(f.Upstream), linkText(f.MaxSpeedGTs, f.MaxWidth), gbps(need), nic), false

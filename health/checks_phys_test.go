@@ -30,7 +30,7 @@ func TestJudgeModule(t *testing.T) {
 	m := testModule()
 	m.Lanes[1].RxPowerWatts = 0.15e-3 // -8.24 dBm: past the warning only
 	ex, _ := judgeModule(m)
-	if len(ex) != 1 || ex[0].alarm || ex[0].kind != "rx" || !strings.Contains(ex[0].text, "lane 2 Rx power -8.24 dBm below the module's low warning -6.90 dBm (alarm -8.90 dBm)") {
+	if len(ex) != 1 || ex[0].alarm || ex[0].kind != "rx" || !strings.Contains(ex[0].text.String(), "lane 2 Rx power -8.24 dBm below the module's low warning -6.90 dBm (alarm -8.90 dBm)") {
 		t.Errorf("dim lane: %+v", ex)
 	}
 	m.TemperatureCelsius = 76
@@ -56,7 +56,7 @@ func TestJudgeModule(t *testing.T) {
 }
 
 func TestModuleFixNamesTheCause(t *testing.T) {
-	fix := moduleFix("eth0", map[string]bool{"rx": true, "temp": true})
+	fix := moduleFix("eth0", map[string]bool{"rx": true, "temp": true}).String()
 	for _, want := range []string{"clean both fibre ends", "airflow", "ethtool -m eth0"} {
 		if !strings.Contains(fix, want) {
 			t.Errorf("fix lacks %q: %s", want, fix)
@@ -74,7 +74,7 @@ func TestLinkDownReason(t *testing.T) {
 		{&node.PHY{LinkKnown: true, ExtState: "no_cable"}, "; the driver says: no cable"},
 		{&node.PHY{LinkKnown: true, ExtState: "autoneg", ExtSubstate: "no_partner_detected"}, "; the driver says: autoneg, no partner detected"},
 	} {
-		if got := linkDownReason(c.p); got != c.want {
+		if got := linkDownReason(c.p).String(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.p, got, c.want)
 		}
 	}

@@ -39,31 +39,32 @@ func loginMemlock(ls []node.MemlockSetting) (soft, hard node.MemlockValue, star 
 func checkMemlock(e *env, r *results) {
 	h := e.snap.Host
 	if h == nil || h.Memlock == nil {
-		r.skip(SubjectNode, e.hostReason("the memlock limits"))
+		r.skip(SubjectNode, e.hostReason(Textf("the memlock limits")))
 		return
 	}
 	m := h.Memlock
 	status := StatusOK
-	var msgs, fixes []string
-	self := ""
+	var msgs []Text
+	var fixes []Text
+	self := Textf("")
 	if m.SelfKnown {
-		capText := "without CAP_IPC_LOCK"
+		capText := Textf("without CAP_IPC_LOCK")
 		if m.SelfCapIPCLock {
-			capText = "with CAP_IPC_LOCK"
+			capText = Textf("with CAP_IPC_LOCK")
 		}
-		self = fmt.Sprintf("the exporter's own memlock limit is %s (soft), %s (hard), %s", m.SelfSoft, m.SelfHard, capText)
+		self = Textf("the exporter's own memlock limit is %s (soft), %s (hard), %s", m.SelfSoft, m.SelfHard, capText)
 		if e.plan != nil && e.plan.Probes.Enabled && m.SelfSoft != node.Unlimited && !m.SelfCapIPCLock {
 			status = StatusFail
-			msgs = append(msgs, self+": the probes' ib_write_bw and NCCL inherit it, and registering their buffers fails (\"Couldn't allocate MR\", \"ibv_reg_mr … Cannot allocate memory\")")
-			fixes = append(fixes, "run the exporter with the probe drop-in deploy/systemd/roce_exporter-probes.conf (LimitMEMLOCK=infinity, AmbientCapabilities=CAP_IPC_LOCK) or the probe DaemonSet (capabilities IPC_LOCK)")
-			self = ""
+			msgs = append(msgs, Textf("%s: the probes' ib_write_bw and NCCL inherit it, and registering their buffers fails (\"Couldn't allocate MR\", \"ibv_reg_mr … Cannot allocate memory\")", self))
+			fixes = append(fixes, Textf("run the exporter with the probe drop-in deploy/systemd/roce_exporter-probes.conf (LimitMEMLOCK=infinity, AmbientCapabilities=CAP_IPC_LOCK) or the probe DaemonSet (capabilities IPC_LOCK)"))
+			self = Textf("")
 		}
 	}
 	switch {
 	case !m.HostConfig:
-		hint := fmt.Sprintf("the exporter runs in a container (%s) and sees the container's /etc, not the host's memlock defaults (mount the host's /etc/security and /etc/systemd and give --path.rootfs to judge them); RDMA job containers need `--ulimit memlock=-1` (docker) or the IPC_LOCK capability (Kubernetes securityContext.capabilities.add), as NVIDIA's RDMA pod examples set", m.Container)
-		if self != "" {
-			hint += "; " + self
+		hint := Textf("the exporter runs in a container (%s) and sees the container's /etc, not the host's memlock defaults (mount the host's /etc/security and /etc/systemd and give --path.rootfs to judge them); RDMA job containers need `--ulimit memlock=-1` (docker) or the IPC_LOCK capability (Kubernetes securityContext.capabilities.add), as NVIDIA's RDMA pod examples set", m.Container)
+		if !self.Empty() {
+			hint = Textf("%s; %s", hint, self)
 		}
 		if status == StatusOK {
 			r.skip(SubjectNode, hint)
@@ -72,32 +73,32 @@ func checkMemlock(e *env, r *results) {
 		msgs = append(msgs, hint)
 	default:
 		soft, hard, star, raised, where := loginMemlock(m.Limits)
-		systemd := "systemd's DefaultLimitMEMLOCK is not set, so services (slurmd, containerd and dockerd with their containers) start with 8 MiB (64 KiB before Linux 5.16) unless their unit sets LimitMEMLOCK="
+		systemd := Textf("systemd's DefaultLimitMEMLOCK is not set, so services (slurmd, containerd and dockerd with their containers) start with 8 MiB (64 KiB before Linux 5.16) unless their unit sets LimitMEMLOCK=")
 		if s := m.SystemdDefault; s != nil {
-			systemd = fmt.Sprintf("systemd's DefaultLimitMEMLOCK is %s (%s:%d) for services that set no LimitMEMLOCK=", s.Soft, s.File, s.Line)
+			systemd = Textf("systemd's DefaultLimitMEMLOCK is %s (%s:%d) for services that set no LimitMEMLOCK=", s.Soft, s.File, s.Line)
 		}
 		switch {
 		case star && soft == node.Unlimited:
-			msgs = append(msgs, fmt.Sprintf("login sessions (ssh, mpirun's remote ranks) get an unlimited memlock limit (%s, hard %s); %s", where, hard, systemd))
+			msgs = append(msgs, Textf("login sessions (ssh, mpirun's remote ranks) get an unlimited memlock limit (%s, hard %s); %s", where, hard, systemd))
 		case len(raised) > 0 && (!star || soft != node.DefaultMemlock):
-			msgs = append(msgs, fmt.Sprintf("memlock is unlimited for %s only (limits.conf/limits.d): other users' login sessions keep %s; %s", strings.Join(raised, ", "), softText(star, soft), systemd))
+			msgs = append(msgs, Textf("memlock is unlimited for %s only (limits.conf/limits.d): other users' login sessions keep %s; %s", strings.Join(raised, ", "), softText(star, soft), systemd))
 		default:
 			if status != StatusFail {
 				status = StatusWarn
 			}
-			msgs = append(msgs, fmt.Sprintf("login sessions (ssh, mpirun's remote ranks) get %s of locked memory: NCCL and perftest cannot register their buffers past it (\"ibv_reg_mr … Cannot allocate memory\", nccl-tests#206); %s", softText(star, soft), systemd))
-			fixes = append(fixes, "`printf '* soft memlock unlimited\\n* hard memlock unlimited\\n' > /etc/security/limits.d/rdma.conf` (applies at the next login); for jobs started by a service, `LimitMEMLOCK=infinity` in its unit's drop-in (or `DefaultLimitMEMLOCK=infinity` in /etc/systemd/system.conf.d/memlock.conf and `systemctl daemon-reexec`); for containers `--ulimit memlock=-1` or the IPC_LOCK capability")
+			msgs = append(msgs, Textf("login sessions (ssh, mpirun's remote ranks) get %s of locked memory: NCCL and perftest cannot register their buffers past it (\"ibv_reg_mr … Cannot allocate memory\", nccl-tests#206); %s", softText(star, soft), systemd))
+			fixes = append(fixes, Textf("`printf '* soft memlock unlimited\\n* hard memlock unlimited\\n' > /etc/security/limits.d/rdma.conf` (applies at the next login); for jobs started by a service, `LimitMEMLOCK=infinity` in its unit's drop-in (or `DefaultLimitMEMLOCK=infinity` in /etc/systemd/system.conf.d/memlock.conf and `systemctl daemon-reexec`); for containers `--ulimit memlock=-1` or the IPC_LOCK capability"))
 		}
-		if self != "" {
+		if !self.Empty() {
 			msgs = append(msgs, self)
 		}
 	}
-	msg := strings.Join(msgs, "; ") + "; " + memlockNote
+	msg := Textf("%s; %s", JoinTexts(msgs, "; "), Textf(memlockNote))
 	switch status {
 	case StatusFail:
-		r.fail(SubjectNode, msg, strings.Join(fixes, "; "))
+		r.fail(SubjectNode, msg, JoinTexts(fixes, "; "))
 	case StatusWarn:
-		r.warn(SubjectNode, msg, strings.Join(fixes, "; "))
+		r.warn(SubjectNode, msg, JoinTexts(fixes, "; "))
 	default:
 		r.ok(SubjectNode, msg)
 	}
@@ -125,28 +126,28 @@ func checkNICModel(e *env, r *results) {
 		models[key] = append(models[key], t)
 	}
 	if len(models) == 0 {
-		r.skip(SubjectNode, "no RDMA device of the plan's rails could be read")
+		r.skip(SubjectNode, Textf("no RDMA device of the plan's rails could be read"))
 		return
 	}
 	keys := slices.Sorted(maps.Keys(models))
 	slices.SortStableFunc(keys, func(a, b string) int { return len(models[b]) - len(models[a]) })
 	majority := keys[0]
 	tie := len(keys) > 1 && len(models[keys[1]]) == len(models[majority])
-	var summary []string
+	var summary []Text
 	for _, k := range keys {
-		summary = append(summary, fmt.Sprintf("%s on rail %s", k, railList(models[k])))
+		summary = append(summary, Textf("%s on rail %s", k, railList(models[k])))
 	}
 	for _, k := range keys {
 		for _, t := range models[k] {
 			subj := t.dev.Name
 			switch {
 			case len(keys) == 1:
-				r.ok(subj, fmt.Sprintf("%s, the model of all %d rails", k, len(models[k])))
+				r.ok(subj, Textf("%s, the model of all %d rails", k, len(models[k])))
 			case tie || k != majority:
-				r.warn(subj, fmt.Sprintf("rail %s is %s while the node's rails differ (%s): rail i of every node is paired with rail i of the others, so a different model paces its rail in every job (the guide's step 5: a different NIC model on one rail)", railList([]*target{t}), k, strings.Join(summary, "; ")),
-					fmt.Sprintf("check the node's hardware against its order (`lspci -d 15b3: -nn`, `ibv_devinfo -d %s | grep -E 'board_id|vendor_part_id'`) and swap the card, or move it off the compute rails in the plan; the fleet-wide comparison of each rail is the RoCENICModelDiffersOnRail alert", t.dev.Name))
+				r.warn(subj, Textf("rail %s is %s while the node's rails differ (%s): rail i of every node is paired with rail i of the others, so a different model paces its rail in every job (the guide's step 5: a different NIC model on one rail)", railList([]*target{t}), k, JoinTexts(summary, "; ")),
+					Textf("check the node's hardware against its order (`lspci -d 15b3: -nn`, `ibv_devinfo -d %s | grep -E 'board_id|vendor_part_id'`) and swap the card, or move it off the compute rails in the plan; the fleet-wide comparison of each rail is the RoCENICModelDiffersOnRail alert", t.dev.Name))
 			default:
-				r.ok(subj, fmt.Sprintf("%s, the model of most rails (%s)", k, strings.Join(summary, "; ")))
+				r.ok(subj, Textf("%s, the model of most rails (%s)", k, JoinTexts(summary, "; ")))
 			}
 		}
 	}

@@ -10,28 +10,28 @@ import (
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
-func (e *env) dcbFor(t *target) (*node.DCBState, string) {
+func (e *env) dcbFor(t *target) (*node.DCBState, Text) {
 	if d := e.snap.DCB[t.netdev]; d != nil && t.netdev != "" {
-		return d, ""
+		return d, Textf("")
 	}
-	if why := e.sourceReason("dcb", "DCB state"); why != "" {
+	if why := e.sourceReason("dcb", Textf("DCB state")); !why.Empty() {
 		return nil, why
 	}
 	name := orPlaceholder(t.netdev, t.devSubject())
 	if e.snap.Sources[node.SourceDCB] == node.SourcePartial {
-		return nil, fmt.Sprintf("no DCB state for %s: the dcb collector could not read every interface (see the exporter log), so it is unknown whether %s has none or its read failed", name, name)
+		return nil, Textf("no DCB state for %s: the dcb collector could not read every interface (see the exporter log), so it is unknown whether %s has none or its read failed", name, name)
 	}
-	return nil, fmt.Sprintf("no DCB state for %s: its driver answers no DCB netlink requests on this function (VFs and SFs have none; check the PF)", name)
+	return nil, Textf("no DCB state for %s: its driver answers no DCB netlink requests on this function (VFs and SFs have none; check the PF)", name)
 }
 
-func (e *env) ethtoolFor(t *target) (*node.EthtoolStats, string) {
+func (e *env) ethtoolFor(t *target) (*node.EthtoolStats, Text) {
 	if s := e.snap.Ethtool[t.netdev]; s != nil && t.netdev != "" {
-		return s, ""
+		return s, Textf("")
 	}
-	if why := e.sourceReason("ethtool", "ethtool statistics"); why != "" {
+	if why := e.sourceReason("ethtool", Textf("ethtool statistics")); !why.Empty() {
 		return nil, why
 	}
-	return nil, fmt.Sprintf("no ethtool statistics for %s", orPlaceholder(t.netdev, t.devSubject()))
+	return nil, Textf("no ethtool statistics for %s", orPlaceholder(t.netdev, t.devSubject()))
 }
 
 // enabledPriorities lists the priorities with PFC on; none when the PFC state
@@ -64,7 +64,7 @@ func prioList(ps []int) string {
 // RDMA classes whose PFC is on, which the fix must not turn off), with the two
 // tools operators have: mlnx_qos (mlnx-tools, shipped with DOCA-OFED) and
 // iproute2's dcb.
-func pfcFix(netdev string, prio int, keep ...int) string {
+func pfcFix(netdev string, prio int, keep ...int) Text {
 	bits := make([]string, 8)
 	for i := range bits {
 		bits[i] = "0"
@@ -75,7 +75,7 @@ func pfcFix(netdev string, prio int, keep ...int) string {
 		bits[p] = "1"
 		on = append(on, fmt.Sprintf("%d:on", p))
 	}
-	return fmt.Sprintf("`mlnx_qos -i %[1]s --pfc %[2]s` (mlnx-tools), or with iproute2 `dcb pfc set dev %[1]s prio-pfc all:off %[3]s`; the link drops for a moment while PFC changes, and the setting is lost on reboot unless the switch pushes it by DCBX, so apply it from a boot-time systemd unit; the switch port must have PFC on priority %[4]d too",
+	return Textf("`mlnx_qos -i %[1]s --pfc %[2]s` (mlnx-tools), or with iproute2 `dcb pfc set dev %[1]s prio-pfc all:off %[3]s`; the link drops for a moment while PFC changes, and the setting is lost on reboot unless the switch pushes it by DCBX, so apply it from a boot-time systemd unit; the switch port must have PFC on priority %[4]d too",
 		netdev, strings.Join(bits, ","), strings.Join(on, " "), prio)
 }
 
@@ -102,7 +102,7 @@ func (e *env) ethernetTargets(r *results, what string, roceOnly bool, each func(
 			why = t.notRoCE(what)
 		}
 		switch {
-		case why != "":
+		case !why.Empty():
 			r.skip(t.subject(), why)
 		case t.absent():
 			r.skip(t.subject(), t.missingReason("netdev"))
@@ -132,11 +132,11 @@ func (e *env) dcbTargets(r *results, what string, each func(t *target, d *node.D
 func (e *env) pfcTargets(r *results, each func(t *target, d *node.DCBState)) {
 	e.dcbTargets(r, "PFC", func(t *target, d *node.DCBState) {
 		if !d.PFCKnown {
-			how := "its driver reported no PFC configuration over DCB netlink"
+			how := Textf("its driver reported no PFC configuration over DCB netlink")
 			if d.ECN != nil {
-				how = "only its MLNX_OFED ECN files could be read, DCB netlink gave no PFC configuration"
+				how = Textf("only its MLNX_OFED ECN files could be read, DCB netlink gave no PFC configuration")
 			}
-			r.skip(t.subject(), fmt.Sprintf("PFC state of %s is unknown: %s; `dcb pfc show dev %s` or `mlnx_qos -i %s` shows it", t.netdev, how, t.netdev, t.netdev))
+			r.skip(t.subject(), Textf("PFC state of %s is unknown: %s; `dcb pfc show dev %s` or `mlnx_qos -i %s` shows it", t.netdev, how, t.netdev, t.netdev))
 			return
 		}
 		each(t, d)
@@ -160,24 +160,24 @@ const lossyReason = "the plan sets no pfc_priority: RoCE runs lossy by design, P
 
 func checkPFCEnabled(e *env, r *results) {
 	if e.plan.Expectations.PFCPriority == nil {
-		r.skip(SubjectNode, lossyReason)
+		r.skip(SubjectNode, Textf(lossyReason))
 		return
 	}
 	prio := *e.plan.Expectations.PFCPriority
 	e.pfcTargets(r, func(t *target, d *node.DCBState) {
 		on := enabledPriorities(d)
 		if d.PFCEnabled[prio] {
-			r.ok(t.subject(), fmt.Sprintf("PFC on for RoCE priority %d", prio))
+			r.ok(t.subject(), Textf("PFC on for RoCE priority %d", prio))
 			return
 		}
-		r.fail(t.subject(), fmt.Sprintf("PFC is off on RoCE priority %d (PFC enabled on: %s): RoCE traffic there is dropped instead of paused under congestion", prio, prioList(on)),
+		r.fail(t.subject(), Textf("PFC is off on RoCE priority %d (PFC enabled on: %s): RoCE traffic there is dropped instead of paused under congestion", prio, prioList(on)),
 			pfcFix(t.netdev, prio, e.otherClassesWithPFC(d)...))
 	})
 }
 
 func checkPFCOnly(e *env, r *results) {
 	if e.plan.Expectations.PFCPriority == nil {
-		r.skip(SubjectNode, lossyReason)
+		r.skip(SubjectNode, Textf(lossyReason))
 		return
 	}
 	prio := *e.plan.Expectations.PFCPriority
@@ -193,15 +193,15 @@ func checkPFCOnly(e *env, r *results) {
 				extra = append(extra, p)
 			}
 		}
-		also := ""
+		also := Textf("")
 		if len(planned) > 0 {
-			also = fmt.Sprintf("; the plan's other RDMA classes on %s", strings.Join(planned, ", "))
+			also = Textf("; the plan's other RDMA classes on %s", strings.Join(planned, ", "))
 		}
 		if len(extra) == 0 {
-			r.ok(t.subject(), fmt.Sprintf("no PFC on priorities other than %d%s", prio, also))
+			r.ok(t.subject(), Textf("no PFC on priorities other than %d%s", prio, also))
 			return
 		}
-		r.warn(t.subject(), fmt.Sprintf("PFC is also on for priority %s, which carries neither RoCE (RoCE priority %d) nor another RDMA class of the plan (expectations.other_rdma_classes): lossless classes without RDMA only add head-of-line blocking and pause-storm risk%s", prioList(extra), prio, also),
+		r.warn(t.subject(), Textf("PFC is also on for priority %s, which carries neither RoCE (RoCE priority %d) nor another RDMA class of the plan (expectations.other_rdma_classes): lossless classes without RDMA only add head-of-line blocking and pause-storm risk%s", prioList(extra), prio, also),
 			pfcFix(t.netdev, prio, e.otherClassesWithPFC(d)...))
 	})
 }
@@ -221,7 +221,7 @@ func checkGlobalPause(e *env, r *results) {
 	e.ethtoolTargets(r, "802.3x pause", func(t *target, st *node.EthtoolStats) {
 		subj := t.subject()
 		if st.GlobalPause == nil {
-			r.skip(subj, fmt.Sprintf("802.3x pause settings of %s could not be read", t.netdev))
+			r.skip(subj, Textf("802.3x pause settings of %s could not be read", t.netdev))
 			return
 		}
 		var pfcOn []int
@@ -234,16 +234,16 @@ func checkGlobalPause(e *env, r *results) {
 		p := st.GlobalPause
 		switch {
 		case !p.RX && !p.TX:
-			r.ok(subj, "802.3x global pause off ("+pauseText(p)+")")
+			r.ok(subj, Textf("802.3x global pause off (%s)", pauseText(p)))
 		case pfcUsed:
-			why := "the plan expects PFC"
+			why := Textf("the plan expects PFC")
 			if len(pfcOn) > 0 {
-				why = "PFC is on for priority " + prioList(pfcOn)
+				why = Textf("PFC is on for priority %s", prioList(pfcOn))
 			}
-			r.fail(subj, fmt.Sprintf("802.3x global pause is on (%s) while %s: global pause stops every priority at once and does not mix with PFC", pauseText(p), why),
-				fmt.Sprintf("ethtool -A %[1]s rx off tx off (takes effect now); to keep it across reboots use NetworkManager `nmcli connection modify %[1]s ethtool.pause-autoneg off ethtool.pause-rx off ethtool.pause-tx off`, or a systemd-networkd .link file with RxFlowControl=no and TxFlowControl=no", t.netdev))
+			r.fail(subj, Textf("802.3x global pause is on (%s) while %s: global pause stops every priority at once and does not mix with PFC", pauseText(p), why),
+				Textf("ethtool -A %[1]s rx off tx off (takes effect now); to keep it across reboots use NetworkManager `nmcli connection modify %[1]s ethtool.pause-autoneg off ethtool.pause-rx off ethtool.pause-tx off`, or a systemd-networkd .link file with RxFlowControl=no and TxFlowControl=no", t.netdev))
 		default:
-			r.ok(subj, "802.3x global pause on ("+pauseText(p)+"); no PFC is in use on this port")
+			r.ok(subj, Textf("802.3x global pause on (%s); no PFC is in use on this port", pauseText(p)))
 		}
 	})
 }
@@ -251,24 +251,24 @@ func checkGlobalPause(e *env, r *results) {
 func checkTrust(e *env, r *results) {
 	want := e.plan.Expectations.Trust
 	if want == "" {
-		r.skip(SubjectNode, "the plan sets no trust mode (expectations.trust)")
+		r.skip(SubjectNode, Textf("the plan sets no trust mode (expectations.trust)"))
 		return
 	}
 	e.dcbTargets(r, "the QoS trust mode", func(t *target, d *node.DCBState) {
 		switch {
 		case d.Trust == "":
-			r.skip(t.subject(), fmt.Sprintf("trust mode of %s could not be read", t.netdev))
+			r.skip(t.subject(), Textf("trust mode of %s could not be read", t.netdev))
 		case d.Trust == string(want):
-			r.ok(t.subject(), fmt.Sprintf("trust %s, as planned", want))
+			r.ok(t.subject(), Textf("trust %s, as planned", want))
 		default:
-			fix := fmt.Sprintf("`mlnx_qos -i %[1]s --trust %[2]s` (mlnx-tools)", t.netdev, want)
+			fix := Textf("`mlnx_qos -i %[1]s --trust %[2]s` (mlnx-tools)", t.netdev, want)
 			if want == config.TrustDSCP {
-				fix += fmt.Sprintf("; with upstream iproute2, adding a DSCP mapping switches mlx5 to DSCP trust: `dcb app add dev %[1]s dscp-prio %[3]d:%[2]s` (DSCP %[3]d is the usual RoCE marking)", t.netdev, pfcPrioText(e), node.DefaultRoCEDSCP)
+				fix = Textf("%s%s", fix, Textf("; with upstream iproute2, adding a DSCP mapping switches mlx5 to DSCP trust: `dcb app add dev %[1]s dscp-prio %[3]d:%[2]s` (DSCP %[3]d is the usual RoCE marking)", t.netdev, pfcPrioText(e), node.DefaultRoCEDSCP))
 			} else {
-				fix += fmt.Sprintf("; with upstream iproute2, removing every DSCP mapping switches mlx5 back to PCP trust: `dcb app flush dev %s dscp-prio`", t.netdev)
+				fix = Textf("%s; with upstream iproute2, removing every DSCP mapping switches mlx5 back to PCP trust: `dcb app flush dev %s dscp-prio`", fix, t.netdev)
 			}
-			fix += "; the setting is lost on reboot, so apply it from a boot-time systemd unit"
-			r.fail(t.subject(), fmt.Sprintf("trust %s, the plan expects %s: the NIC reads RoCE's priority from the wrong header, so RoCE can land on a priority without PFC", d.Trust, want), fix)
+			fix = Textf("%s; the setting is lost on reboot, so apply it from a boot-time systemd unit", fix)
+			r.fail(t.subject(), Textf("trust %s, the plan expects %s: the NIC reads RoCE's priority from the wrong header, so RoCE can land on a priority without PFC", d.Trust, want), fix)
 		}
 	})
 }
@@ -300,10 +300,10 @@ func checkECN(e *env, r *results) {
 	switch {
 	case hasPlan && exp.ECN == nil:
 		// The plan's convention: an expectation left out is not checked.
-		r.skip(SubjectNode, "the plan does not ask for ECN (expectations.ecn)")
+		r.skip(SubjectNode, Textf("the plan does not ask for ECN (expectations.ecn)"))
 		return
 	case hasPlan && !*exp.ECN:
-		r.skip(SubjectNode, "the plan sets ecn: false")
+		r.skip(SubjectNode, Textf("the plan sets ecn: false"))
 		return
 	}
 	e.ethernetTargets(r, "ECN (DCQCN)", true, func(t *target) {
@@ -318,38 +318,42 @@ func checkECN(e *env, r *results) {
 }
 
 func ecnFromFiles(r *results, t *target, d *node.DCBState, prios []int) {
-	var off []string
-	var cmds []string
+	var off []Text
+	var cmds []Text
 	for _, p := range prios {
 		var roles []string
 		for _, role := range []string{"np", "rp"} {
 			if !d.ECN[role].Enabled[p] {
 				roles = append(roles, role)
-				cmds = append(cmds, fmt.Sprintf("echo 1 > /sys/class/net/%s/ecn/roce_%s/enable/%d", t.netdev, role, p))
+				cmds = append(cmds, Textf("echo 1 > /sys/class/net/%s/ecn/roce_%s/enable/%d", t.netdev, role, p))
 			}
 		}
 		if len(roles) > 0 {
-			off = append(off, fmt.Sprintf("priority %d (%s off)", p, strings.Join(roles, " and ")))
+			roleText := Textf("%s", roles[0])
+			if len(roles) == 2 {
+				roleText = Textf("%s and %s", roles[0], roles[1])
+			}
+			off = append(off, Textf("priority %d (%s off)", p, roleText))
 		}
 	}
 	if len(off) == 0 {
-		r.ok(t.subject(), fmt.Sprintf("ECN (DCQCN) np and rp enabled on priority %s", prioList(prios)))
+		r.ok(t.subject(), Textf("ECN (DCQCN) np and rp enabled on priority %s", prioList(prios)))
 		return
 	}
-	r.fail(t.subject(), fmt.Sprintf("ECN (DCQCN) is off on %s: congestion is then handled by PFC pauses alone, which spreads it through the fabric", strings.Join(off, ", ")),
-		strings.Join(cmds, "; ")+"; this is lost on reboot, so run it from a boot-time systemd unit; the switch must also ECN-mark the RoCE queue")
+	r.fail(t.subject(), Textf("ECN (DCQCN) is off on %s: congestion is then handled by PFC pauses alone, which spreads it through the fabric", JoinTexts(off, ", ")),
+		Textf("%s; this is lost on reboot, so run it from a boot-time systemd unit; the switch must also ECN-mark the RoCE queue", JoinTexts(cmds, "; ")))
 }
 
 func (e *env) ecnFromCounters(r *results, t *target, prios []int) {
 	subj := t.subject()
-	noFiles := "the driver exposes no per-priority ECN enable files (only MLNX_OFED does)"
+	noFiles := Textf("the driver exposes no per-priority ECN enable files (only MLNX_OFED does)")
 	if t.port == nil {
-		r.skip(subj, noFiles+" and "+t.missingReason("RDMA port"))
+		r.skip(subj, Textf("%s and %s", noFiles, t.missingReason("RDMA port")))
 		return
 	}
 	cur, ok := t.port.HWCounter("rp_cnp_ignored")
 	if !ok {
-		r.skip(subj, noFiles+" and the port has no rp_cnp_ignored counter to infer it from")
+		r.skip(subj, Textf("%s and the port has no rp_cnp_ignored counter to infer it from", noFiles))
 		return
 	}
 	pp := e.prevPort(t.port)
@@ -359,29 +363,29 @@ func (e *env) ecnFromCounters(r *results, t *target, prios []int) {
 		prev, ok = pp.HWCounter("rp_cnp_ignored")
 	}
 	if pp == nil || !ok || !okdt {
-		r.skip(subj, fmt.Sprintf("%s, and inferring it from rp_cnp_ignored needs two samples (it is %d since boot); the next scrape can tell", noFiles, cur))
+		r.skip(subj, Textf("%s, and inferring it from rp_cnp_ignored needs two samples (it is %d since boot); the next scrape can tell", noFiles, cur))
 		return
 	}
 	d, ok := delta(cur, prev)
 	if !ok {
-		r.skip(subj, "rp_cnp_ignored went backwards (counter reset); the next sample can tell")
+		r.skip(subj, Textf("rp_cnp_ignored went backwards (counter reset); the next sample can tell"))
 		return
 	}
 	prioText := "<RoCE priority>"
 	if len(prios) == 1 {
 		prioText = strconv.Itoa(prios[0])
 	}
-	fix := fmt.Sprintf("enable DCQCN on the RoCE priority: with MLNX_OFED `echo 1 > /sys/class/net/%[1]s/ecn/roce_rp/enable/%[2]s` and `echo 1 > /sys/class/net/%[1]s/ecn/roce_np/enable/%[2]s` (at every boot); without it, check the NIC's congestion-control firmware settings (`mlxconfig -d %[3]s query | grep -i ROCE_CC`)",
+	fix := Textf("enable DCQCN on the RoCE priority: with MLNX_OFED `echo 1 > /sys/class/net/%[1]s/ecn/roce_rp/enable/%[2]s` and `echo 1 > /sys/class/net/%[1]s/ecn/roce_np/enable/%[2]s` (at every boot); without it, check the NIC's congestion-control firmware settings (`mlxconfig -d %[3]s query | grep -i ROCE_CC`)",
 		t.netdev, prioText, orPlaceholder(t.pciAddress(), "<pci address>"))
 	if d > 0 {
-		r.fail(subj, fmt.Sprintf("rp_cnp_ignored rose by %d in %s: congestion notifications arrive but the NIC ignores them, so DCQCN/ECN is off on the RoCE priority (inferred from counters)", d, secs(dt)), fix)
+		r.fail(subj, Textf("rp_cnp_ignored rose by %d in %s: congestion notifications arrive but the NIC ignores them, so DCQCN/ECN is off on the RoCE priority (inferred from counters)", d, secs(dt)), fix)
 		return
 	}
 	if dm, dc, ok := npDeltas(t.port, pp); ok && dm > 0 && dc == 0 {
-		r.fail(subj, fmt.Sprintf("np_ecn_marked_roce_packets rose by %d in %s but np_cnp_sent did not: the NIC does not answer ECN marks with congestion notifications, so ECN is off on the RoCE priority (inferred from counters)", dm, secs(dt)), fix)
+		r.fail(subj, Textf("np_ecn_marked_roce_packets rose by %d in %s but np_cnp_sent did not: the NIC does not answer ECN marks with congestion notifications, so ECN is off on the RoCE priority (inferred from counters)", dm, secs(dt)), fix)
 		return
 	}
-	r.ok(subj, fmt.Sprintf("inferred from counters: rp_cnp_ignored did not rise in %s (%d since boot)", secs(dt), cur))
+	r.ok(subj, Textf("inferred from counters: rp_cnp_ignored did not rise in %s (%d since boot)", secs(dt), cur))
 }
 
 // npDeltas returns how much np_ecn_marked_roce_packets and np_cnp_sent rose.

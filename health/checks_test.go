@@ -2,6 +2,7 @@ package health
 
 import (
 	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -1001,7 +1002,7 @@ func TestDeterministic(t *testing.T) {
 			t.Fatalf("run %d: %d findings, want %d", i, len(got), len(want))
 		}
 		for j := range got {
-			if got[j] != want[j] {
+			if !reflect.DeepEqual(got[j], want[j]) {
 				t.Fatalf("run %d differs at %d:\n%+v\n%+v", i, j, got[j], want[j])
 			}
 		}

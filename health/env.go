@@ -1,7 +1,6 @@
 package health
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -19,7 +18,7 @@ type env struct {
 	nodeName string
 	// node is this node's plan entry; nil when planReason says why.
 	node       *config.Node
-	planReason string
+	planReason Text
 	// noRDMA: the node has no RDMA device that could be read.
 	noRDMA bool
 	// unreadable are the RDMA devices sysfs lists but that could not be read;
@@ -30,7 +29,7 @@ type env struct {
 	rdmaUnknown bool
 	// notRDMANode, when not "", says why this node is not an RDMA node: it has
 	// no RDMA hardware and the plan does not list it.
-	notRDMANode string
+	notRDMANode Text
 	// targets are the ports the per-port checks look at: the plan's compute
 	// interfaces in rail order when the plan knows this node, else every RDMA port.
 	targets []*target
@@ -62,14 +61,14 @@ func newEnv(snap *node.Snapshot, plan *config.Plan, nodeName string) *env {
 	e.rdmaUnknown = e.noRDMA && (len(e.unreadable) > 0 || snap.Sources[node.SourceRDMA] == node.SourceFailed)
 	switch {
 	case plan == nil:
-		e.planReason = SkipNoPlan
+		e.planReason = Textf(SkipNoPlan)
 	case nodeName == "":
-		e.planReason = "this node's name is unknown, so its plan entry cannot be found (see plan_node_known)"
+		e.planReason = Textf("this node's name is unknown, so its plan entry cannot be found (see plan_node_known)")
 	default:
 		if n, ok := plan.Node(nodeName); ok {
 			e.node = n
 		} else {
-			e.planReason = fmt.Sprintf("node %q is not in the cluster plan (see plan_node_known)", nodeName)
+			e.planReason = Textf("node %q is not in the cluster plan (see plan_node_known)", nodeName)
 		}
 	}
 	e.notRDMANode = e.notRDMAReason()
@@ -95,20 +94,20 @@ func (e *env) planNames() []string {
 // RDMA device, no RDMA-capable NIC on a fully scanned PCI bus, and no plan entry
 // saying it should have one. Without a complete look at both, or with a plan
 // entry, a missing NIC stays a failure of rdma_nic_present.
-func (e *env) notRDMAReason() string {
+func (e *env) notRDMAReason() Text {
 	snap := e.snap
 	if !e.noRDMA || e.rdmaUnknown || len(e.unreadable) > 0 || e.node != nil || len(snap.NICs) > 0 ||
 		!snap.SourceRead(node.SourceRDMA) || !snap.SourceRead(node.SourcePCIe) {
-		return ""
+		return Textf("")
 	}
-	unlisted := "no cluster plan lists it"
+	unlisted := Textf("no cluster plan lists it")
 	switch {
 	case e.plan != nil && e.nodeName != "":
-		unlisted = fmt.Sprintf("the cluster plan does not list node %q", e.nodeName)
+		unlisted = Textf("the cluster plan does not list node %q", e.nodeName)
 	case e.plan != nil:
-		unlisted = "the cluster plan does not list it (its name is unknown)"
+		unlisted = Textf("the cluster plan does not list it (its name is unknown)")
 	}
-	return fmt.Sprintf("%s: no RDMA device and no RDMA-capable NIC on the PCI bus, and %s (a node that should have RDMA NICs belongs in the plan, so that their absence fails)", SkipNotRDMANode, unlisted)
+	return Textf("%s: no RDMA device and no RDMA-capable NIC on the PCI bus, and %s (a node that should have RDMA NICs belongs in the plan, so that their absence fails)", Textf(SkipNotRDMANode), unlisted)
 }
 
 // readableOnly returns the snapshot with only the devices that could be read,
@@ -228,17 +227,17 @@ func (t *target) roce() bool {
 
 // notEthernet says why a check of the port's Ethernet side does not apply, ""
 // when it does; what names what the check judges, for the reason.
-func (t *target) notEthernet(what string) string {
+func (t *target) notEthernet(what string) Text {
 	if t.ethernet() {
-		return ""
+		return Textf("")
 	}
 	return t.notRoCEText(what)
 }
 
 // notRoCE says why a RoCE check does not apply to the port, "" when it does.
-func (t *target) notRoCE(what string) string {
+func (t *target) notRoCE(what string) Text {
 	if t.roce() {
-		return ""
+		return Textf("")
 	}
 	return t.notRoCEText(what)
 }
@@ -262,9 +261,9 @@ func rdmaProtocol(d *node.Device) string {
 // notRoCEText is SkipInfiniBand on an InfiniBand port, else "efa_0 is not a
 // RoCE port (EFA…; link layer Unknown, node type 7: unspecified): a RoCE v2 GID
 // does not apply".
-func (t *target) notRoCEText(what string) string {
+func (t *target) notRoCEText(what string) Text {
 	if t.ib() {
-		return SkipInfiniBand
+		return Textf(SkipInfiniBand)
 	}
 	var kind []string
 	if p := rdmaProtocol(t.dev); p != "" {
@@ -280,7 +279,7 @@ func (t *target) notRoCEText(what string) string {
 	if len(attrs) > 0 {
 		kind = append(kind, strings.Join(attrs, ", "))
 	}
-	return fmt.Sprintf("%s is not a RoCE port (%s): %s does not apply", PortSubject(t.dev, t.port), strings.Join(kind, "; "), what)
+	return Textf("%s is not a RoCE port (%s): %s does not apply", PortSubject(t.dev, t.port), strings.Join(kind, "; "), what)
 }
 
 // subject names the target by its netdev, the name operators configure; ports
@@ -318,14 +317,14 @@ func (t *target) pciAddress() string {
 func (t *target) absent() bool { return t.port == nil && t.iface == nil }
 
 // missingReason explains why a target lacks the part a check needs.
-func (t *target) missingReason(what string) string {
+func (t *target) missingReason(what string) Text {
 	if t.unreadable != nil {
-		return fmt.Sprintf("%s could not be read (see rdma_devices_readable)", t.unreadable.Name)
+		return Textf("%s could not be read (see rdma_devices_readable)", t.unreadable.Name)
 	}
 	if t.absent() {
-		return fmt.Sprintf("%s is not on this node (see planned_interface_present)", t.netdev)
+		return Textf("%s is not on this node (see planned_interface_present)", t.netdev)
 	}
-	return fmt.Sprintf("no %s for %s", what, t.subject())
+	return Textf("no %s for %s", what, t.subject())
 }
 
 // targetDevices returns the distinct RDMA devices of the targets, in target order.
@@ -400,17 +399,17 @@ func (e *env) prevGPU(addr string) *node.PCIFunction {
 
 // sourceReason explains why a collector's part of the snapshot is missing; "" when
 // it was read, in full or in part.
-func (e *env) sourceReason(source, what string) string {
+func (e *env) sourceReason(source string, what Text) Text {
 	st, ran := e.snap.Sources[source]
 	switch {
 	case !ran:
-		return fmt.Sprintf("%s not collected: the %s collector is disabled (--collector.%s)", what, source, source)
+		return Textf("%s not collected: the %s collector is disabled (--collector.%s)", what, source, source)
 	case st == node.SourceFailed:
-		return fmt.Sprintf("%s not collected: the %s collector failed (see roce_scrape_collector_success and the exporter log)", what, source)
+		return Textf("%s not collected: the %s collector failed (see roce_scrape_collector_success and the exporter log)", what, source)
 	case st == node.SourceAbsent:
-		return fmt.Sprintf("%s not collected: no interface of this node reports it (the %s collector found none)", what, source)
+		return Textf("%s not collected: no interface of this node reports it (the %s collector found none)", what, source)
 	}
-	return ""
+	return Textf("")
 }
 
 // delta is cur-prev for a counter, false when the counter went backwards (a driver
@@ -455,17 +454,17 @@ func (e *env) window(cur, prev uint64, havePrev bool) window {
 func (w window) rising() bool { return w.compared && w.inc > 0 }
 
 // last is " in the last 5s".
-func (w window) last() string { return " in the last " + secs(w.dt) }
+func (w window) last() Text { return Textf(" in the last %s", secs(w.dt)) }
 
 // historyNote ends the message about a total that is not known to be rising.
-func (w window) historyNote() string {
+func (w window) historyNote() Text {
 	switch {
 	case w.compared:
-		return ", none new" + w.last()
+		return Textf(", none new%s", w.last())
 	case w.reset:
-		return "; the counter restarted between the two samples, so whether it still happens is unknown"
+		return Textf("; the counter restarted between the two samples, so whether it still happens is unknown")
 	}
-	return "; a second sample tells whether it still happens"
+	return Textf("; a second sample tells whether it still happens")
 }
 
 // gbps formats bits/s as a short Gb/s number: 400, 252.1.

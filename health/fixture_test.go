@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -471,7 +472,10 @@ func TestFindingJSON(t *testing.T) {
 		}
 	}
 	var back []Finding
-	if err := json.Unmarshal(b, &back); err != nil || len(back) != len(fs) || back[0] != fs[0] {
+	// The JSON carries the English only: the Texts stay behind.
+	english := fs[0]
+	english.MessageText, english.FixText = Text{}, Text{}
+	if err := json.Unmarshal(b, &back); err != nil || len(back) != len(fs) || !reflect.DeepEqual(back[0], english) {
 		t.Errorf("findings do not round-trip: %v", err)
 	}
 }

@@ -84,6 +84,14 @@ type Finding struct {
 	// (a ticket) for a warning or for a failure of static configuration;
 	// empty when ok or skipped.
 	Severity Severity `json:"severity,omitempty"`
+	// MessageText and FixText are Message and Fix as format and arguments, for
+	// printing them in the reader's language (package i18n); Message and Fix
+	// are their English, which the JSON and the metrics carry. FixText's
+	// arguments carry the same shell quoting of the node's names as Fix;
+	// whoever prints them strips escapes as Message and Fix are
+	// (node.Printable, node.ValidUTF8).
+	MessageText Text `json:"-"`
+	FixText     Text `json:"-"`
 }
 
 // Severity is how urgent a finding is: the severity label of
@@ -172,14 +180,14 @@ func Run(snap *node.Snapshot, plan *config.Plan, nodeName string) []Finding {
 		r.id, r.check, r.out = def.ID, def.Check, r.out[:0]
 		switch {
 		case e.snap == nil:
-			r.skip(SubjectNode, "no snapshot of this node was taken")
-		case e.notRDMANode != "":
+			r.skip(SubjectNode, Textf("no snapshot of this node was taken"))
+		case !e.notRDMANode.Empty():
 			r.skip(SubjectNode, e.notRDMANode)
 		case e.rdmaUnknown && !def.rootCause:
-			r.skip(SubjectNode, SkipRDMAUnreadable)
+			r.skip(SubjectNode, Textf(SkipRDMAUnreadable))
 		case e.noRDMA && !def.rootCause:
-			r.skip(SubjectNode, SkipNoRDMADevice)
-		case def.needsPlan && e.planReason != "":
+			r.skip(SubjectNode, Textf(SkipNoRDMADevice))
+		case def.needsPlan && !e.planReason.Empty():
 			r.skip(SubjectNode, e.planReason)
 		default:
 			def.run(e, r)
@@ -206,18 +214,21 @@ type results struct {
 // so that it matches the interface and device names of the snapshot (and its
 // label is the one the interface's own series carry); whoever prints it writes
 // it with node.LabelUTF8.
-func (r *results) add(subject string, st Status, msg, fix string) {
-	if r.quote != nil && fix != "" {
-		fix = r.quote.Replace(fix)
+func (r *results) add(subject string, st Status, msg, fix Text) {
+	fixEnglish := fix.String()
+	if r.quote != nil && fixEnglish != "" {
+		fixEnglish = r.quote.Replace(fixEnglish)
+		fix = fix.MapStrings(r.quote.Replace)
 	}
 	r.out = append(r.out, Finding{ID: r.id, Subject: subject, Status: st,
-		Message: node.ValidUTF8(node.Printable(msg)), Fix: node.ValidUTF8(node.Printable(fix)), Severity: r.check.SeverityOf(st)})
+		Message: node.ValidUTF8(node.Printable(msg.String())), Fix: node.ValidUTF8(node.Printable(fixEnglish)),
+		Severity: r.check.SeverityOf(st), MessageText: msg, FixText: fix})
 }
 
-func (r *results) ok(subject, msg string)        { r.add(subject, StatusOK, msg, "") }
-func (r *results) skip(subject, msg string)      { r.add(subject, StatusSkipped, msg, "") }
-func (r *results) warn(subject, msg, fix string) { r.add(subject, StatusWarn, msg, fix) }
-func (r *results) fail(subject, msg, fix string) { r.add(subject, StatusFail, msg, fix) }
+func (r *results) ok(subject string, msg Text)        { r.add(subject, StatusOK, msg, Text{}) }
+func (r *results) skip(subject string, msg Text)      { r.add(subject, StatusSkipped, msg, Text{}) }
+func (r *results) warn(subject string, msg, fix Text) { r.add(subject, StatusWarn, msg, fix) }
+func (r *results) fail(subject string, msg, fix Text) { r.add(subject, StatusFail, msg, fix) }
 
 // naturalCompare orders subjects in rail order (node.NaturalCompare).
 func naturalCompare(a, b string) int { return node.NaturalCompare(a, b) }

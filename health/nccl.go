@@ -20,7 +20,10 @@ import (
 // probe leaves it to NCCL (2.21 and later pick the RoCE v2 GID themselves) unless the
 // plan sets it for the node (probes.nccl.node_env).
 func checkNCCLEnv(e *env, r *results) {
-	var ifnames, hcas, problems, notIB []string
+	var ifnames []string
+	var hcas []string
+	var problems []Text
+	var notIB []Text
 	gidIndex := map[string]int{}
 	var gidDevs []string
 	roce := false
@@ -37,10 +40,10 @@ func checkNCCLEnv(e *env, r *results) {
 			ifnames = append(ifnames, t.netdev)
 		}
 		if t.port == nil {
-			problems = append(problems, fmt.Sprintf("%s has no RDMA port (see planned_interface_present)", t.netdev))
+			problems = append(problems, Textf("%s has no RDMA port (see planned_interface_present)", t.netdev))
 			continue
 		}
-		if why := ncclIBUnusable(t); why != "" {
+		if why := ncclIBUnusable(t); !why.Empty() {
 			notIB = append(notIB, why)
 			continue
 		}
@@ -55,12 +58,12 @@ func checkNCCLEnv(e *env, r *results) {
 				gidIndex[subj] = g.Index
 				gidDevs = append(gidDevs, subj)
 			} else {
-				see := "roce_v2_gid_present"
+				see := Textf("roce_v2_gid_present")
 				if !t.port.Up() {
 					// Its GID check is skipped for the port: the root is the link.
-					see = "port_active: the port is down"
+					see = Textf("port_active: the port is down")
 				}
-				problems = append(problems, fmt.Sprintf("no RoCE v2 GID carries %s on %s (see %s)", t.planned.IP(), subj, see))
+				problems = append(problems, Textf("no RoCE v2 GID carries %s on %s (see %s)", t.planned.IP(), subj, see))
 			}
 			continue
 		}
@@ -68,38 +71,38 @@ func checkNCCLEnv(e *env, r *results) {
 			gidIndex[subj] = idx
 			gidDevs = append(gidDevs, subj)
 		} else {
-			problems = append(problems, fmt.Sprintf("no RoCE v2 IPv4 GID on %s (see roce_v2_gid_present)", subj))
+			problems = append(problems, Textf("no RoCE v2 IPv4 GID on %s (see roce_v2_gid_present)", subj))
 		}
 	}
 	if len(hcas) == 0 && len(ifnames) == 0 {
 		switch {
 		case len(problems) > 0:
-			r.warn(SubjectNode, "no NCCL setting resolves: "+strings.Join(slices.Concat(problems, notIB), "; "), namedChecksFix(problems, ""))
+			r.warn(SubjectNode, Textf("no NCCL setting resolves: %s", JoinTexts(slices.Concat(problems, notIB), "; ")), namedChecksFix(problems, Textf("")))
 		case len(notIB) > 0:
-			r.skip(SubjectNode, "no RoCE or InfiniBand port for NCCL_IB_HCA: "+strings.Join(notIB, "; "))
+			r.skip(SubjectNode, Textf("no RoCE or InfiniBand port for NCCL_IB_HCA: %s", JoinTexts(notIB, "; ")))
 		default:
-			r.skip(SubjectNode, "no active compute port to build the NCCL environment from")
+			r.skip(SubjectNode, Textf("no active compute port to build the NCCL environment from"))
 		}
 		return
 	}
 
-	var vars []string
-	ifnameFix := ""
+	var vars []Text
+	ifnameFix := Textf("")
 	if len(ifnames) > 0 {
-		vars = append(vars, "NCCL_SOCKET_IFNAME=="+strings.Join(ifnames, ","))
+		vars = append(vars, Textf("NCCL_SOCKET_IFNAME==%s", strings.Join(ifnames, ",")))
 	} else {
-		mgmt := ""
+		mgmt := Textf("")
 		if e.node != nil && e.node.ManagementIP.IsValid() {
-			mgmt = " (the one with " + e.node.ManagementIP.String() + ")"
+			mgmt = Textf(" (the one with %s)", e.node.ManagementIP.String())
 		}
-		problems = append(problems, "no compute interface has an IP for NCCL_SOCKET_IFNAME: set it to the management interface"+mgmt)
-		ifnameFix = "set NCCL_SOCKET_IFNAME to the management interface" + mgmt + " in the job environment"
+		problems = append(problems, Textf("no compute interface has an IP for NCCL_SOCKET_IFNAME: set it to the management interface%s", mgmt))
+		ifnameFix = Textf("set NCCL_SOCKET_IFNAME to the management interface%s in the job environment", mgmt)
 	}
 	if len(hcas) > 0 {
-		vars = append(vars, "NCCL_IB_HCA=="+strings.Join(hcas, ","))
+		vars = append(vars, Textf("NCCL_IB_HCA==%s", strings.Join(hcas, ",")))
 	}
-	var own []string
-	if ifnameFix != "" {
+	var own []Text
+	if !ifnameFix.Empty() {
 		own = append(own, ifnameFix)
 	}
 	if roce {
@@ -110,7 +113,7 @@ func checkNCCLEnv(e *env, r *results) {
 		switch len(distinct) {
 		case 0:
 		case 1:
-			vars = append(vars, "NCCL_IB_GID_INDEX="+strconv.Itoa(gidIndex[gidDevs[0]]))
+			vars = append(vars, Textf("NCCL_IB_GID_INDEX=%s", strconv.Itoa(gidIndex[gidDevs[0]])))
 		default:
 			idx := make([]int, 0, len(distinct))
 			for i := range distinct {
@@ -121,21 +124,21 @@ func checkNCCLEnv(e *env, r *results) {
 			for _, i := range idx {
 				per = append(per, fmt.Sprintf("%d on %s", i, joinNatural(distinct[i])))
 			}
-			problems = append(problems, "the RoCE v2 GID index differs between devices ("+strings.Join(per, "; ")+"), so no single NCCL_IB_GID_INDEX fits: leave it unset or -1 and NCCL (2.21 or later) picks each device's RoCE v2 IPv4 GID itself")
-			own = append(own, "unset NCCL_IB_GID_INDEX (or set NCCL_IB_GID_INDEX=-1) in the job environment")
+			problems = append(problems, Textf("the RoCE v2 GID index differs between devices (%s), so no single NCCL_IB_GID_INDEX fits: leave it unset or -1 and NCCL (2.21 or later) picks each device's RoCE v2 IPv4 GID itself", strings.Join(per, "; ")))
+			own = append(own, Textf("unset NCCL_IB_GID_INDEX (or set NCCL_IB_GID_INDEX=-1) in the job environment"))
 		}
 	}
 	vars = append(vars, ncclClassVars(e, roce, len(hcas) > 0)...)
-	msg := strings.Join(vars, " ")
+	msg := JoinTexts(vars, " ")
 	if len(notIB) > 0 {
-		msg += " (not for NCCL_IB_HCA: " + strings.Join(notIB, "; ") + ")"
+		msg = Textf("%s (not for NCCL_IB_HCA: %s)", msg, JoinTexts(notIB, "; "))
 	}
 	if len(problems) > 0 {
-		r.warn(SubjectNode, msg+" (unresolved: "+strings.Join(problems, "; ")+")", namedChecksFix(problems, strings.Join(own, "; ")))
+		r.warn(SubjectNode, Textf("%s (unresolved: %s)", msg, JoinTexts(problems, "; ")), namedChecksFix(problems, JoinTexts(own, "; ")))
 		return
 	}
 	if e.node == nil {
-		msg += " (from this node's active RDMA ports; no plan entry for this node)"
+		msg = Textf("%s (from this node's active RDMA ports; no plan entry for this node)", msg)
 	}
 	r.ok(SubjectNode, msg)
 }
@@ -145,24 +148,24 @@ func checkNCCLEnv(e *env, r *results) {
 // and with PCP trust NCCL_IB_SL, whose value becomes the VLAN PCP; on InfiniBand
 // NCCL_IB_SL, the service level the plan names. NCCL's defaults are 0 for both, the
 // best-effort class.
-func ncclClassVars(e *env, roce, anyHCA bool) []string {
+func ncclClassVars(e *env, roce, anyHCA bool) []Text {
 	exp, ok := e.expectations()
 	if !ok || !anyHCA {
 		return nil
 	}
-	var vars []string
+	var vars []Text
 	if roce {
 		if tc, ok := exp.RoCETrafficClass(); ok {
 			// NCCL_IB_FIFO_TC (NCCL 2.22.3 and later) is the class of the receiver's
 			// clear-to-send messages, NCCL_IB_TC's unless set: named beside it, so a
 			// value set elsewhere cannot leave them on a lossy class.
-			vars = append(vars, "NCCL_IB_TC="+strconv.Itoa(tc), "NCCL_IB_FIFO_TC="+strconv.Itoa(tc))
+			vars = append(vars, Textf("NCCL_IB_TC=%s", strconv.Itoa(tc)), Textf("NCCL_IB_FIFO_TC=%s", strconv.Itoa(tc)))
 		}
 		if exp.Trust == config.TrustPCP && exp.PFCPriority != nil {
-			vars = append(vars, "NCCL_IB_SL="+strconv.Itoa(*exp.PFCPriority))
+			vars = append(vars, Textf("NCCL_IB_SL=%s", strconv.Itoa(*exp.PFCPriority)))
 		}
 	} else if exp.IBServiceLevel != nil {
-		vars = append(vars, "NCCL_IB_SL="+strconv.Itoa(*exp.IBServiceLevel))
+		vars = append(vars, Textf("NCCL_IB_SL=%s", strconv.Itoa(*exp.IBServiceLevel)))
 	}
 	return vars
 }
@@ -172,18 +175,18 @@ func ncclClassVars(e *env, roce, anyHCA bool) []string {
 // its bootstrap sockets, while an iWARP queue pair is connected only through
 // the iWARP connection manager (rdma_cm over TCP); EFA offers no reliable
 // connected queue pairs and is NCCL's only through the aws-ofi-nccl plugin.
-func ncclIBUnusable(t *target) string {
+func ncclIBUnusable(t *target) Text {
 	if t.port == nil || t.ib() || t.roce() {
-		return ""
+		return Textf("")
 	}
 	name := PortSubject(t.dev, t.port)
 	switch {
 	case t.dev != nil && t.dev.Driver == "efa":
-		return fmt.Sprintf("%s is EFA, which NCCL reaches through the aws-ofi-nccl plugin (libfabric), not NCCL_IB_HCA or NCCL_IB_GID_INDEX", name)
+		return Textf("%s is EFA, which NCCL reaches through the aws-ofi-nccl plugin (libfabric), not NCCL_IB_HCA or NCCL_IB_GID_INDEX", name)
 	case t.dev != nil && t.dev.IWARP():
-		return fmt.Sprintf("%s is iWARP, whose connections only rdma_cm sets up, which NCCL's IB transport does not use: NCCL runs over sockets there (NCCL_SOCKET_IFNAME)", name)
+		return Textf("%s is iWARP, whose connections only rdma_cm sets up, which NCCL's IB transport does not use: NCCL runs over sockets there (NCCL_SOCKET_IFNAME)", name)
 	}
-	return fmt.Sprintf("%s is not a RoCE or InfiniBand port (%s), which NCCL's IB transport needs", name, orPlaceholder(rdmaProtocol(t.dev), "link layer "+t.port.LinkLayer))
+	return Textf("%s is not a RoCE or InfiniBand port (%s), which NCCL's IB transport needs", name, orPlaceholder(rdmaProtocol(t.dev), "link layer "+t.port.LinkLayer))
 }
 
 func ifaceHasIPv4(t *target) bool {
@@ -211,21 +214,21 @@ var seeCheck = regexp.MustCompile(`\(see ([a-z0-9_]+)`)
 
 // namedChecksFix names the checks the problems point to, in order, before
 // the fixes of this check's own; the doctor prints those checks above.
-func namedChecksFix(problems []string, own string) string {
+func namedChecksFix(problems []Text, own Text) Text {
 	var ids []string
 	for _, p := range problems {
-		for _, m := range seeCheck.FindAllStringSubmatch(p, -1) {
+		for _, m := range seeCheck.FindAllStringSubmatch(p.String(), -1) {
 			if !slices.Contains(ids, m[1]) {
 				ids = append(ids, m[1])
 			}
 		}
 	}
-	var parts []string
-	if own != "" {
+	var parts []Text
+	if !own.Empty() {
 		parts = append(parts, own)
 	}
 	if len(ids) > 0 {
-		parts = append(parts, "fix what "+strings.Join(ids, ", ")+" report(s) for those ports (listed above), then run the doctor again")
+		parts = append(parts, Textf("fix what %s report(s) for those ports (listed above), then run the doctor again", strings.Join(ids, ", ")))
 	}
-	return strings.Join(parts, "; ")
+	return JoinTexts(parts, "; ")
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/config"
 	"github.com/roce-exporter/roce_exporter/health"
+	"github.com/roce-exporter/roce_exporter/i18n"
 	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/pipeline"
 	"github.com/roce-exporter/roce_exporter/reader"
@@ -149,7 +150,7 @@ func (d *doctorCommand) run() int {
 	samples := 1
 	if err == nil && *d.interval > 0 {
 		timer := time.NewTimer(*d.interval)
-		stopShowing := showSampling(ctx, os.Stderr, isTerminal(os.Stderr), *d.interval)
+		stopShowing := showSampling(ctx, os.Stderr, isTerminal(os.Stderr), *d.interval, d.a.printer())
 		select {
 		case <-timer.C:
 			stopShowing()
@@ -188,7 +189,7 @@ func (d *doctorCommand) run() int {
 	} else {
 		// One write: the report is not interleaved with anything on stderr.
 		var b bytes.Buffer
-		printDoctor(&b, report, textOptions{Color: useColor(*d.color, os.Stdout), Width: textWidth(os.Stdout), Interval: *d.interval, Verbose: *d.verbose})
+		printDoctor(&b, report, textOptions{Color: useColor(*d.color, os.Stdout), Width: textWidth(os.Stdout), Interval: *d.interval, Verbose: *d.verbose, Printer: d.a.printer()})
 		os.Stdout.Write(b.Bytes())
 	}
 	switch summary.State {
@@ -234,7 +235,7 @@ func isTerminal(f *os.File) bool {
 // its second sample, counting down on one line of w (stderr, so the report
 // on stdout stays clean) until the returned function clears it. Nothing is
 // written when w is not a terminal.
-func showSampling(ctx context.Context, w io.Writer, terminal bool, interval time.Duration) (stop func()) {
+func showSampling(ctx context.Context, w io.Writer, terminal bool, interval time.Duration, p *i18n.Printer) (stop func()) {
 	if !terminal {
 		return func() {}
 	}
@@ -247,7 +248,7 @@ func showSampling(ctx context.Context, w io.Writer, terminal bool, interval time
 		defer tick.Stop()
 		for {
 			left := time.Until(end).Round(time.Second)
-			fmt.Fprintf(w, "\r\x1b[K%s", tr(msgSampling, max(left, 0)))
+			fmt.Fprintf(w, "\r\x1b[K%s", tr(p, msgSampling, max(left, 0)))
 			select {
 			case <-tick.C:
 			case <-done:

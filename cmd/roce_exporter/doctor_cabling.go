@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/roce-exporter/roce_exporter/health"
+	"github.com/roce-exporter/roce_exporter/i18n"
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
@@ -22,16 +23,18 @@ type cablingLine struct {
 	LinkDown bool `json:"link_down,omitempty"`
 }
 
-func (c cablingLine) text() string {
+// text is the neighbour in p's language, whole formats each (the words
+// firsthour27's messages.go has too).
+func (c cablingLine) text(p *i18n.Printer) string {
 	if c.Switch == "" {
-		return tr(msgNoLLDPNeighbour)
+		return tr(p, msgNoLLDPNeighbour)
 	}
-	s := tr(msgCabledTo, c.Switch, c.SwitchPort)
+	s := tr(p, msgCabledTo, c.Switch, c.SwitchPort)
 	if c.PortDescr != "" && c.PortDescr != c.SwitchPort {
-		s = tr(msgCabledToDescr, c.Switch, c.SwitchPort, c.PortDescr)
+		s = tr(p, msgCabledToDescr, c.Switch, c.SwitchPort, c.PortDescr)
 	}
 	if c.LinkDown {
-		s = tr(msgCabledLastSeen, s)
+		s = tr(p, msgCabledLastSeen, s)
 	}
 	return s
 }
@@ -78,10 +81,10 @@ func printCabling(l *textLayout, lines []cablingLine) {
 	for _, c := range lines {
 		sw, iw = max(sw, displayWidth(c.Subject)), max(iw, displayWidth(c.Interface))
 	}
-	l.line(tr(msgCablingTitle))
+	l.line(tr(l.opts.Printer, msgCablingTitle))
 	for _, c := range lines {
 		head := "  " + padRight(c.Subject, sw) + "  " + padRight(c.Interface, iw) + "  "
-		for _, s := range wrap(c.text(), head, strings.Repeat(" ", displayWidth(head)), l.opts.Width) {
+		for _, s := range wrap(c.text(l.opts.Printer), head, strings.Repeat(" ", displayWidth(head)), l.opts.Width) {
 			l.line(s)
 		}
 	}
@@ -89,11 +92,11 @@ func printCabling(l *textLayout, lines []cablingLine) {
 
 // cablingOf returns the neighbour text of a finding's subject (a port or
 // an interface), "" when none is known.
-func cablingOf(lines []cablingLine, subject string) string {
+func cablingOf(lines []cablingLine, subject string, p *i18n.Printer) string {
 	var parts []string
 	for _, c := range lines {
 		if c.Switch != "" && (c.Subject == subject || c.Interface == subject) {
-			parts = append(parts, c.text())
+			parts = append(parts, c.text(p))
 		}
 	}
 	return strings.Join(parts, "; ")

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/roce-exporter/roce_exporter/i18n"
 	"github.com/roce-exporter/roce_exporter/node"
 )
 
@@ -39,10 +40,10 @@ func TestCablingLines(t *testing.T) {
 	if strings.Contains(got, "ibp1s0") {
 		t.Errorf("an InfiniBand port has no LLDP:\n%s", got)
 	}
-	if at := cablingOf(lines, "mlx5_bond_0"); at != "cabled to leaf-1 Ethernet8, last seen before the link went down" {
+	if at := cablingOf(lines, "mlx5_bond_0", i18n.New(i18n.English)); at != "cabled to leaf-1 Ethernet8, last seen before the link went down" {
 		t.Errorf("at line of the bond: %q", at)
 	}
-	if at := cablingOf(lines, "ens1f0np0"); !strings.HasPrefix(at, "cabled to leaf-1 Ethernet0") {
+	if at := cablingOf(lines, "ens1f0np0", i18n.New(i18n.English)); !strings.HasPrefix(at, "cabled to leaf-1 Ethernet0") {
 		t.Errorf("at line of an interface subject: %q", at)
 	}
 	// lldpd not read: no cabling section at all, not "no neighbour" everywhere.

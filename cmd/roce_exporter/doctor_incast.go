@@ -29,6 +29,9 @@ type incastLine struct {
 type incastReport struct {
 	Lines []incastLine `json:"last,omitempty"`
 	Note  string       `json:"note,omitempty"`
+	// note is Note as a message and its arguments, for the text in the
+	// reader's language; the JSON keeps the English.
+	note []any
 }
 
 func doctorIncast(plan *config.Plan, nodeName string) *incastReport {
@@ -39,9 +42,12 @@ func doctorIncast(plan *config.Plan, nodeName string) *incastReport {
 	r := &incastReport{}
 	switch {
 	case err != nil:
-		r.Note = tr(msgIncastUnreadable, err)
+		r.note = []any{msgIncastUnreadable, err}
 	case len(results) == 0:
-		r.Note = tr(msgIncastNone, node.PrintableName(nodeName))
+		r.note = []any{msgIncastNone, node.PrintableName(nodeName)}
+	}
+	if len(r.note) > 0 {
+		r.Note = tr(nil, r.note[0].(string), r.note[1:]...)
 	}
 	for _, res := range results {
 		// The reasons and warnings quote the peers' programs and the
@@ -70,23 +76,27 @@ func printIncast(l *textLayout, r *incastReport, now time.Time) {
 			l.line(s)
 		}
 	}
+	p := l.opts.Printer
 	l.line("")
-	l.line(tr(msgIncastTitle))
-	if r.Note != "" {
+	l.line(tr(p, msgIncastTitle))
+	switch {
+	case len(r.note) > 0:
+		para(tr(p, r.note[0].(string), r.note[1:]...), "  ", "  ")
+	case r.Note != "":
 		para(r.Note, "  ", "  ")
 	}
 	const under = "        "
 	for _, in := range r.Lines {
-		what := in.Result
+		what := p.Word(in.Result)
 		if in.Reason != "" {
 			what += " " + in.Reason
 		}
-		para(tr(msgIncastLine, what, in.Device, in.Role, in.Peer, now.Sub(in.Start).Round(time.Minute)), "  ", under)
+		para(tr(p, msgIncastLine, what, in.Device, in.Role, in.Peer, now.Sub(in.Start).Round(time.Minute)), "  ", under)
 		for _, s := range in.Said {
 			para(s, under, under)
 		}
 		for _, u := range in.Unseen {
-			para(tr(msgIncastUnseen, u), under, under)
+			para(tr(p, msgIncastUnseen, u), under, under)
 		}
 	}
 }

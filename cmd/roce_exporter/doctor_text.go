@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/health"
+	"github.com/roce-exporter/roce_exporter/i18n"
 )
 
 // textOptions say how the doctor's text is laid out.
@@ -15,6 +16,8 @@ type textOptions struct {
 	Width    int
 	Interval time.Duration
 	Verbose  bool
+	// Printer is the language; nil is English.
+	Printer *i18n.Printer
 }
 
 var statusStyle = map[health.Status]struct{ label, color string }{
@@ -38,7 +41,7 @@ type textLayout struct {
 func newTextLayout(w io.Writer, r doctorReport, opts textOptions) *textLayout {
 	l := &textLayout{w: w, opts: opts, idW: 10, subjW: 7}
 	for _, st := range statusStyle {
-		l.statusW = max(l.statusW, displayWidth(trText(st.label)))
+		l.statusW = max(l.statusW, displayWidth(trText(opts.Printer, st.label)))
 	}
 	for _, f := range r.Checks {
 		l.idW, l.subjW = max(l.idW, displayWidth(f.ID)), max(l.subjW, displayWidth(f.Subject))
@@ -57,7 +60,7 @@ func (l *textLayout) para(text, hang string) {
 }
 
 func (l *textLayout) label(st health.Status) string {
-	s := padRight(trText(statusStyle[st].label), l.statusW)
+	s := padRight(trText(l.opts.Printer, statusStyle[st].label), l.statusW)
 	if l.opts.Color {
 		return statusStyle[st].color + s + "\x1b[0m"
 	}
@@ -103,39 +106,40 @@ func (l *textLayout) detail(prefix, text string) {
 // nothing to check says so first, with the reason.
 func printDoctor(w io.Writer, r doctorReport, opts textOptions) {
 	l := newTextLayout(w, r, opts)
+	p := opts.Printer
 	plan := r.Plan
 	if plan == "" {
-		plan = tr(msgNoPlan)
+		plan = tr(p, msgNoPlan)
 	}
-	samples := tr(msgOneSample)
+	samples := tr(p, msgOneSample)
 	if r.Samples == 2 {
-		samples = tr(msgTwoSamples, opts.Interval)
+		samples = tr(p, msgTwoSamples, opts.Interval)
 	}
 	switch {
 	case r.Sample != "" && r.Plan != "":
-		l.para(tr(msgDoctorTitleSampleAs, r.Sample, r.Node, plan, samples), "  ")
+		l.para(tr(p, msgDoctorTitleSampleAs, r.Sample, r.Node, plan, samples), "  ")
 	case r.Sample != "":
-		l.para(tr(msgDoctorTitleSample, r.Sample, plan, samples), "  ")
+		l.para(tr(p, msgDoctorTitleSample, r.Sample, plan, samples), "  ")
 	default:
-		l.para(tr(msgDoctorTitle, r.Node, plan, samples), "  ")
+		l.para(tr(p, msgDoctorTitle, r.Node, plan, samples), "  ")
 	}
 	l.line("")
 	if r.State == string(health.StateNothingToCheck) {
-		l.para(nothingToCheck(r.StateReason, r.NotRDMANode), "  ")
-		l.para(tr(msgNothingToCheckNote), "  ")
+		l.para(nothingToCheck(p, r.StateReason, r.NotRDMANode, r.Checks), "  ")
+		l.para(tr(p, msgNothingToCheckNote), "  ")
 		l.line("")
 	}
 	// The plan's own doubtful values come first: every check below is judged
 	// against them.
 	for _, pw := range r.PlanWarnings {
-		l.row(health.StatusWarn, tr(msgPlanWarningRow), "", pw)
+		l.row(health.StatusWarn, tr(p, msgPlanWarningRow), "", pw)
 	}
 	if len(r.PlanWarnings) > 0 {
 		l.line("")
 	}
 	for _, st := range health.StatusesWorstFirst() {
 		if st == health.StatusOK && !opts.Verbose {
-			printOKFolded(r.Checks, l.row)
+			printOKFolded(p, r.Checks, l.row)
 			continue
 		}
 		if st == health.StatusSkipped && !opts.Verbose {
@@ -143,25 +147,25 @@ func printDoctor(w io.Writer, r doctorReport, opts textOptions) {
 			if r.State == string(health.StateNothingToCheck) {
 				// The reason is the headline already.
 				row = func(st health.Status, id, subject, msg string) {
-					if rest, ok := strings.CutPrefix(msg, r.StateReason); ok {
-						msg = tr(msgReasonAbove) + rest
+					if rest, ok := strings.CutPrefix(msg, localReason(p, r.StateReason, r.Checks)); ok {
+						msg = tr(p, msgReasonAbove) + rest
 					}
 					l.row(st, id, subject, msg)
 				}
 			}
-			printSkipsFolded(r.Checks, row)
+			printSkipsFolded(p, r.Checks, row)
 			continue
 		}
 		for _, f := range r.Checks {
 			if f.Status != st {
 				continue
 			}
-			l.row(st, f.ID, f.Subject, f.Message)
-			if f.Fix != "" && (st == health.StatusFail || st == health.StatusWarn) {
-				if at := cablingOf(r.Cabling, f.Subject); at != "" {
-					l.detail(tr(msgAt), at)
+			l.row(st, f.ID, f.Subject, findingMessage(p, f))
+			if fix := findingFix(p, f); fix != "" && (st == health.StatusFail || st == health.StatusWarn) {
+				if at := cablingOf(r.Cabling, f.Subject, p); at != "" {
+					l.detail(tr(p, msgAt), at)
 				}
-				l.detail(tr(msgFix), f.Fix)
+				l.detail(tr(p, msgFix), fix)
 			}
 		}
 	}
@@ -175,24 +179,45 @@ func printDoctor(w io.Writer, r doctorReport, opts textOptions) {
 	printIncast(l, r.Incast, time.Now())
 	l.line("")
 	if n := len(r.PlanWarnings); n > 0 {
-		l.para(tr(msgSummaryPlan, r.Summary["fail"], r.Summary["warn"], r.Summary["ok"], r.Summary["skipped"], n), "  ")
+		l.para(tr(p, msgSummaryPlan, r.Summary["fail"], r.Summary["warn"], r.Summary["ok"], r.Summary["skipped"], n), "  ")
 	} else {
-		l.para(tr(msgSummary, r.Summary["fail"], r.Summary["warn"], r.Summary["ok"], r.Summary["skipped"]), "  ")
+		l.para(tr(p, msgSummary, r.Summary["fail"], r.Summary["warn"], r.Summary["ok"], r.Summary["skipped"]), "  ")
 	}
 }
 
 // nothingToCheck is the headline of a node no check could judge: NOT AN
 // RDMA NODE with the rest of the reason, or NOTHING TO CHECK with all of it.
-func nothingToCheck(reason string, notRDMANode bool) string {
+// The reason is the English message of a finding among fs: printed in p's
+// language through that finding.
+func nothingToCheck(p *i18n.Printer, reason string, notRDMANode bool, fs []health.Finding) string {
+	local := localReason(p, reason, fs)
 	if notRDMANode {
-		return tr(msgNotRDMANode, strings.TrimPrefix(reason, health.SkipNotRDMANode+": "))
+		rest := strings.TrimPrefix(reason, health.SkipNotRDMANode+": ")
+		for _, sep := range []string{"：", ": "} {
+			if r, ok := strings.CutPrefix(local, p.Word(health.SkipNotRDMANode)+sep); ok {
+				rest = r
+				break
+			}
+		}
+		return tr(p, msgNotRDMANode, rest)
 	}
-	return tr(msgNothingToCheck, reason)
+	return tr(p, msgNothingToCheck, local)
+}
+
+// localReason is reason, the English message of a finding among fs, in p's
+// language.
+func localReason(p *i18n.Printer, reason string, fs []health.Finding) string {
+	for _, f := range fs {
+		if f.Message == reason {
+			return findingMessage(p, f)
+		}
+	}
+	return p.Word(reason)
 }
 
 // printOKFolded prints one line per passing check: the message when one
 // subject passed, else the subjects.
-func printOKFolded(findings []health.Finding, line func(health.Status, string, string, string)) {
+func printOKFolded(p *i18n.Printer, findings []health.Finding, line func(health.Status, string, string, string)) {
 	var order []string
 	subjects := map[string][]health.Finding{}
 	for _, f := range findings {
@@ -207,41 +232,44 @@ func printOKFolded(findings []health.Finding, line func(health.Status, string, s
 	for _, id := range order {
 		fs := subjects[id]
 		if len(fs) == 1 {
-			line(health.StatusOK, id, fs[0].Subject, fs[0].Message)
+			line(health.StatusOK, id, fs[0].Subject, findingMessage(p, fs[0]))
 			continue
 		}
 		names := make([]string, len(fs))
 		for i, f := range fs {
 			names[i] = f.Subject
 		}
-		line(health.StatusOK, id, tr(msgFoldedSubjects, len(fs)), strings.Join(names, " "))
+		line(health.StatusOK, id, tr(p, msgFoldedSubjects, len(fs)), strings.Join(names, " "))
 	}
 }
 
 // printSkipsFolded prints node-wide skips that share a reason (no RDMA
 // device, no plan) as one line, so the root cause above stays in view.
-func printSkipsFolded(findings []health.Finding, line func(health.Status, string, string, string)) {
+func printSkipsFolded(p *i18n.Printer, findings []health.Finding, line func(health.Status, string, string, string)) {
 	byReason := map[string][]string{}
+	// The reasons are grouped by their English and printed in p's language.
+	printed := map[string]string{}
 	var reasons []string
 	for _, f := range findings {
 		if f.Status != health.StatusSkipped {
 			continue
 		}
 		if f.Subject != health.SubjectNode {
-			line(health.StatusSkipped, f.ID, f.Subject, f.Message)
+			line(health.StatusSkipped, f.ID, f.Subject, findingMessage(p, f))
 			continue
 		}
 		if _, seen := byReason[f.Message]; !seen {
 			reasons = append(reasons, f.Message)
+			printed[f.Message] = findingMessage(p, f)
 		}
 		byReason[f.Message] = append(byReason[f.Message], f.ID)
 	}
 	for _, reason := range reasons {
 		ids := byReason[reason]
 		if len(ids) == 1 {
-			line(health.StatusSkipped, ids[0], health.SubjectNode, reason)
+			line(health.StatusSkipped, ids[0], health.SubjectNode, printed[reason])
 			continue
 		}
-		line(health.StatusSkipped, tr(msgFoldedChecks, len(ids)), health.SubjectNode, tr(msgFoldedReason, reason, strings.Join(ids, " ")))
+		line(health.StatusSkipped, tr(p, msgFoldedChecks, len(ids)), health.SubjectNode, tr(p, msgFoldedReason, printed[reason], strings.Join(ids, " ")))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/roce-exporter/roce_exporter/health"
 	"github.com/roce-exporter/roce_exporter/internal/testenv"
@@ -35,15 +36,7 @@ func doctorIn(t *testing.T, env []string, args ...string) (stdout, stderr string
 // continuations) is indented under the check.
 func TestDoctorWrapsToTheTerminal(t *testing.T) {
 	args := append(scenarioArgs("mlx5-degraded"), "--interval=0", "--config.file="+healthyPlan, "--node.name=node01")
-	wide, _ := doctorIn(t, []string{"COLUMNS=100000"}, args...)
-	longest := 0
-	for _, line := range strings.Split(wide, "\n") {
-		longest = max(longest, displayWidth(line))
-	}
-	if longest <= 100 {
-		t.Fatalf("unwrapped, the longest line is %d columns: the test would pass without wrapping", longest)
-	}
-	out, _ := doctorIn(t, []string{"COLUMNS=100"}, args...)
+	out, wide := doctorWrappedTo100(t, args...)
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	indent := strings.Repeat(" ", len("skipped  "))
 	inFinding, inIncast, fixes := false, false, 0
@@ -101,7 +94,7 @@ func TestDoctorKeepsLogsOutOfTheReport(t *testing.T) {
 // stderr and is cleared before the report.
 func TestShowSamplingCountsDownAndClears(t *testing.T) {
 	b := &testenv.SyncBuffer{}
-	stop := showSampling(context.Background(), b, true, 1500*time.Millisecond)
+	stop := showSampling(context.Background(), b, true, 1500*time.Millisecond, nil)
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(b.String(), "in 0s") && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -115,7 +108,7 @@ func TestShowSamplingCountsDownAndClears(t *testing.T) {
 		t.Errorf("the line is not cleared at the end: %q", got)
 	}
 	var none bytes.Buffer
-	showSampling(context.Background(), &none, false, time.Second)()
+	showSampling(context.Background(), &none, false, time.Second, nil)()
 	if none.Len() != 0 {
 		t.Errorf("not a terminal, yet %q", none.String())
 	}
@@ -165,4 +158,93 @@ func TestDoctorTextStatusWordsAreTheJSONs(t *testing.T) {
 	if !strings.Contains(out, "\nskipped  ") || strings.Contains(out, "\nskip  ") {
 		t.Errorf("no skipped row:\n%s", out)
 	}
+}
+
+// TestDoctorWrapsInChinese: the Chinese report keeps to COLUMNS=100 too,
+// measured in display columns (a CJK character takes two), Chinese text
+// broken between characters, where it has no spaces, and never before its
+// closing punctuation; fixes stay under their check.
+func TestDoctorWrapsInChinese(t *testing.T) {
+	args := append(scenarioArgs("mlx5-degraded"), "--interval=0", "--config.file="+healthyPlan, "--node.name=node01", "--lang=zh-CN")
+	out, wide := doctorWrappedTo100(t, args...)
+	if strings.Join(strings.Fields(out), "") != strings.Join(strings.Fields(wide), "") {
+		t.Error("the wrapped Chinese report does not hold the same text as the unwrapped one")
+	}
+	if !strings.Contains(out, "修复：") {
+		t.Fatalf("not in Chinese:\n%s", out)
+	}
+	indent := strings.Repeat(" ", displayWidth("跳过")+2)
+	fixes, short := 0, 0
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	for i, line := range lines {
+		w := displayWidth(line)
+		if w > 100 {
+			t.Errorf("line %d is %d columns: %q", i+1, w, line)
+		}
+		body := strings.TrimLeft(line, " ")
+		if body != "" && strings.ContainsRune(cjkClosing, []rune(body)[0]) {
+			t.Errorf("line %d starts with closing punctuation: %q", i+1, line)
+		}
+		if strings.HasPrefix(line, indent+"修复：") {
+			fixes++
+		}
+		// A line is broken between Chinese characters where the width
+		// ends: a line of Chinese continued on the next does not stop short
+		// of a piece that fitted.
+		if i+1 < len(lines) && strings.HasPrefix(line, indent) && strings.HasPrefix(lines[i+1], indent+" ") {
+			last := []rune(line)
+			// The first character of the next line with the closing
+			// punctuation that must stay with it.
+			nextRunes := []rune(strings.Fields(lines[i+1])[0])
+			n := 1
+			for n < len(nextRunes) && strings.ContainsRune(cjkClosing, nextRunes[n]) {
+				n++
+			}
+			piece := string(nextRunes[:n])
+			gap := 1 // a space between them, unless both are Chinese
+			if runeWidth(last[len(last)-1]) == 2 && runeWidth([]rune(piece)[0]) == 2 {
+				gap = 0
+			}
+			if unicode.Is(unicode.Han, nextRunes[0]) &&
+				w+gap+displayWidth(piece) <= 100 && !strings.ContainsRune(cjkOpening, last[len(last)-1]) {
+				short++
+				t.Errorf("line %d ends at %d columns, but %q fitted: %q", i+1, w, piece, line)
+			}
+		}
+	}
+	if fixes < 12 {
+		t.Errorf("%d fix lines in Chinese, want one per failure at least:\n%s", fixes, out)
+	}
+	if short > 0 {
+		t.Logf("%s", out)
+	}
+}
+
+func TestSplitCJK(t *testing.T) {
+	for in, want := range map[string]string{
+		"ens1f0np0": "ens1f0np0",
+		"网段（每条轨道一个网段）：": "网|段|（每|条|轨|道|一|个|网|段）：",
+		"开启PFC": "开|启|PFC",
+	} {
+		if got := strings.Join(splitCJK(in), "|"); got != want {
+			t.Errorf("splitCJK(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// doctorWrappedTo100 is the doctor's text under COLUMNS=100, after making
+// sure that unwrapped it has lines wider than that (else a wrapping test
+// would pass without wrapping).
+func doctorWrappedTo100(t *testing.T, args ...string) (out, wide string) {
+	t.Helper()
+	wide, _ = doctorIn(t, []string{"COLUMNS=100000"}, args...)
+	longest := 0
+	for _, line := range strings.Split(wide, "\n") {
+		longest = max(longest, displayWidth(line))
+	}
+	if longest <= 100 {
+		t.Fatalf("unwrapped, the longest line is %d columns: the test would pass without wrapping", longest)
+	}
+	out, _ = doctorIn(t, []string{"COLUMNS=100"}, args...)
+	return out, wide
 }

@@ -36,6 +36,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building the exporter:", err)
 		os.Exit(1)
 	}
+	// The tests read the English; a developer's Chinese locale must not turn
+	// the exporters they start to Chinese (runDoctorEnv sets its own).
+	os.Setenv("LC_ALL", "C")
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

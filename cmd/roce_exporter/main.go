@@ -30,6 +30,7 @@ type app struct {
 	nodeName   *string
 	logConfig  *promslog.Config
 	logger     *slog.Logger
+	lang       *string
 	// logLevelSet: --log.level was given, so a command's quieter default
 	// does not apply.
 	logLevelSet bool
@@ -42,6 +43,7 @@ func newApp() *app {
 	a.kp.UsageTemplate(usageTemplate)
 	a.configFile = a.kp.Flag("config.file", "Cluster plan (YAML): IP plan, expectations and probe settings. Optional for serving counters; required for plan checks and probes.").PlaceHolder("FILE").String()
 	a.nodeName = a.kp.Flag("node.name", "Name of this node in the cluster plan (default: the short hostname).").String()
+	a.lang = a.kp.Flag("lang", "Text and page language: en, zh-CN (default: LANG).").PlaceHolder("LANG").String()
 	a.logConfig = &promslog.Config{}
 	promslogflag.AddFlags(a.kp, a.logConfig)
 	a.kp.GetFlag(promslogflag.LevelFlagName).IsSetByUser(&a.logLevelSet)
@@ -103,6 +105,10 @@ func run(args []string) int {
 	cmd, err := a.kp.Parse(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "roce_exporter: %v\n", err)
+		return 2
+	}
+	if err := a.checkLang(); err != nil {
+		fmt.Fprintf(os.Stderr, "roce_exporter: --lang: %v\n", err)
 		return 2
 	}
 	a.logger = promslog.New(a.logConfig)

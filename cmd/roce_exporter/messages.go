@@ -1,6 +1,6 @@
 package main
 
-import "fmt"
+import "github.com/roce-exporter/roce_exporter/i18n"
 
 // The doctor's, the node page's and plan init's own words, each one whole
 // format string with positional verbs (%[1]s): the one place a message
@@ -63,8 +63,8 @@ const (
 
 // trText is tr for a message without arguments held in a variable (a
 // table's label).
-func trText(msg string) string { return msg }
+func trText(p *i18n.Printer, msg string) string { return p.Word(msg) }
 
-// tr formats one of the messages above. It is the seam for a catalog: a
-// message.Printer chosen by the language will replace fmt.Sprintf here.
-func tr(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+// tr formats one of the messages above in p's language (the catalogue in
+// package i18n; English when p is English or has no translation).
+func tr(p *i18n.Printer, format string, args ...any) string { return p.Sprintf(format, args...) }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/roce-exporter/roce_exporter/collector"
 	"github.com/roce-exporter/roce_exporter/health"
+	"github.com/roce-exporter/roce_exporter/i18n"
 	"github.com/roce-exporter/roce_exporter/node"
 	"github.com/roce-exporter/roce_exporter/probes"
 )
@@ -66,6 +67,9 @@ type pageConfig struct {
 	// LLDP switches, the fleet's switch suspects when a Prometheus is given);
 	// nil: none.
 	Switches func() probes.SwitchView
+	// Printer is the page's language (--lang or the exporter's locale);
+	// nil is English. A request's ?lang=zh-CN or ?lang=en overrides it.
+	Printer *i18n.Printer
 }
 
 // pageFinding is one row of the doctor's table; OK and skipped findings
@@ -108,6 +112,8 @@ type pageIncast struct {
 
 type pageData struct {
 	pageConfig
+	// Lang is the HTML lang attribute of the page's language.
+	Lang                  string
 	Now                   string
 	Collected             string
 	Title                 string
@@ -144,10 +150,15 @@ type pageData struct {
 // renderPage writes the page for st (the exporter's latest collection) and
 // the probe store (nil when probes are off) at now.
 func renderPage(cfg pageConfig, st collector.Status, enabled []string, store *probes.Store, now time.Time) ([]byte, error) {
+	if cfg.Printer == nil {
+		cfg.Printer = i18n.New(i18n.English)
+	}
+	p := cfg.Printer
 	d := pageData{
 		pageConfig: cfg,
+		Lang:       p.HTMLLang(),
 		Now:        now.UTC().Format(time.RFC3339),
-		Collected:  stamp(st.Collected, now),
+		Collected:  stampIn(p, st.Collected, now),
 		Version:    orUnknown(version.Version), Revision: orUnknown(version.Revision), Branch: orUnknown(version.Branch),
 		BuildUser: orUnknown(version.BuildUser), BuildDate: orUnknown(version.BuildDate),
 		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
@@ -161,28 +172,28 @@ func renderPage(cfg pageConfig, st collector.Status, enabled []string, store *pr
 		switches = cfg.Switches()
 	}
 	d.probes(store, switches)
-	d.Title = tr(msgPageNodeTitle, cfg.NodeName)
+	d.Title = tr(p, msgPageNodeTitle, cfg.NodeName)
 	if cfg.Sample != "" {
-		d.Title = tr(msgPageSampleTitle, cfg.Sample)
-		d.SampleNotice = tr(msgPageSampleNotice, cfg.SysPath)
+		d.Title = tr(p, msgPageSampleTitle, cfg.Sample)
+		d.SampleNotice = tr(p, msgPageSampleNotice, cfg.SysPath)
 		if cfg.PlanFile != "" {
-			d.SampleNotice = tr(msgPageSampleNoticeAs, cfg.SysPath, cfg.NodeName)
+			d.SampleNotice = tr(p, msgPageSampleNoticeAs, cfg.SysPath, cfg.NodeName)
 		}
 	}
 	summary := health.Summarize(st.Findings)
 	switch {
 	case !st.HealthEnabled:
-		d.Verdict, d.VerdictClass = tr(msgPageNoHealth), "skip"
+		d.Verdict, d.VerdictClass = tr(p, msgPageNoHealth), "skip"
 	case summary.State == health.StateFailing:
-		d.Verdict, d.VerdictClass = tr(msgPageFailing, d.Fail, d.Warn), "fail"
+		d.Verdict, d.VerdictClass = tr(p, msgPageFailing, d.Fail, d.Warn), "fail"
 	case summary.State == health.StateWarning:
-		d.Verdict, d.VerdictClass = tr(msgPageWarning, d.Warn), "warn"
+		d.Verdict, d.VerdictClass = tr(p, msgPageWarning, d.Warn), "warn"
 	case summary.State == health.StateHealthy:
-		d.Verdict, d.VerdictClass = tr(msgPageHealthy, d.OK), "ok"
+		d.Verdict, d.VerdictClass = tr(p, msgPageHealthy, d.OK), "ok"
 	default:
 		// Not green: nothing was found right either.
-		d.Verdict, d.VerdictClass = nothingToCheck(summary.Reason, summary.NotRDMANode()), "empty"
-		d.VerdictDetail = tr(msgPageNothingDetail)
+		d.Verdict, d.VerdictClass = nothingToCheck(p, summary.Reason, summary.NotRDMANode(), st.Findings), "empty"
+		d.VerdictDetail = tr(p, msgPageNothingDetail)
 	}
 	var b bytes.Buffer
 	if err := pageTemplate.Execute(&b, d); err != nil {
@@ -191,16 +202,20 @@ func renderPage(cfg pageConfig, st collector.Status, enabled []string, store *pr
 	return b.Bytes(), nil
 }
 
+// T is a string of the page in its language, for the template.
+func (d pageData) T(format string, args ...any) string { return d.Printer.Sprintf(format, args...) }
+
 func (d *pageData) findings(fs []health.Finding) {
 	fs = printableFindings(fs)
+	p := d.Printer
 	for _, f := range fs {
 		switch f.Status {
 		case health.StatusFail:
 			d.Fail++
-			d.Problems = append(d.Problems, pageFinding{Status: trText(msgStatusFail), Class: "fail", Check: f.ID, Subject: f.Subject, Message: f.Message, Fix: f.Fix})
+			d.Problems = append(d.Problems, pageFinding{Status: trText(p, msgStatusFail), Class: "fail", Check: f.ID, Subject: f.Subject, Message: findingMessage(p, f), Fix: findingFix(p, f)})
 		case health.StatusWarn:
 			d.Warn++
-			d.Problems = append(d.Problems, pageFinding{Status: trText(msgStatusWarn), Class: "warn", Check: f.ID, Subject: f.Subject, Message: f.Message, Fix: f.Fix})
+			d.Problems = append(d.Problems, pageFinding{Status: trText(p, msgStatusWarn), Class: "warn", Check: f.ID, Subject: f.Subject, Message: findingMessage(p, f), Fix: findingFix(p, f)})
 		case health.StatusOK:
 			d.OK++
 		case health.StatusSkipped:
@@ -208,11 +223,11 @@ func (d *pageData) findings(fs []health.Finding) {
 		}
 	}
 	// The same folding as the doctor's text output.
-	printOKFolded(fs, func(_ health.Status, id, subject, msg string) {
-		d.Passed = append(d.Passed, pageFinding{Status: trText(msgStatusOK), Class: "ok", Check: id, Subject: subject, Message: msg})
+	printOKFolded(p, fs, func(_ health.Status, id, subject, msg string) {
+		d.Passed = append(d.Passed, pageFinding{Status: trText(p, msgStatusOK), Class: "ok", Check: id, Subject: subject, Message: msg})
 	})
-	printSkipsFolded(fs, func(_ health.Status, id, subject, msg string) {
-		d.Skips = append(d.Skips, pageFinding{Status: trText(msgStatusSkipped), Class: "skip", Check: id, Subject: subject, Message: msg})
+	printSkipsFolded(p, fs, func(_ health.Status, id, subject, msg string) {
+		d.Skips = append(d.Skips, pageFinding{Status: trText(p, msgStatusSkipped), Class: "skip", Check: id, Subject: subject, Message: msg})
 	})
 }
 
@@ -223,19 +238,20 @@ func (d *pageData) collectors(st collector.Status, enabled []string) {
 	}
 	now, _ := time.Parse(time.RFC3339, d.Now)
 	for _, n := range collector.Names() {
-		row := pageCollector{Name: n, Reads: collector.Help(n), State: "disabled", Class: "skip"}
+		p := d.Printer
+		row := pageCollector{Name: n, Reads: collector.Help(n), State: p.Sprintf("disabled"), Class: "skip"}
 		if slices.Contains(enabled, n) {
 			c := byName[n]
-			row.State, row.Class = "ok", "ok"
+			row.State, row.Class = p.Sprintf("ok"), "ok"
 			row.Duration = fmtDuration(c.Duration)
-			row.LastSuccess = stamp(c.LastSuccess, now)
+			row.LastSuccess = d.stamp(c.LastSuccess, now)
 			switch {
 			case c.LastRun.IsZero():
-				row.State = "not run yet"
+				row.State = p.Sprintf("not run yet")
 			case c.Absent:
-				row.State, row.Class, row.Err = "absent", "skip", c.Err
+				row.State, row.Class, row.Err = p.Sprintf("absent"), "skip", c.Err
 			case c.Err != "":
-				row.State, row.Class, row.Err = "FAILED", "fail", c.Err
+				row.State, row.Class, row.Err = p.Sprintf("FAILED"), "fail", c.Err
 			}
 		}
 		d.Collectors = append(d.Collectors, row)
@@ -302,16 +318,17 @@ func (d *pageData) probes(store *probes.Store, switches probes.SwitchView) {
 
 // incasts lists the last incast of each device among the fresh results.
 func (d *pageData) incasts(latest []*probes.Result) {
+	p := d.Printer
 	for _, r := range latest {
 		in := r.Incast
 		if r.Probe != probes.KindIncast || in == nil {
 			continue
 		}
 		row := pageIncast{Start: r.Start.UTC().Format(time.RFC3339), Device: r.Device, Role: in.Role, Peer: r.Peer,
-			Result: "ok: no loss, the switch paused or marked", Class: "ok",
+			Result: p.Sprintf("ok: no loss, the switch paused or marked"), Class: "ok",
 			Said: strings.Join(r.Warnings, "; "), Unseen: strings.Join(in.Unseen, "; ")}
 		if !r.Success {
-			row.Result, row.Class = "FAILED: "+r.Reason, "fail"
+			row.Result, row.Class = p.Sprintf("FAILED: %s", r.Reason), "fail"
 			row.Said = strings.TrimPrefix(row.Said+"; "+r.Hint, "; ")
 		}
 		var moved []string
@@ -322,23 +339,25 @@ func (d *pageData) incasts(latest []*probes.Result) {
 		}
 		row.Counters = strings.Join(moved, ", ")
 		if row.Counters == "" {
-			row.Counters = "nothing moved"
+			row.Counters = p.Sprintf("nothing moved")
 		}
 		d.Incasts = append(d.Incasts, row)
 	}
 }
 
 // stamp is a time with its age, "" for the zero time.
-func stamp(t, now time.Time) string {
+func stampIn(p *i18n.Printer, t, now time.Time) string {
 	if t.IsZero() {
-		return "never"
+		return p.Sprintf("never")
 	}
 	age := now.Sub(t).Round(time.Second)
 	if age < 0 {
 		age = 0
 	}
-	return fmt.Sprintf("%s UTC (%s ago)", t.UTC().Format("15:04:05"), age)
+	return p.Sprintf("%s UTC (%s ago)", t.UTC().Format("15:04:05"), age)
 }
+
+func (d *pageData) stamp(t, now time.Time) string { return stampIn(d.Printer, t, now) }
 
 func orUnknown(s string) string {
 	if s == "" {
@@ -365,7 +384,13 @@ func nodePage(exporter *collector.Exporter, store *probes.Store, cfg pageConfig)
 			http.NotFound(w, r)
 			return
 		}
-		body, err := renderPage(cfg, exporter.Status(), enabled, store, time.Now())
+		page := cfg
+		if l := r.URL.Query().Get("lang"); l != "" {
+			if tag, err := i18n.Parse(l); err == nil {
+				page.Printer = i18n.New(tag)
+			}
+		}
+		body, err := renderPage(page, exporter.Status(), enabled, store, time.Now())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return

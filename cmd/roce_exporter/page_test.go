@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/roce-exporter/roce_exporter/collector"
+	"github.com/roce-exporter/roce_exporter/i18n"
 	"github.com/roce-exporter/roce_exporter/pipeline"
 	"github.com/roce-exporter/roce_exporter/probes"
 	"github.com/roce-exporter/roce_exporter/reader"
@@ -17,6 +18,12 @@ import (
 // degradedPage renders the node page of an in-process exporter on the
 // degraded fixture, with the probe results in store.
 func degradedPage(t *testing.T, store *probes.Store, enabled ...string) string {
+	t.Helper()
+	return degradedPageIn(t, nil, store, enabled...)
+}
+
+// degradedPageIn is degradedPage in lang's language (nil: English).
+func degradedPageIn(t *testing.T, lang *i18n.Printer, store *probes.Store, enabled ...string) string {
 	t.Helper()
 	if len(enabled) == 0 {
 		enabled = []string{"dcb", "ethtool", "health", "netdev", "pcie", "probe", "rdma"}
@@ -39,7 +46,7 @@ func degradedPage(t *testing.T, store *probes.Store, enabled ...string) string {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	body, err := renderPage(pageConfig{NodeName: "gpu-node-07", SysPath: root, MetricsPath: "/metrics", Started: now.Add(-time.Hour)},
+	body, err := renderPage(pageConfig{NodeName: "gpu-node-07", SysPath: root, MetricsPath: "/metrics", Started: now.Add(-time.Hour), Printer: lang},
 		e.Status(), e.Collectors(), store, now)
 	if err != nil {
 		t.Fatal(err)

@@ -232,6 +232,7 @@ func (s *serveCommand) handler(exporter *collector.Exporter, page pageConfig, st
 	mux.Handle(*s.telemetryPath, metrics)
 	if *s.telemetryPath != "/" {
 		page.PlanFile, page.MetricsPath, page.Started, page.Switches = *s.a.configFile, *s.telemetryPath, time.Now(), switches
+		page.Printer = s.a.printer()
 		mux.Handle("/", nodePage(exporter, store, page))
 	}
 	return mux, nil

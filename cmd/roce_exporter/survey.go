@@ -74,11 +74,12 @@ func logSurvey(logger *slog.Logger, snap *node.Snapshot, sysPath string, sources
 	logger.Info("Found the node", "summary", found)
 }
 
-// describeNode says in a line what a read found: "8 RDMA ports (8 up) on 8
+// describeNode says in a line what a read found, in English (the log and
+// the plan's comments): "8 RDMA ports (8 up) on 8
 // NICs, 8 netdevs", or why there is nothing to read (true).
 func describeNode(snap *node.Snapshot, infiniband string) (string, bool) {
 	if snap.Sources[node.SourceRDMA] == node.SourceFailed {
-		return tr(msgSurveyUnreadable, infiniband), true
+		return tr(nil, msgSurveyUnreadable, infiniband), true
 	}
 	ports, up := 0, 0
 	nics, netdevs := map[string]bool{}, map[string]bool{}
@@ -107,13 +108,13 @@ func describeNode(snap *node.Snapshot, infiniband string) (string, bool) {
 			for _, n := range snap.NICs {
 				names = append(names, node.NICName(n)+" at "+n.Address)
 			}
-			return tr(msgSurveyNICsNoRDMA, infiniband, len(snap.NICs), strings.Join(names, "; ")), true
+			return tr(nil, msgSurveyNICsNoRDMA, infiniband, len(snap.NICs), strings.Join(names, "; ")), true
 		}
-		return tr(msgSurveyNoRDMA, infiniband), true
+		return tr(nil, msgSurveyNoRDMA, infiniband), true
 	}
-	s := tr(msgSurveyFound, ports, up, len(nics), len(netdevs))
+	s := tr(nil, msgSurveyFound, ports, up, len(nics), len(netdevs))
 	if unreadable > 0 {
-		s = tr(msgSurveyFoundUnreadable, s, unreadable)
+		s = tr(nil, msgSurveyFoundUnreadable, s, unreadable)
 	}
 	return s, false
 }

@@ -68,10 +68,12 @@ func padRight(s string, w int) string {
 // whole line is cut.
 func wrap(text string, first, rest string, w int) []string {
 	// A span wider than any line is cut at its own spaces, not mid-word.
-	var units []string
+	var units []wrapUnit
 	for _, u := range wrapUnits(text) {
-		if displayWidth(u) > w-displayWidth(rest) && strings.Contains(u, " ") {
-			units = append(units, strings.Fields(u)...)
+		if displayWidth(u.s) > w-displayWidth(rest) && strings.Contains(u.s, " ") {
+			for i, f := range strings.Fields(u.s) {
+				units = append(units, wrapUnit{f, i > 0 || u.space})
+			}
 		} else {
 			units = append(units, u)
 		}
@@ -84,13 +86,18 @@ func wrap(text string, first, rest string, w int) []string {
 		prefix, line = rest, ""
 	}
 	roomAfter := func(prefix string) int { return max(w-displayWidth(prefix), minTextWidth/4) }
-	for _, u := range units {
+	for _, unit := range units {
+		u := unit.s
+		sep := ""
+		if unit.space {
+			sep = " "
+		}
 		room := roomAfter(prefix)
 		switch {
 		case line == "" && displayWidth(u) <= room:
 			line = u
-		case line != "" && displayWidth(line)+1+displayWidth(u) <= room:
-			line += " " + u
+		case line != "" && displayWidth(line)+len(sep)+displayWidth(u) <= room:
+			line += sep + u
 		default:
 			if line != "" {
 				flush()
@@ -112,11 +119,24 @@ func wrap(text string, first, rest string, w int) []string {
 	return lines
 }
 
+// wrapUnit is a piece wrap keeps whole; space says a space separates it
+// from the piece before (Chinese has none between its characters).
+type wrapUnit struct {
+	s     string
+	space bool
+}
+
 // wrapUnits splits text at spaces into the pieces wrap keeps whole: words,
 // and backtick spans with what is attached to them. A span is split at its
-// own spaces only when it has no closing backtick.
-func wrapUnits(text string) []string {
-	var units []string
+// own spaces only when it has no closing backtick. Outside a span, a line
+// may also break before each CJK character (splitCJK).
+func wrapUnits(text string) []wrapUnit {
+	var units []wrapUnit
+	add := func(s string) {
+		for i, piece := range splitCJK(s) {
+			units = append(units, wrapUnit{piece, i == 0 && len(units) > 0})
+		}
+	}
 	var cur strings.Builder
 	inCode := false
 	for _, f := range strings.Fields(text) {
@@ -128,16 +148,50 @@ func wrapUnits(text string) []string {
 			inCode = !inCode
 		}
 		if !inCode {
-			units = append(units, cur.String())
+			add(cur.String())
 			cur.Reset()
 		}
 	}
 	if cur.Len() > 0 {
 		// An unclosed backtick: its span is ordinary words.
-		units = append(units, strings.Fields(cur.String())...)
+		for _, f := range strings.Fields(cur.String()) {
+			add(f)
+		}
 	}
 	return units
 }
+
+// splitCJK splits a word at the places a line may break in Chinese: before
+// each wide character, except before closing punctuation (，。）：；、 and
+// the like, which stay on the line of what they close) and after opening
+// punctuation (（“ stay with what they open). A `command` span in it is
+// never split. A word without wide characters is one piece.
+func splitCJK(word string) []string {
+	var pieces []string
+	start := 0
+	prevOpen, prevWide := false, false
+	inCode := false
+	// A backtick without its pair opens nothing.
+	codeOK := strings.Count(word, "`") >= 2
+	for i, r := range word {
+		wide := runeWidth(r) == 2
+		if i > 0 && !inCode && (wide || prevWide) && !prevOpen && !strings.ContainsRune(cjkClosing, r) {
+			pieces = append(pieces, word[start:i])
+			start = i
+		}
+		if r == '`' && codeOK {
+			inCode = !inCode
+		}
+		prevOpen = strings.ContainsRune(cjkOpening, r)
+		prevWide = wide && !prevOpen
+	}
+	return append(pieces, word[start:])
+}
+
+const (
+	cjkClosing = "，。、；：！？）》」』】”’"
+	cjkOpening = "（《「『【“‘"
+)
 
 // cutWidth splits s after at most w columns (at least one rune): after
 // its last comma there, when that keeps at least half the line (a list such

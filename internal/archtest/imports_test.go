@@ -66,6 +66,7 @@ var rules = []rule{
 	{pkg: "probes/schedule", allowed: []string{"config"}},
 	{pkg: "reader", allowed: []string{"node", "internal/nicstats", "internal/dcbnl", "internal/ethnl", "internal/devlinknl", "internal/lldpcli", "internal/rtnl", "internal/nlconn", "internal/safefile"}},
 	{pkg: "pipeline", allowed: []string{"node", "config", "health", "reader"}},
+	{pkg: "i18n", allowed: []string{"health"}}, // and health's own imports
 }
 
 // forbidden are third-party trees the model side must not pull in.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/roce-exporter/roce_exporter/health"
+	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
 
 // The runbook's jq line must select a finding from the doctor's real JSON,
@@ -37,9 +38,9 @@ func TestRunbookJQSelectsAFinding(t *testing.T) {
 		t.Fatalf("jq filter %q does not start with a list of the doctor's JSON (keys: %v)", filter, keys(report))
 	}
 
-	jq, err := exec.LookPath("jq")
-	if err != nil {
-		t.Skip("jq not installed; the path was checked above")
+	jq := testenv.LookPath(t, "jq", "jq")
+	if jq == "" {
+		return
 	}
 	cmd := exec.Command(jq, "-c", filter)
 	cmd.Stdin = strings.NewReader(out)

@@ -186,6 +186,13 @@ rails under the other leaf, which is the path between them, not either switch. 3
 path suspects, seen from both ends.`,
 		fleet: f,
 		want:  want,
+		earlier: []alertAt{
+			// promtool evaluates the rule groups in a random order: the
+			// recording rules' first output is at 0m or 1m, and the alert,
+			// pending until then, fires 2 minutes later.
+			{"1m", "RoCEProbeSuspectPath", nil},
+			{"4m", "RoCEProbeSuspectPath", want},
+		},
 		exprs: []exprTest{
 			{"chassis_id:roce_probe_failing_rails:count", []sample{
 				{`chassis_id:roce_probe_failing_rails:count{probe="ib_write_bw",chassis_id="0c:42:a1:00:00:01"}`, "3"},
@@ -195,6 +202,42 @@ path suspects, seen from both ends.`,
 				{`chassis_id:roce_probe_passing_rails:count{probe="ib_write_bw",chassis_id="0c:42:a1:00:01:01"}`, "3"}}},
 			{"chassis_id:roce_probe_switch_suspect:failing_ratio", nil},
 			{"count(instance_peer_rail:roce_probe_path_suspect:timestamp)", []sample{{"{}", "6"}}},
+		},
+	})
+
+	// The first minutes of a leaf losing some of its uplinks: one failed pair
+	// looks like a path until the leaf's second failing rail.
+	pathLike := func() *fleet {
+		f := fleet24()
+		f.round(6, round1, healthy)
+		f.test("gpu001", "gpu008", 1, false, onset)
+		f.test("gpu001", "gpu013", 1, true, onset+100)
+		f.test("gpu008", "gpu020", 1, true, onset+100)
+		return f
+	}
+	f = pathLike()
+	f.test("gpu002", "gpu009", 1, false, onset+200)
+	f.test("gpu002", "gpu014", 1, false, onset+201)
+	cs = append(cs, testCase{
+		comment: `Minutes into leaf-p0-r1 losing half its uplinks: gpu001's rail 1 failed with gpu008 (under
+leaf-p1-r1), and both passed with others since; for its first minute that is what a
+broken path is, and instance_peer_rail:roce_probe_path_suspect:timestamp holds it. Then
+gpu002's rail 1 fails with 2 far ends under other leaves: 2 failing rails under the leaf,
+which may be becoming a switch suspect, and the pair waits for it. Before:
+RoCEProbeSuspectPath for the pair in that first minute (the simulator's half-uplinks
+trial, 28 s). A path is named only when it stays one for 2 minutes: no suspect.`,
+		before:        pathLike(),
+		beforeMinutes: 1,
+		fleet:         f,
+		earlier: []alertAt{
+			{"0m", "RoCEProbeSuspectPath", nil},
+			{"1m", "RoCEProbeSuspectPath", nil},
+			{"2m", "RoCEProbeSuspectPath", nil},
+			{"3m", "RoCEProbeSuspectPath", nil},
+		},
+		exprs: []exprTest{
+			{"count(instance_rail:roce_probe_switch_suspect:info)", []sample{{"{}", "6"}}},
+			{"instance_peer_rail:roce_probe_path_suspect:timestamp", nil},
 		},
 	})
 

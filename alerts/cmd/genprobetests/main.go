@@ -76,6 +76,20 @@ type testCase struct {
 	fleet   *fleet
 	want    []alert
 	exprs   []exprTest
+	// before, when set, is what the nodes export for the first
+	// beforeMinutes minutes; fleet from then on. Every series of before must
+	// be one of fleet's (results are only added), so none lingers stale.
+	before        *fleet
+	beforeMinutes int
+	// earlier are alert tests at other times than evalTime.
+	earlier []alertAt
+}
+
+// alertAt: at time, alert name fires exactly as want (nothing when empty).
+type alertAt struct {
+	time string
+	name string
+	want []alert
 }
 
 func main() {
@@ -96,13 +110,16 @@ func render(cs []testCase) string {
 			fmt.Fprintf(&b, "  # %s\n", strings.TrimSpace(line))
 		}
 		b.WriteString("  - interval: 1m\n    input_series:\n")
-		for _, s := range c.fleet.exports(steps) {
+		for _, s := range c.series() {
 			fmt.Fprintf(&b, "      - series: '%s{%s}'\n        values: '%s'\n", s.name, s.labels, s.values)
 		}
 		for _, s := range c.fleet.extra {
 			b.WriteString(s)
 		}
 		b.WriteString("    alert_rule_test:\n")
+		for _, at := range c.earlier {
+			renderAlertTest(&b, at.time, at.name, at.want)
+		}
 		byName := map[string][]alert{}
 		for _, a := range c.want {
 			byName[a.name] = append(byName[a.name], a)
@@ -114,22 +131,7 @@ func render(cs []testCase) string {
 			}
 		}
 		for _, name := range names {
-			fmt.Fprintf(&b, "      - eval_time: %s\n        alertname: %s\n", evalTime, name)
-			as := byName[name]
-			if len(as) == 0 {
-				continue
-			}
-			b.WriteString("        exp_alerts:\n")
-			sort.Slice(as, func(i, j int) bool { return strings.Join(as[i].labels, ",") < strings.Join(as[j].labels, ",") })
-			for _, a := range as {
-				var ls []string
-				for i := 0; i < len(a.labels); i += 2 {
-					ls = append(ls, fmt.Sprintf("%s: %s", a.labels[i], quote(a.labels[i+1])))
-				}
-				fmt.Fprintf(&b, "          - exp_labels: {%s}\n", strings.Join(ls, ", "))
-				fmt.Fprintf(&b, "            exp_annotations:\n              summary: %s\n              description: %s\n              runbook_url: https://github.com/roce-exporter/roce_exporter/blob/main/alerts/runbooks/%s.md\n",
-					quote(summaries[name]), quote(a.description), name)
-			}
+			renderAlertTest(&b, evalTime, name, byName[name])
 		}
 		if len(c.exprs) > 0 {
 			b.WriteString("    promql_expr_test:\n")
@@ -146,6 +148,52 @@ func render(cs []testCase) string {
 		}
 	}
 	return b.String()
+}
+
+func renderAlertTest(b *strings.Builder, at, name string, as []alert) {
+	fmt.Fprintf(b, "      - eval_time: %s\n        alertname: %s\n", at, name)
+	if len(as) == 0 {
+		return
+	}
+	b.WriteString("        exp_alerts:\n")
+	as = append([]alert(nil), as...)
+	sort.Slice(as, func(i, j int) bool { return strings.Join(as[i].labels, ",") < strings.Join(as[j].labels, ",") })
+	for _, a := range as {
+		var ls []string
+		for i := 0; i < len(a.labels); i += 2 {
+			ls = append(ls, fmt.Sprintf("%s: %s", a.labels[i], quote(a.labels[i+1])))
+		}
+		fmt.Fprintf(b, "          - exp_labels: {%s}\n", strings.Join(ls, ", "))
+		fmt.Fprintf(b, "            exp_annotations:\n              summary: %s\n              description: %s\n              runbook_url: https://github.com/roce-exporter/roce_exporter/blob/main/alerts/runbooks/%s.md\n",
+			quote(summaries[name]), quote(a.description), name)
+	}
+}
+
+// series are the case's input series: fleet's held over the test, or
+// before's for its first minutes and fleet's from then on (a series
+// fleet adds is missing until then).
+func (c testCase) series() []series {
+	if c.before == nil {
+		return c.fleet.exports(steps)
+	}
+	k := c.beforeMinutes
+	first := map[string]string{}
+	for _, s := range c.before.exports(k - 1) { // "vx(k-1)": k samples
+		first[s.name+"{"+s.labels+"}"] = s.values
+	}
+	var out []series
+	for _, s := range c.fleet.exports(steps - k) {
+		head, ok := first[s.name+"{"+s.labels+"}"]
+		if !ok {
+			head = fmt.Sprintf("_x%d", k) // "_xk": k missing samples
+		}
+		delete(first, s.name+"{"+s.labels+"}")
+		out = append(out, series{s.name, s.labels, head + " " + s.values})
+	}
+	if len(first) > 0 {
+		panic(fmt.Sprintf("genprobetests: %d series of the case's first minutes are gone later", len(first)))
+	}
+	return out
 }
 
 func contains(xs []string, x string) bool {

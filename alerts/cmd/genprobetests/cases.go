@@ -1,6 +1,9 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // Times of the test rounds (Unix seconds): results of a round start at its
 // time plus the tester's position, so the order of every two results is
@@ -259,12 +262,7 @@ with its 3 peers, while the 30 other rails under the leaf pass across switches. 
 NIC suspects, no switch.`,
 		fleet: f,
 		want:  []alert{nicAlert(f, "gpu005", 1, 3, "leaf-p0-r1"), nicAlert(f, "gpu017", 1, 3, "leaf-p0-r1")},
-		exprs: []exprTest{
-			{`chassis_id:roce_probe_failing_rails:count{chassis_id="0c:42:a1:00:00:01"}`, []sample{
-				{`chassis_id:roce_probe_failing_rails:count{probe="ib_write_bw",chassis_id="0c:42:a1:00:00:01"}`, "2"}}},
-			{`chassis_id:roce_probe_passing_rails:count{chassis_id="0c:42:a1:00:00:01"}`, []sample{
-				{`chassis_id:roce_probe_passing_rails:count{probe="ib_write_bw",chassis_id="0c:42:a1:00:00:01"}`, "30"}}},
-		},
+		exprs: railCounts("0c:42:a1:00:00:01", 2, 30),
 	})
 
 	// A switch with only two NICs under it, one of them bad.
@@ -282,12 +280,7 @@ share that alone would blame the switch (R-Pingmesh's weakness with two NICs und
 switch). One failing rail is a NIC: one NIC suspect, no switch.`,
 		fleet: f,
 		want:  []alert{nicAlert(f, "gpu024", 1, 5, "leaf-p3b-r1")},
-		exprs: []exprTest{
-			{`chassis_id:roce_probe_failing_rails:count{chassis_id="0c:42:a1:00:13:01"}`, []sample{
-				{`chassis_id:roce_probe_failing_rails:count{probe="ib_write_bw",chassis_id="0c:42:a1:00:13:01"}`, "1"}}},
-			{`chassis_id:roce_probe_passing_rails:count{chassis_id="0c:42:a1:00:13:01"}`, []sample{
-				{`chassis_id:roce_probe_passing_rails:count{probe="ib_write_bw",chassis_id="0c:42:a1:00:13:01"}`, "1"}}},
-		},
+		exprs: railCounts("0c:42:a1:00:13:01", 1, 1),
 	})
 
 	// One bad NIC under a healthy switch, and a healthy fleet.
@@ -503,4 +496,20 @@ conflict: gpu001's NIC is named as usual.`,
 			want:  []alert{mismatch, nicAlert(g, "gpu001", 1, 3, "")},
 		},
 	}
+}
+
+// railCounts expects a switch's failing and passing rails (ib_write_bw).
+func railCounts(chassisID string, failing, passing int) []exprTest {
+	var tests []exprTest
+	for _, c := range []struct {
+		what string
+		n    int
+	}{{"failing", failing}, {"passing", passing}} {
+		name := "chassis_id:roce_probe_" + c.what + "_rails:count"
+		tests = append(tests, exprTest{
+			fmt.Sprintf("%s{chassis_id=%q}", name, chassisID),
+			[]sample{{fmt.Sprintf("%s{probe=\"ib_write_bw\",chassis_id=%q}", name, chassisID), strconv.Itoa(c.n)}},
+		})
+	}
+	return tests
 }

@@ -11,7 +11,7 @@ import (
 // A stopped run keeps its trials, runs of other seeds merge, and trials of
 // another setup or a torn last line never reach the table.
 func TestRecordsRebuildTheTable(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sim.jsonl")
+	path := filepath.Join(t.TempDir(), "results", "sim.jsonl")
 	w, err := OpenRecords(path)
 	if err != nil {
 		t.Fatal(err)

@@ -197,6 +197,27 @@ func TestFarEndRails(t *testing.T) {
 	}
 }
 
+func TestUnreached(t *testing.T) {
+	start := time.Unix(1_800_000_000, 0)
+	turn := Turn{Peer: "gpu0002", Start: start}
+	at := func(d time.Duration) time.Time { return start.Add(d) }
+	for _, tc := range []struct {
+		name   string
+		served []Outcome
+		want   []int
+	}{
+		{"all reached", []Outcome{{"gpu0002", 0, true, at(1)}, {"gpu0002", 1, false, at(1)}, {"gpu0002", 2, true, at(1)}}, nil},
+		{"one never reached: silence", []Outcome{{"gpu0002", 0, true, at(1)}, {"gpu0002", 2, false, at(1)}}, []int{1}},
+		{"nothing reached: the client may not have run", nil, nil},
+		{"reached only in an older epoch", []Outcome{{"gpu0002", 0, true, at(-time.Hour)}, {"gpu0002", 1, true, at(-time.Hour)}}, nil},
+		{"another peer reached us", []Outcome{{"gpu0003", 0, true, at(1)}, {"gpu0002", 1, true, at(1)}}, []int{0, 2}},
+	} {
+		if got := Unreached(turn, tc.served, 3); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // How long a fault waits for its node's next scheduled test, plus the retest
 // and the witness tests, at 1,024 nodes and max_fabric_share 0.25: with the
 // README's schedule for minutes (nic_test_interval 8m, ib_write_bw timeout

@@ -436,19 +436,33 @@ scrape_configs:
 	}
 	n := 0
 	noLLDP := withoutLLDP(t, promAddr)
+	hasData := func(q string) bool {
+		res, err := query(promAddr, q)
+		if err != nil {
+			t.Errorf("%s: %v", q, err)
+			return true
+		}
+		return res > 0
+	}
+	var missing []string
 	for _, f := range slices.Sorted(maps.Keys(queries)) {
 		for _, q := range queries[f] {
 			n++
-			res, err := query(promAddr, q)
-			if err != nil {
-				t.Errorf("%s: %s: %v", f, q, err)
-			} else if res == 0 && !noLLDP(q) {
-				t.Errorf("%s: no data for %s", f, q)
+			if !hasData(q) && !noLLDP(q) {
+				missing = append(missing, f+": "+q)
 			}
 		}
 	}
+	// Asked again for half a minute, as checkDashboardsSingleValues does.
+	for wait := time.Now(); len(missing) > 0 && time.Since(wait) < 30*time.Second; {
+		time.Sleep(2 * time.Second)
+		missing = slices.DeleteFunc(missing, func(fq string) bool { return hasData(fq[strings.Index(fq, ": ")+2:]) })
+	}
+	for _, fq := range missing {
+		t.Errorf("no data for half a minute: %s\nlocalisation now:\n%s", fq, localisationState(promAddr))
+	}
 	t.Logf("%d dashboard queries checked against Prometheus", n)
-	checkDashboardsSingleValues(t, promAddr)
+	checkDashboardsSingleValues(t, promAddr, nodes)
 
 	// The port at MTU 1500 raised exactly one alert in Prometheus (pending
 	// ones included: every rule that would speak has had its `for`) and
@@ -732,8 +746,11 @@ func alertSeries(addr, q string) ([]string, error) {
 // it), for every combination of values. Each query must evaluate for every
 // pick and return data for at least one: a filter that only works with the
 // "All" regular expression, or one on a label the metric does not carry,
-// shows "No data" on every pick.
-func checkDashboardsSingleValues(t *testing.T, promAddr string) {
+// shows "No data" on every pick. A query without data is asked again for
+// half a minute: the suspects of three nodes come and go with each probe
+// result (a peer is healthy only while its last test with the one other
+// peer passed), and the question is whether the panel can show them.
+func checkDashboardsSingleValues(t *testing.T, promAddr string, nodes []*node) {
 	t.Helper()
 	files, err := dashboards.Files()
 	if err != nil {
@@ -749,9 +766,9 @@ func checkDashboardsSingleValues(t *testing.T, promAddr string) {
 			t.Errorf("%s: %v", f, err)
 			continue
 		}
-		hasData := make([]bool, len(tmpl.Exprs))
-		for _, pick := range picks {
-			for i, e := range tmpl.Exprs {
+		hasData := func(e string) bool {
+			found := false
+			for _, pick := range picks {
 				q, err := dashboards.Substitute(e, pick)
 				if err != nil {
 					t.Fatal(err)
@@ -760,17 +777,52 @@ func checkDashboardsSingleValues(t *testing.T, promAddr string) {
 				if err != nil {
 					t.Errorf("%s: %s: %v", f, q, err)
 				}
-				hasData[i] = hasData[i] || res > 0
+				found = found || res > 0
 			}
+			return found
 		}
 		noLLDP := withoutLLDP(t, promAddr)
-		for i, ok := range hasData {
-			if !ok && !noLLDP(tmpl.Exprs[i]) {
-				t.Errorf("%s: no data for any single value of the variables (%d picks) for %s", f, len(picks), tmpl.Exprs[i])
+		var missing []string
+		for _, e := range tmpl.Exprs {
+			if !hasData(e) && !noLLDP(e) {
+				missing = append(missing, e)
 			}
+		}
+		for wait := time.Now(); len(missing) > 0 && time.Since(wait) < 30*time.Second; {
+			time.Sleep(2 * time.Second)
+			missing = slices.DeleteFunc(missing, hasData)
+		}
+		for _, e := range missing {
+			t.Errorf("%s: no data for any single value of the variables (%d picks) for half a minute for %s\nlocalisation now:\n%s\nprobe series:\n%s",
+				f, len(picks), e, localisationState(promAddr), probeState(nodes))
 		}
 		t.Logf("%s: %d queries checked with %d single-value picks", f, len(tmpl.Exprs), len(picks))
 	}
+}
+
+// localisationState lists the localisation's records as they are now, for
+// failure reports.
+func localisationState(promAddr string) string {
+	var b strings.Builder
+	for _, q := range []string{
+		"peer_rail:roce_probe_passing:max",
+		"instance_rail:roce_probe_healthy_peers_failed:count",
+		"instance_rail:roce_probe_nic_suspect:healthy_peers",
+		"node:roce_probe_suspect_node:max",
+		"instance_peer_rail:roce_probe_path_suspect:timestamp",
+		"chassis_id:roce_probe_switch_suspect:failing_ratio",
+	} {
+		series, err := querySeries(promAddr, q)
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %v\n", q, err)
+			continue
+		}
+		fmt.Fprintf(&b, "%s: %d series\n", q, len(series))
+		for _, s := range series {
+			fmt.Fprintf(&b, "  %s\n", s)
+		}
+	}
+	return b.String()
 }
 
 // withoutLLDP returns a function that says whether a query has no data only
@@ -881,6 +933,37 @@ func describe(alerts []map[string]string) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// querySeries runs an instant query and returns its series, each as its
+// labels and value.
+func querySeries(addr, q string) ([]string, error) {
+	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Data struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, s := range r.Data.Result {
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(s.Metric)) {
+			kv = append(kv, k+"="+s.Metric[k])
+		}
+		out = append(out, fmt.Sprintf("{%s} %v", strings.Join(kv, ", "), s.Value[1]))
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // query runs an instant query and returns the number of series or samples.

@@ -21,7 +21,7 @@ DESTDIR   ?=
 # as a failure ("context deadline exceeded").
 FUZZTIME  ?= 50000x
 
-.PHONY: all build install test unit fuzz lint demo run e2e fixtures golden dashboards rules bench bench-fleet sim sim-test clean
+.PHONY: all build install test unit fuzz lint demo run e2e fixtures golden dashboards rules bench bench-fleet sim sim-table sim-test clean
 
 all: lint build test
 
@@ -118,10 +118,17 @@ bench-fleet: build
 # seeded trials of every fault class at 128 and 1,024 nodes, the simulated
 # nodes judged by Prometheus' engine running alerts/ as shipped; progress on
 # stderr, the README's table on stdout. make test runs a seeded subset
-# (sim-test).
+# (sim-test). Every finished trial is appended to SIM_RECORD: a stopped run
+# resumes where it stopped, runs of other seeds (-first-seed) on other
+# machines merge, and `make sim-table` prints the table of the recorded
+# trials of this code and these rules without running any. -trimpath: the
+# same source gives the same simulator (its digest is part of a record).
 SIM_ARGS ?= -nodes 128,1024 -trials 50,10
+SIM_RECORD ?= results/sim.jsonl
 sim:
-	cd tools/fleetsim && $(GO) run ./cmd/fleetsim -rules ../../alerts $(SIM_ARGS)
+	cd tools/fleetsim && $(GO) run -trimpath ./cmd/fleetsim -rules ../../alerts -record $(SIM_RECORD) $(SIM_ARGS)
+sim-table:
+	cd tools/fleetsim && $(GO) run -trimpath ./cmd/fleetsim -rules ../../alerts -table $(SIM_RECORD)
 
 clean:
 	rm -f $(BIN)

@@ -18,7 +18,7 @@ var (
 	probeLastCompleted  = newGaugeDesc(namespace+"_probe_last_completed_timestamp_seconds", "Start (Unix time) of the newest run of this probe that was not skipped, on any link.", "probe")
 	probeStale          = newGaugeDesc(namespace+"_probe_stale_results", "Links whose last result is older than the freshness bound and is therefore dropped from the link series and the peer judgement.", "probe")
 	probeJudgeLabels    = []string{"probe", "device", "rail", "node"}
-	probePeersFailed    = newGaugeDesc(namespace+"_probe_peers_failed", "Distinct peers this rail's last fresh pair-probe result failed with (node is this node's plan name, for the cross-node rules).", probeJudgeLabels...)
+	probePeersFailed    = newGaugeDesc(namespace+"_probe_peers_failed", "Distinct peers this rail's last fresh pair-probe result failed with, or whose scheduled test reached this node on other rails but never this one (node is this node's plan name, for the cross-node rules).", probeJudgeLabels...)
 	probePeersPassed    = newGaugeDesc(namespace+"_probe_peers_passed", "Distinct peers this rail's last fresh pair-probe result passed with, leaving out a pass followed by failures with three or more other peers (the rail broke since).", probeJudgeLabels...)
 	probeLastPassed     = newGaugeDesc(namespace+"_probe_last_passed_timestamp_seconds", "Start (Unix time) of this rail's newest fresh passing pair-probe test; absent when none passed.", probeJudgeLabels...)
 	probeUntestable     = newGaugeDesc(namespace+"_probe_untestable_rails", "This node's rails that no peer in the plan can test with this pair probe: it pairs rail i with rail i, and every other node has fewer rails. 0 when every rail is testable.", "probe")

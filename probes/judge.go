@@ -65,12 +65,23 @@ func (s *Store) Judge() []DeviceJudgement {
 	defer s.mu.Unlock()
 	now := s.fresh.now()
 	byDev := map[[2]string][]*Result{}
-	for _, r := range s.latest {
+	add := func(r *Result) {
 		if !isPairProbe(r.Probe) || r.Peer == "" || !s.fresh.isFresh(r, now) {
-			continue
+			return
 		}
 		k := [2]string{r.Probe, r.Device}
 		byDev[k] = append(byDev[k], r)
+	}
+	for k, r := range s.latest {
+		if u := s.unreached[k]; u != nil && u.Start.After(r.Start) {
+			continue // the client's newer test never reached the link
+		}
+		add(r)
+	}
+	for k, u := range s.unreached {
+		if r := s.latest[k]; r == nil || u.Start.After(r.Start) {
+			add(u)
+		}
 	}
 	out := map[[2]string]*DeviceJudgement{}
 	for k, rs := range byDev {

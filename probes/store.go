@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 )
 
 // historyLimit bounds the results kept for the landing page.
@@ -23,11 +24,14 @@ type Store struct {
 	untestable map[string][]int
 	identity   identity
 	state      stateDir
+	// unreached are links whose client never reached this node in a turn
+	// (NoteUnreached), keyed as latest: judged as failures, not exported.
+	unreached map[string]*Result
 }
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{latest: map[string]*Result{}, runs: map[[2]string]uint64{}, fresh: newFreshness()}
+	return &Store{latest: map[string]*Result{}, runs: map[[2]string]uint64{}, fresh: newFreshness(), unreached: map[string]*Result{}}
 }
 
 // Add records a finished run. A skipped run is counted but does not
@@ -62,6 +66,25 @@ func (s *Store) Add(r *Result) {
 	if len(s.history) > historyLimit {
 		s.history = append(s.history[:0:0], s.history[len(s.history)-historyLimit:]...)
 	}
+}
+
+// NoteUnreached records that the client peer of a turn that began at start
+// reached this node on other rails but never on these (schedule.Unreached),
+// one per link (the device of each rail, in links' order). Judge counts such
+// a link as failed with the peer until a newer result of the link replaces
+// it: the far end's third failure after a dead NIC's last pass, with its two
+// witnesses. It is no result: nothing was measured, so nothing is exported.
+func (s *Store) NoteUnreached(kind, peer string, rails []int, device func(rail int) string, start time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, rail := range rails {
+		r := &Result{Probe: kind, Peer: peer, Device: device(rail), Rail: rail, Role: "server", Start: start, Reason: "not_reached"}
+		if r.Device == "" {
+			continue
+		}
+		s.unreached[r.Key()] = r
+	}
+	s.fresh.prune(s.unreached)
 }
 
 // outcomeOf is a run's result label in roce_probe_runs_total.

@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,6 +141,46 @@ func TestPassesSupersededByLaterFailures(t *testing.T) {
 	add(far, "w2", 22, true)
 	if j := judge(far); j.PeersPassed != 3 || j.PeersFailed != 1 || !j.LastPassed.Equal(at(22)) {
 		t.Errorf("the healthy far end: %+v", j)
+	}
+}
+
+// A dead NIC at the far end of a test: its client never reached it on that
+// rail (silence), and its own two witness tests failed. The silence is the
+// third failure after its passes; a newer result of the link replaces it,
+// and nothing of it is exported.
+func TestUnreachedCountsAsAFailureUntilReplaced(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	at := func(m int) time.Time { return now.Add(time.Duration(m) * time.Minute) }
+	s := NewStore()
+	s.SetClock(func() time.Time { return at(30) })
+	add := func(peer string, m int, ok bool) {
+		s.Add(&Result{Probe: KindIBWriteBW, Peer: peer, Device: "mlx5_3", Rail: 3, Start: at(m), Success: ok})
+	}
+	add("client", 0, true) // the scheduled client passed with this rail an interval ago
+	add("old", 5, true)
+	add("w1", 21, false)
+	add("w2", 22, false)
+	if j := s.Judge()[0]; j.PeersPassed != 2 {
+		t.Fatalf("two witness failures alone: %+v, want the passes still counted", j)
+	}
+	s.NoteUnreached(KindIBWriteBW, "client", []int{3}, func(int) string { return "mlx5_3" }, at(20))
+	j := s.Judge()[0]
+	if j.PeersPassed != 0 || j.PeersFailed != 3 || !j.LastPassed.IsZero() || !slices.Equal(j.FailedPeers, []string{"client", "w1", "w2"}) {
+		t.Errorf("silence and two witness failures: %+v, want failed with 3 peers, passes superseded", j)
+	}
+	for _, r := range s.Latest() {
+		if r.Reason == "not_reached" {
+			t.Errorf("the silence is exported as a result: %+v", r)
+		}
+	}
+	add("client", 25, true) // the link passes again: two failures after "old" no longer supersede it
+	if j := s.Judge()[0]; j.PeersPassed != 2 || j.PeersFailed != 2 || !j.LastPassed.Equal(at(25)) {
+		t.Errorf("after a newer pass of the link: %+v", j)
+	}
+	// An older silence than the link's result counts for nothing.
+	s.NoteUnreached(KindIBWriteBW, "client", []int{3}, func(int) string { return "mlx5_3" }, at(24))
+	if j := s.Judge()[0]; j.PeersPassed != 2 || j.PeersFailed != 2 {
+		t.Errorf("an older silence: %+v", j)
 	}
 }
 

@@ -54,7 +54,12 @@ func (s *Scheduler) triangulateAfterTurn(ctx context.Context, r *perftestRunner,
 		if !ok {
 			return
 		}
-		rails = schedule.FarEndRails(turn, s.store.Outcomes(r.kind()), len(s.links(peer)))
+		links := s.links(peer)
+		served := s.store.Outcomes(r.kind())
+		rails = schedule.FarEndRails(turn, served, len(links))
+		if silent := schedule.Unreached(turn, served, len(links)); len(silent) > 0 {
+			s.store.NoteUnreached(r.kind(), turn.Peer, silent, func(rail int) string { return links[rail].Device }, turn.Start)
+		}
 	}
 	plan, ok := fleet.Triangulate(s.self.Name, turn, rails, s.store.Outcomes(r.kind()), s.opts.Topology)
 	if !ok {

@@ -200,6 +200,11 @@ func TestFarEndTriangulatesTheRailItWasNotReachedOn(t *testing.T) {
 			t.Errorf("witness test with %s", r.Peer)
 		}
 	}
+	// The client reached rail 0 but never rail 1: the silence counts against
+	// rail 1 as a failure with the client (the witnesses passed here).
+	if j := judgementOf(t, s, "mlx5_1"); !slices.Contains(j.FailedPeers, turn.Peer) {
+		t.Errorf("rail 1 judged %+v: want the silent client counted as a failure", j)
+	}
 	add(s, turn.Peer, 1, turn.Start.Add(2*time.Second), true, "server")
 	before := len(calls(t, dir))
 	s.triangulateAfterTurn(context.Background(), s.bw, turn, nil)
@@ -212,6 +217,12 @@ func TestFarEndTriangulatesTheRailItWasNotReachedOn(t *testing.T) {
 	silent.triangulateAfterTurn(context.Background(), silent.bw, turn, nil)
 	if after := len(calls(t, dir)); after-before != 2*schedule.WitnessTests {
 		t.Errorf("%d runs after a silent turn, want both rails against %d witnesses", after-before, schedule.WitnessTests)
+	}
+	// A client that reached no rail may not have run: no failure with it.
+	for _, j := range silent.store.Judge() {
+		if slices.Contains(j.FailedPeers, turn.Peer) {
+			t.Errorf("%s judged %+v after a turn the client never ran", j.Device, j)
+		}
 	}
 }
 

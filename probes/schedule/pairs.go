@@ -75,9 +75,19 @@ func (s *roundRobin) round(round int) []Pair {
 		if a == "" || b == "" {
 			continue // the bye
 		}
-		// Alternate orientation along the circle so that servers and
-		// clients are spread evenly within a round.
-		if (i+r)%2 == 1 {
+		// Every node but the fixed one moves one circle position per round,
+		// so its pair index changes by one (by none where it crosses from
+		// one half of the circle to the other, where it also changes side):
+		// orienting by the index's parity (the fixed node's pair by the
+		// round's) makes a node client and server in turn, so a node that is
+		// down is still tested by its peer at least every other epoch.
+		// Orienting by i+r kept most nodes on one side for a whole cycle
+		// (n-1 epochs): a node down on the client side was never tested.
+		flip := i%2 == 1
+		if i == 0 {
+			flip = r%2 == 1
+		}
+		if flip {
 			a, b = b, a
 		}
 		if swap {

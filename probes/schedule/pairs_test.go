@@ -170,3 +170,41 @@ func BenchmarkScheduleRound4096(b *testing.B) {
 		_ = s.round(i)
 	}
 }
+
+// A node that is down can only be found by a peer that tests it, i.e. when
+// it is the server: no node may stay on one side for long, or a down client
+// is tested by nobody for a whole cycle (n-1 rounds).
+func TestScheduleRolesAlternateWithinACycle(t *testing.T) {
+	for _, n := range []int{4, 5, 8, 17, 128, 129, 1024} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			s := newRoundRobin(nodeNames(n))
+			k := s.roundsPerCycle()
+			run := map[string]int{}     // consecutive rounds on the current side
+			client := map[string]bool{} // the current side
+			longest, who := 0, ""
+			for r := 0; r < 2*k; r++ {
+				for _, p := range s.round(r) {
+					for name, isClient := range map[string]bool{p.Client: true, p.Server: false} {
+						if c, ok := client[name]; ok && c == isClient {
+							run[name]++
+						} else {
+							run[name] = 1
+						}
+						client[name] = isClient
+						if run[name] > longest {
+							longest, who = run[name], name
+						}
+					}
+				}
+				if bye, ok := s.bye(r); ok {
+					delete(client, bye) // a bye breaks the run: the next round starts afresh
+				}
+			}
+			// Two rounds at most within a cycle; three where a cycle ends
+			// and the roles of the next one swap.
+			if longest > 3 {
+				t.Fatalf("%s stays on one side for %d rounds in a row (want ≤ 3)", who, longest)
+			}
+		})
+	}
+}

@@ -254,6 +254,32 @@ func FarEndRails(turn Turn, served []Outcome, rails int) []int {
 	return out
 }
 
+// Unreached are the rails of a turn the client reached no part of while it
+// reached the far end on another rail (served as for FarEndRails): its tests
+// of them left the far end only silence. A dead NIC at the far end fails its
+// client that way, and its own two witness tests then make two failures
+// where a client that sees the failure makes three (the peer's and the
+// witnesses'): the silence is the third (Store.NoteUnreached). Nil when the
+// client reached no rail at all: it may not have run.
+func Unreached(turn Turn, served []Outcome, rails int) []int {
+	reached := map[int]bool{}
+	for _, o := range served {
+		if o.Peer == turn.Peer && !o.At.Before(turn.Start) && o.Rail >= 0 && o.Rail < rails {
+			reached[o.Rail] = true
+		}
+	}
+	if len(reached) == 0 {
+		return nil
+	}
+	var out []int
+	for r := range rails {
+		if !reached[r] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // BusyPause is the pause after a busy witness (its responder refused the
 // connection) before the next witness is tried, spread by a hash of the node
 // and the witness so that two nodes turned away by one responder do not come

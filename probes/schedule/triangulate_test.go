@@ -174,25 +174,32 @@ func TestWitnessOrder(t *testing.T) {
 	}
 }
 
+// FarEndRails are the rails the far end triangulates; Unreached those of
+// them that are silence from a client that reached another rail.
 func TestFarEndRails(t *testing.T) {
 	start := time.Unix(1_800_000_000, 0)
 	turn := Turn{Peer: "gpu0002", Start: start}
 	at := func(d time.Duration) time.Time { return start.Add(d) }
 	for _, tc := range []struct {
-		name   string
-		served []Outcome
-		want   []int
+		name            string
+		served          []Outcome
+		want, unreached []int
 	}{
-		{"all passed", []Outcome{{"gpu0002", 0, true, at(1)}, {"gpu0002", 1, true, at(1)}, {"gpu0002", 2, true, at(1)}}, nil},
-		{"one failed", []Outcome{{"gpu0002", 0, true, at(1)}, {"gpu0002", 1, false, at(1)}, {"gpu0002", 2, true, at(1)}}, []int{1}},
-		{"failed, then passed its retest", []Outcome{{"gpu0002", 0, true, at(1)}, {"gpu0002", 1, false, at(1)}, {"gpu0002", 1, true, at(20 * time.Second)}, {"gpu0002", 2, true, at(1)}}, nil},
-		{"one never reached", []Outcome{{"gpu0002", 0, true, at(1)}, {"gpu0002", 2, true, at(1)}}, []int{1}},
-		{"nothing reached: the client did not run, or no rail of ours answers", nil, []int{0, 1, 2}},
-		{"only an older epoch's results", []Outcome{{"gpu0002", 0, false, at(-time.Hour)}, {"gpu0002", 1, true, at(1)}, {"gpu0002", 2, true, at(1)}}, []int{0}},
-		{"another peer's test", []Outcome{{"gpu0003", 0, true, at(1)}, {"gpu0003", 1, false, at(1)}, {"gpu0002", 0, true, at(1)}, {"gpu0002", 1, true, at(1)}, {"gpu0002", 2, true, at(1)}}, nil},
+		{"all passed", []Outcome{{"gpu0002", 0, true, at(1)}, {"gpu0002", 1, true, at(1)}, {"gpu0002", 2, true, at(1)}}, nil, nil},
+		{"one failed", []Outcome{{"gpu0002", 0, true, at(1)}, {"gpu0002", 1, false, at(1)}, {"gpu0002", 2, true, at(1)}}, []int{1}, nil},
+		{"failed, then passed its retest", []Outcome{{"gpu0002", 0, true, at(1)}, {"gpu0002", 1, false, at(1)}, {"gpu0002", 1, true, at(20 * time.Second)}, {"gpu0002", 2, true, at(1)}}, nil, nil},
+		{"one never reached: silence", []Outcome{{"gpu0002", 0, true, at(1)}, {"gpu0002", 2, false, at(1)}}, []int{1, 2}, []int{1}},
+		{"nothing reached: the client did not run, or no rail of ours answers", nil, []int{0, 1, 2}, nil},
+		{"only an older epoch's results", []Outcome{{"gpu0002", 0, false, at(-time.Hour)}, {"gpu0002", 1, true, at(1)}, {"gpu0002", 2, true, at(1)}}, []int{0}, []int{0}},
+		{"reached only in an older epoch", []Outcome{{"gpu0002", 0, true, at(-time.Hour)}, {"gpu0002", 1, true, at(-time.Hour)}}, []int{0, 1, 2}, nil},
+		{"another peer's test", []Outcome{{"gpu0003", 0, true, at(1)}, {"gpu0003", 1, false, at(1)}, {"gpu0002", 0, true, at(1)}, {"gpu0002", 1, true, at(1)}, {"gpu0002", 2, true, at(1)}}, nil, nil},
+		{"another peer reached us", []Outcome{{"gpu0003", 0, true, at(1)}, {"gpu0002", 1, true, at(1)}}, []int{0, 2}, []int{0, 2}},
 	} {
 		if got := FarEndRails(turn, tc.served, 3); !slices.Equal(got, tc.want) {
-			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+			t.Errorf("%s: FarEndRails %v, want %v", tc.name, got, tc.want)
+		}
+		if got := Unreached(turn, tc.served, 3); !slices.Equal(got, tc.unreached) {
+			t.Errorf("%s: Unreached %v, want %v", tc.name, got, tc.unreached)
 		}
 	}
 }

@@ -165,7 +165,11 @@ func (tr *trial) triangulate(rs *roundState) {
 		self := tr.fleet.names[sd.m]
 		failed := rs.failed[sd.m]
 		if !sd.turn.IsClient {
-			failed = schedule.FarEndRails(sd.turn, m.store.Outcomes(probes.KindIBWriteBW), tr.cfg.Rails)
+			served := m.store.Outcomes(probes.KindIBWriteBW)
+			failed = schedule.FarEndRails(sd.turn, served, tr.cfg.Rails)
+			if silent := schedule.Unreached(sd.turn, served, tr.cfg.Rails); len(silent) > 0 {
+				m.store.NoteUnreached(probes.KindIBWriteBW, sd.turn.Peer, silent, device, sd.turn.Start)
+			}
 		}
 		plan, ok := sched.Triangulate(self, sd.turn, failed, m.store.Outcomes(probes.KindIBWriteBW), tr.switchOf)
 		if !ok {

@@ -2,6 +2,8 @@ package fleetsim
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -44,6 +46,9 @@ type RuleSet struct {
 	Judged []string
 	// LongestFor is the longest for: of a judged alert.
 	LongestFor time.Duration
+	// Digest names the evaluated rules: their groups (file, name, interval:
+	// the evaluation times) and their text, in order.
+	Digest string
 	// needed are, per evaluated group, the indices of its evaluated rules.
 	needed map[string][]int
 	reads  map[string]groupReads
@@ -171,10 +176,12 @@ func LoadRules(dir string, interval time.Duration) (*RuleSet, error) {
 	if readAll {
 		rs.Reads = nil
 	}
+	digest := sha256.New()
 	for _, k := range keys {
 		reads := groupReads{window: map[string]int64{}}
 		for i, r := range groups[k].Rules() {
 			if needed[r] {
+				fmt.Fprintf(digest, "%s %v\n%s\n", k, groups[k].Interval(), r)
 				rs.needed[k] = append(rs.needed[k], i)
 				reads.add(r.Query())
 				rs.Rules++
@@ -190,6 +197,7 @@ func LoadRules(dir string, interval time.Duration) (*RuleSet, error) {
 		}
 	}
 	sort.Strings(rs.Judged)
+	rs.Digest = hex.EncodeToString(digest.Sum(nil))
 	return rs, nil
 }
 

@@ -409,12 +409,34 @@ too), but 4 failing rails on 2 nodes may be becoming one: gpu001 waits for it.`,
 			{"instance_rail:roce_probe_nic_suspect:healthy_peers", nil},
 		},
 	})
+	// The minute before that: gpu001 alone has failed, which is what a bad node is.
+	torFirst := func() *fleet {
+		return early(rackOptimised(5, 4, 2), 4, -1, map[string][]string{"gpu001": {"gpu005", "gpu006"}})
+	}
+	cs = append(cs, testCase{
+		comment: `The same ToR a minute earlier: gpu001 alone has failed, on both rails with 2 healthy nodes
+of rack 1, which is what a bad node is; a minute later gpu002 fails too and gpu001's
+rails wait for the switch. Before: RoCEProbeSuspectNode for gpu001 in that minute (the
+simulator's ToR trial, seed 10 of 128 nodes, 58 s). A node is named only when it stays
+one for 2 minutes: no suspect.`,
+		before:        torFirst(),
+		beforeMinutes: 1,
+		fleet:         early(rackOptimised(5, 4, 2), 4, -1, map[string][]string{"gpu001": {"gpu005", "gpu006"}, "gpu002": {"gpu007"}}),
+		earlier: []alertAt{
+			{"0m", "RoCEProbeSuspectNode", nil},
+			{"1m", "RoCEProbeSuspectNode", nil},
+			{"2m", "RoCEProbeSuspectNode", nil},
+			{"3m", "RoCEProbeSuspectNode", nil},
+		},
+		exprs: []exprTest{{"node:roce_probe_suspect_node:max", nil}},
+	})
 	f = early(rackOptimised(5, 4, 2), 4, -1, map[string][]string{"gpu001": {"gpu005", "gpu009"}})
 	cs = append(cs, testCase{
 		comment: `The same first minutes of one bad node (gpu001) under a healthy ToR: one node's rails are
-the node's fault, named at once.`,
-		fleet: f,
-		want:  []alert{nodeAlert("gpu001", "gpu001:14791")},
+the node's fault, named once it has held 2 minutes.`,
+		earlier: []alertAt{{"1m", "RoCEProbeSuspectNode", nil}},
+		fleet:   f,
+		want:    []alert{nodeAlert("gpu001", "gpu001:14791")},
 	})
 
 	// A bad node.

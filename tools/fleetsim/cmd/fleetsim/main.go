@@ -46,6 +46,9 @@ func main() {
 	tradeSizes := flag.String("tradeoff-nodes", "8,128,1024", "fleet sizes of the max_fabric_share trade-off table")
 	verbose := flag.Bool("v", false, "print every trial's faults and when each judged alert fired (from the onset), wrong ones marked, to stderr")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file")
+	firstSeed := flag.Int("first-seed", 1, "the seed of each class's first trial: -trials N runs seeds first-seed … first-seed+N-1")
+	recordPath := flag.String("record", "", "append every finished trial to this file (JSON lines) and skip the trials it already holds for the same rules, plan and simulator: a stopped run resumes, runs of other seeds merge")
+	tablePaths := flag.String("table", "", "run nothing: print the table of the trials recorded in these files (comma separated) for the same rules, plan and simulator")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -54,9 +57,7 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 
-	// The trials keep a few hundred MB of series each and allocate fast:
-	// collect less often.
-	debug.SetGCPercent(300)
+	collectSeldom()
 	rs, err := fleetsim.LoadRules(*rulesDir, *evalInterval)
 	check(err)
 	fmt.Fprintf(os.Stderr, "fleetsim: %s: evaluating %d rules of %s every %v (judged: %s); %d rules cannot change a judged alert and are not evaluated\n",
@@ -65,6 +66,9 @@ func main() {
 	ns, ts := ints(*sizes), ints(*trials)
 	if len(ts) != len(ns) {
 		check(fmt.Errorf("-trials has %d counts for %d fleet sizes", len(ts), len(ns)))
+	}
+	if *firstSeed < 1 {
+		check(fmt.Errorf("-first-seed %d: seeds start at 1", *firstSeed))
 	}
 	run := fleetsim.Classes
 	if *classes != "" {
@@ -77,35 +81,88 @@ func main() {
 			run = append(run, c)
 		}
 	}
-
-	start := time.Now()
-	var rows []fleetsim.Row
-	batch, batches := 0, len(ns)*len(run)
-	for si, n := range ns {
+	configure := func(n int) fleetsim.Config {
 		cfg := fleetsim.DefaultConfig(n)
 		cfg.Scrape, cfg.Interval, cfg.Share, cfg.Noise, cfg.Warmup, cfg.Deadline, cfg.Exact = *scrape, *interval, *share, *noise, *warmup, *deadline, *exact
 		cfg.Duration, cfg.Timeout, cfg.WitnessSwitches = *duration, *timeout, *witnessSwitches
-		sim := fleetsim.NewSim(cfg, rs)
-		check(sim.Prepare(run))
-		for _, c := range run {
-			batch++
-			began := time.Now()
-			row := fleetsim.Row{Class: c, Nodes: n, Rails: cfg.Rails, Deadline: cfg.Deadline, Outcomes: make([]fleetsim.Outcome, ts[si])}
-			evals, replayed := runTrials(sim, c, row.Outcomes, *parallel)
-			rows = append(rows, row)
-			if *verbose {
-				for _, o := range row.Outcomes {
-					printTrial(o)
+		return cfg
+	}
+	var setup string
+	if *recordPath != "" || *tablePaths != "" {
+		exe, err := os.Executable()
+		check(err)
+		setup, err = fleetsim.Setup(rs, configure(0), exe)
+		check(err)
+	}
+
+	start := time.Now()
+	var rows []fleetsim.Row
+	if *tablePaths != "" {
+		recs, torn, err := fleetsim.ReadRecords(strings.Split(*tablePaths, ",")...)
+		check(err)
+		rows, err = fleetsim.Rows(recs, setup)
+		check(err)
+		setups := fleetsim.Setups(recs)
+		fmt.Fprintf(os.Stderr, "fleetsim: %d trials recorded under this setup (%s); %d under %d other setups left out; %d torn lines skipped\n",
+			setups[setup], setup, len(recs)-setups[setup], len(setups)-min(setups[setup], 1), torn)
+	} else {
+		var done []fleetsim.Record
+		var out *fleetsim.RecordFile
+		if *recordPath != "" {
+			recs, torn, err := fleetsim.ReadRecords(*recordPath)
+			check(err)
+			for _, r := range recs {
+				if r.Setup == setup {
+					done = append(done, r)
 				}
 			}
-			median := "–"
-			if t, ok := row.Quantile(0.5); ok {
-				median = t.Round(time.Second).String()
+			fmt.Fprintf(os.Stderr, "fleetsim: setup %s; %s holds %d of its trials (%d torn lines skipped); new trials are appended\n", setup, *recordPath, len(done), torn)
+			out, err = fleetsim.OpenRecords(*recordPath)
+			check(err)
+			defer out.Close()
+		}
+		batch, batches := 0, len(ns)*len(run)
+		for si, n := range ns {
+			cfg := configure(n)
+			sim := fleetsim.NewSim(cfg, rs)
+			check(sim.Prepare(run))
+			for _, c := range run {
+				batch++
+				began := time.Now()
+				row := fleetsim.Row{Class: c, Nodes: n, Rails: cfg.Rails, Deadline: cfg.Deadline}
+				var seeds []uint64
+				for seed := uint64(*firstSeed); seed < uint64(*firstSeed+ts[si]); seed++ {
+					if i := slices.IndexFunc(done, func(r fleetsim.Record) bool {
+						return r.Nodes == n && r.Class == c.Name && r.Outcome.Seed == seed
+					}); i >= 0 {
+						row.Outcomes = append(row.Outcomes, done[i].Outcome)
+						continue
+					}
+					seeds = append(seeds, seed)
+				}
+				recorded := len(row.Outcomes)
+				evals, replayed := runTrials(sim, c, seeds, *parallel, func(o fleetsim.Outcome, took time.Duration) {
+					row.Outcomes = append(row.Outcomes, o)
+					if out != nil {
+						check(out.Add(fleetsim.Record{Setup: setup, Class: c.Name, Nodes: n, Rails: cfg.Rails, Deadline: cfg.Deadline, Outcome: o}))
+					}
+					if *verbose {
+						printTrial(o)
+					} else if took > 30*time.Second {
+						fmt.Fprintf(os.Stderr, "       %4d nodes  %-34s seed %d: %s (%v)\n", n, c.Name, o.Seed, namedText(o), took.Round(time.Second))
+					}
+				})
+				slices.SortFunc(row.Outcomes, func(a, b fleetsim.Outcome) int { return int(a.Seed) - int(b.Seed) })
+				rows = append(rows, row)
+				median := "–"
+				if t, ok := row.Quantile(0.5); ok {
+					median = t.Round(time.Second).String()
+				}
+				wrongTrials, _ := row.Wrong()
+				fmt.Fprintf(os.Stderr, "[%2d/%d] %4d nodes  %-34s %3d trials (%d recorded before) in %-7v median %-9s missed %d, wrong in %d; %d evaluations run, %d replayed; elapsed %v\n",
+					batch, batches, n, c.Name, len(row.Outcomes), recorded, time.Since(began).Round(time.Second), median,
+					row.Missed(), wrongTrials, evals, replayed, time.Since(start).Round(time.Second))
 			}
-			wrongTrials, _ := row.Wrong()
-			fmt.Fprintf(os.Stderr, "[%2d/%d] %4d nodes  %-34s %3d trials in %-7v median %-9s missed %d, wrong in %d; %d evaluations run, %d replayed; elapsed %v\n",
-				batch, batches, n, c.Name, len(row.Outcomes), time.Since(began).Round(time.Second), median,
-				row.Missed(), wrongTrials, evals, replayed, time.Since(start).Round(time.Second))
 		}
 	}
 	fmt.Printf("Rules: %s (judged: %s), evaluated every %v; scraped every %v. Plan: nic_test_interval %v, max_fabric_share %v, ib_write_bw duration %v, timeout %v; witnesses chosen with the switches known: %v. %g%% noise; faults named within %v of onset or missed.\n\n",
@@ -134,8 +191,9 @@ func tradeOff(sizes []int, interval time.Duration) {
 	}
 }
 
-// runTrials runs seeds 1..len(out) of class, parallel at once.
-func runTrials(sim *fleetsim.Sim, c *fleetsim.Class, out []fleetsim.Outcome, parallel int) (evals, replayed int) {
+// runTrials runs the seeds of class, parallel at once, and hands each
+// outcome to done as it finishes (one at a time).
+func runTrials(sim *fleetsim.Sim, c *fleetsim.Class, seeds []uint64, parallel int, done func(fleetsim.Outcome, time.Duration)) (evals, replayed int) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	next := 0
@@ -148,14 +206,15 @@ func runTrials(sim *fleetsim.Sim, c *fleetsim.Class, out []fleetsim.Outcome, par
 				i := next
 				next++
 				mu.Unlock()
-				if i >= len(out) {
+				if i >= len(seeds) {
 					return
 				}
-				o, err := sim.Run(c, uint64(i+1))
+				began := time.Now()
+				o, err := sim.Run(c, seeds[i])
 				check(err)
-				out[i] = o
 				mu.Lock()
 				evals, replayed = evals+o.Evaluations, replayed+o.Replayed
+				done(o, time.Since(began))
 				mu.Unlock()
 			}
 		}()
@@ -164,15 +223,33 @@ func runTrials(sim *fleetsim.Sim, c *fleetsim.Class, out []fleetsim.Outcome, par
 	return evals, replayed
 }
 
+// collectSeldom trades memory for time: the trials keep hundreds of MB of
+// series each and allocate fast, and a collection at every doubling of the
+// heap cost a sixth of the CPU. The heap may grow tenfold, within three
+// quarters of the memory available (GOGC and GOMEMLIMIT still rule when set).
+func collectSeldom() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(1000)
+	}
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "MemAvailable:" {
+			if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				debug.SetMemoryLimit(kb << 10 / 4 * 3)
+			}
+		}
+	}
+}
+
 // printTrial says what one trial injected, what named it and what was wrong.
 func printTrial(o fleetsim.Outcome) {
-	named := "missed"
-	if o.Named >= 0 {
-		named = "named after " + o.Named.Round(time.Second).String()
-	} else if len(o.Faults) == 0 {
-		named = "nothing to name"
-	}
-	fmt.Fprintf(os.Stderr, "  seed %d: %s; %s by %s\n", o.Seed, strings.Join(o.Faults, "; "), named, strings.Join(o.NamedBy, ", "))
+	fmt.Fprintf(os.Stderr, "  seed %d: %s; %s by %s\n", o.Seed, strings.Join(o.Faults, "; "), namedText(o), strings.Join(o.NamedBy, ", "))
 	for _, a := range slices.Sorted(maps.Keys(o.Firing)) {
 		mark := "  "
 		if slices.Contains(o.Wrong, a) {
@@ -180,6 +257,17 @@ func printTrial(o fleetsim.Outcome) {
 		}
 		fmt.Fprintf(os.Stderr, "    %s%s fired %v\n", mark, a, o.Firing[a])
 	}
+}
+
+// namedText says when a trial's faults were named.
+func namedText(o fleetsim.Outcome) string {
+	switch {
+	case o.Named >= 0:
+		return "named after " + o.Named.Round(time.Second).String()
+	case len(o.Faults) == 0:
+		return "nothing to name"
+	}
+	return "missed"
 }
 
 // groupNames shows rule group keys (file;name) as file: name.

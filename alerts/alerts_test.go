@@ -466,7 +466,7 @@ func TestEveryRuleIsTested(t *testing.T) {
 // These groups and alerts are about ports (or devices); their firing test
 // cases must each carry device or interface (a case may show the fallback
 // when roce_port_info is missing), and one case of each alert must show both.
-var portAlertGroups = []string{"roce-pfc-congestion", "roce-rdma-transport", "roce-link-phy", "roce-optics"}
+var portAlertGroups = []string{"roce-pfc-congestion", "roce-rdma-transport", "roce-port-drops", "roce-link-phy", "roce-optics"}
 var portAlerts = []string{"RoCEPortRateBelowPlan", "RoCEMTUMismatch", "RoCEMTUFleetMismatch", "RoCEv2GIDMissing",
 	"RoCEFirmwareMismatch", "RoCEPCIeLinkDegraded", "RoCEPCIeBandwidthInsufficient"}
 

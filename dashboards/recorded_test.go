@@ -28,7 +28,7 @@ var (
 
 // levelLabels are the labels a recording rule's level may name, longest
 // first so that chassis_name is not read as chassis + name.
-var levelLabels = []string{"chassis_name", "chassis_id", "interface", "direction", "priority", "severity", "instance", "hca_type", "device", "params", "port", "peer", "rail", "node", "job"}
+var levelLabels = []string{"chassis_name", "chassis_id", "interface", "direction", "priority", "severity", "instance", "hca_type", "reporter", "devlink", "device", "params", "port", "peer", "rail", "node", "job"}
 
 // loadRecorded adds every recorded series of alerts/ to metrics, with the
 // labels its level names, and fills recordedMetrics and fleetMetrics.

@@ -8,6 +8,12 @@
 // 4,096 nodes.
 //
 //	go run ./tools/fleetbench -binary ./roce_exporter -exporters 128 -duration 5m
+//
+// With -baseline, a second set of rule files (say, main's alerts/ before a
+// change) is loaded beside -rules and its expressions are measured in the
+// same passes, interleaved with those of -rules: on a shared machine, whose
+// load moves a rule's CPU time by half between runs, that compares the two
+// sets under the same load.
 package main
 
 import (
@@ -40,6 +46,7 @@ import (
 // options are the flags.
 type options struct {
 	bin, prom, rules, extra   string
+	baseline                  string
 	ports                     int
 	interval, warmup, measure time.Duration
 	top                       int
@@ -60,6 +67,15 @@ type result struct {
 	// most expensive rules (one evaluation).
 	ruleCPU, ruleCPUOnce float64
 	ruleCPUTop           []ruleTime
+	// base is the same for the -baseline rules, measured in the same passes.
+	base *ruleSetCPU
+}
+
+// ruleSetCPU is the rule CPU of one set of rule files: per interval, of one
+// evaluation of every rule, and the most expensive rules.
+type ruleSetCPU struct {
+	perInterval, once float64
+	top               []ruleTime
 }
 
 func main() {
@@ -73,6 +89,7 @@ func main() {
 	flag.DurationVar(&o.warmup, "warmup", 90*time.Second, "time before measuring: series creation, first rule runs")
 	flag.DurationVar(&o.measure, "duration", 5*time.Minute, "measured time after the warm-up")
 	flag.StringVar(&o.rules, "rules", "alerts", "directory of the rule files to load")
+	flag.StringVar(&o.baseline, "baseline", "", "a second directory of rule files (e.g. main's alerts/) loaded beside -rules and measured in the same passes, for a comparison under the same load")
 	flag.StringVar(&o.extra, "args", "", "extra flags for every exporter, space separated")
 	flag.IntVar(&o.top, "top", 8, "how many of the most expensive rules to list")
 	flag.Parse()
@@ -101,6 +118,13 @@ func main() {
 			n, 1000*r.ruleCPUOnce, o.interval, 1000*r.ruleCPU)
 		for _, rt := range r.ruleCPUTop {
 			fmt.Printf("  %-60s %8.1f\n", rt.name, 1000*rt.seconds)
+		}
+		if r.base != nil {
+			fmt.Printf("the -baseline rules (%s), in the same passes: one evaluation of every rule %.0f ms, per %s %.0f ms; the most expensive (ms):\n",
+				o.baseline, 1000*r.base.once, o.interval, 1000*r.base.perInterval)
+			for _, rt := range r.base.top {
+				fmt.Printf("  %-60s %8.1f\n", rt.name, 1000*rt.seconds)
+			}
 		}
 	}
 
@@ -144,6 +168,37 @@ func main() {
 		}
 		fmt.Printf("| %.0f (extrapolated) | %.0f | %.0f | %.2f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", n, v[0], v[1], v[2], v[3], v[4], 1000*v[5], 1000*v[6], 1000*v[7])
 	}
+	if a.base == nil {
+		return
+	}
+	// The two rule sets measured in the same passes: their per-node slopes
+	// (the Prometheus figures above count both sets' groups running).
+	fmt.Printf("\nrule CPU measured in the same passes (ms):\n\n")
+	fmt.Printf("| rules | per round at %s nodes | per node and round | every rule once, per node |\n|---|---|---|---|\n", strings.Join(nodeList(results), " / "))
+	for _, set := range []struct {
+		name string
+		get  func(result) *ruleSetCPU
+	}{
+		{o.baseline + " (-baseline)", func(r result) *ruleSetCPU { return r.base }},
+		{o.rules + " (-rules)", func(r result) *ruleSetCPU { return &ruleSetCPU{perInterval: r.ruleCPU, once: r.ruleCPUOnce} }},
+	} {
+		var rounds []string
+		for _, r := range results {
+			rounds = append(rounds, fmt.Sprintf("%.0f", 1000*set.get(r).perInterval))
+		}
+		round, _ := slope(func(r result) float64 { return set.get(r).perInterval })
+		once, _ := slope(func(r result) float64 { return set.get(r).once })
+		fmt.Printf("| %s | %s | %.2f | %.2f |\n", set.name, strings.Join(rounds, " / "), 1000*round, 1000*once)
+	}
+}
+
+// nodeList is the fleet sizes measured, as text.
+func nodeList(results []result) []string {
+	var out []string
+	for _, r := range results {
+		out = append(out, strconv.Itoa(r.nodes))
+	}
+	return out
 }
 
 // run starts n exporters and a Prometheus scraping them, waits for the
@@ -156,6 +211,16 @@ func run(o options, n int) result {
 	check(sysfixture.WriteScaleNode(root, o.ports))
 	rulesAbs, err := filepath.Abs(o.rules)
 	check(err)
+	ruleDirs := []string{rulesAbs}
+	if o.baseline != "" {
+		baseAbs, err := filepath.Abs(o.baseline)
+		check(err)
+		ruleDirs = append(ruleDirs, baseAbs)
+	}
+	var ruleGlobs []string
+	for _, d := range ruleDirs {
+		ruleGlobs = append(ruleGlobs, "'"+d+"/*.yml'")
+	}
 
 	// The exporters: every node reads the same generated tree (read-only);
 	// Prometheus tells them apart by their instance label.
@@ -176,14 +241,14 @@ func run(o options, n int) result {
 	fmt.Printf("%d exporters on %d-port nodes started\n", n, o.ports)
 
 	cfg := fmt.Sprintf(`global: {scrape_interval: %s, scrape_timeout: %s, evaluation_interval: %s}
-rule_files: ['%s/*.yml']
+rule_files: [%s]
 scrape_configs:
   - job_name: roce-exporter
     static_configs:
 %s    relabel_configs:
       - {source_labels: [node], target_label: instance}
       - {action: labeldrop, regex: node}
-`, model.Duration(o.interval), model.Duration(o.interval*4/5), model.Duration(o.interval), rulesAbs, targets.String())
+`, model.Duration(o.interval), model.Duration(o.interval*4/5), model.Duration(o.interval), strings.Join(ruleGlobs, ", "), targets.String())
 	cfgFile := filepath.Join(dir, "prometheus.yml")
 	check(os.WriteFile(cfgFile, []byte(cfg), 0o644))
 	p := start("prometheus", o.prom, []string{"--config.file=" + cfgFile, "--storage.tsdb.path=" + filepath.Join(dir, "tsdb"), "--log.level=warn"}, "--web.listen-address=")
@@ -222,14 +287,14 @@ scrape_configs:
 	check(os.WriteFile(cfgFile, []byte("global: {scrape_interval: 15s}\n"), 0o644))
 	check(p.cmd.Process.Signal(syscall.SIGHUP))
 	time.Sleep(3 * time.Second)
-	ruleCPU, ruleCPUOnce, ruleTop := p.ruleCPU(rulesAbs, at, o.interval, o.top)
+	sets := p.ruleCPU(ruleDirs, at, o.interval, o.top)
 
 	groups := m1.byLabel("prometheus_rule_group_last_duration_seconds", "rule_group")
 	// Rule evaluation: the groups' time per interval, averaged over the
 	// measured time (groups with a longer interval of their own run less
 	// often).
 	evalTime := m1.sum("prometheus_rule_group_duration_seconds_sum") - m0.sum("prometheus_rule_group_duration_seconds_sum")
-	return result{
+	res := result{
 		nodes:       n,
 		series:      m1.sum("prometheus_tsdb_head_series"),
 		samples:     (m1.sum("prometheus_tsdb_head_samples_appended_total") - m0.sum("prometheus_tsdb_head_samples_appended_total")) / elapsed,
@@ -242,10 +307,14 @@ scrape_configs:
 		slowest:     slowest,
 		failures:    m1.sum("prometheus_rule_evaluation_failures_total"),
 		down:        down,
-		ruleCPU:     ruleCPU,
-		ruleCPUOnce: ruleCPUOnce,
-		ruleCPUTop:  ruleTop,
+		ruleCPU:     sets[0].perInterval,
+		ruleCPUOnce: sets[0].once,
+		ruleCPUTop:  sets[0].top,
 	}
+	if len(sets) > 1 {
+		res.base = &sets[1]
+	}
+	return res
 }
 
 type proc struct {
@@ -355,62 +424,87 @@ func (p *proc) query(q string, t time.Time) float64 {
 	return v
 }
 
-// ruleCPU evaluates every rule expression of the files in dir at t and
-// returns the CPU time of the rules per interval (each rule's cost times
-// interval / its group's interval: a group with an interval of its own runs
-// less often), that of one evaluation of every rule, and the top most
-// expensive rules. Each expression is evaluated once per pass over all of
-// them, and its cheapest pass counts: a garbage collection runs for a good
-// part of a second on a large head and is charged to whatever query runs
-// beside it, so repeating one query back to back would meet the same
-// collection every time, while passes a second or more apart do not.
-func (p *proc) ruleCPU(dir string, t time.Time, interval time.Duration, top int) (perInterval, once float64, most []ruleTime) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.yml"))
-	check(err)
+// ruleCPU evaluates every rule expression of the files in each of dirs at t
+// and returns, per directory, the CPU time of the rules per interval (each
+// rule's cost times interval / its group's interval: a group with an
+// interval of its own runs less often), that of one evaluation of every
+// rule, and the top most expensive rules. Each expression is evaluated once
+// per pass over all of them (the directories' interleaved), and its cheapest
+// pass counts: a garbage collection runs for a good part of a second on a
+// large head and is charged to whatever query runs beside it, so repeating
+// one query back to back would meet the same collection every time, while
+// passes a second or more apart do not.
+func (p *proc) ruleCPU(dirs []string, t time.Time, interval time.Duration, top int) []ruleSetCPU {
 	var all []ruleTime
 	var exprs []string
 	var share []float64 // interval / the rule's group interval
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
+	var set []int       // the index in dirs
+	for i, dir := range dirs {
+		files, err := filepath.Glob(filepath.Join(dir, "*.yml"))
 		check(err)
-		var rf struct {
-			Groups []struct {
-				Interval model.Duration `yaml:"interval"`
-				Rules    []struct {
-					Alert  string `yaml:"alert"`
-					Record string `yaml:"record"`
-					Expr   string `yaml:"expr"`
-				} `yaml:"rules"`
-			} `yaml:"groups"`
-		}
-		check(yaml.Unmarshal(raw, &rf))
-		for _, g := range rf.Groups {
-			every := time.Duration(g.Interval)
-			if every <= 0 {
-				every = interval
+		for _, f := range files {
+			raw, err := os.ReadFile(f)
+			check(err)
+			var rf struct {
+				Groups []struct {
+					Interval model.Duration `yaml:"interval"`
+					Rules    []struct {
+						Alert  string `yaml:"alert"`
+						Record string `yaml:"record"`
+						Expr   string `yaml:"expr"`
+					} `yaml:"rules"`
+				} `yaml:"groups"`
 			}
-			for _, r := range g.Rules {
-				all = append(all, ruleTime{r.Alert + r.Record, -1})
-				exprs = append(exprs, r.Expr)
-				share = append(share, interval.Seconds()/every.Seconds())
+			check(yaml.Unmarshal(raw, &rf))
+			for _, g := range rf.Groups {
+				every := time.Duration(g.Interval)
+				if every <= 0 {
+					every = interval
+				}
+				for _, r := range g.Rules {
+					all = append(all, ruleTime{r.Alert + r.Record, -1})
+					exprs = append(exprs, r.Expr)
+					share = append(share, interval.Seconds()/every.Seconds())
+					set = append(set, i)
+				}
 			}
 		}
 	}
+	// The sets take turns within a pass, each rule at the same fraction of
+	// its own set, so a change of the machine's load meets both alike.
+	order := make([]int, len(exprs))
+	size := make([]int, len(dirs))
+	pos := make([]float64, len(exprs))
+	for i := range exprs {
+		order[i] = i
+		pos[i] = float64(size[set[i]])
+		size[set[i]]++
+	}
+	for i := range pos {
+		pos[i] /= float64(size[set[i]])
+	}
+	sort.SliceStable(order, func(a, b int) bool { return pos[order[a]] < pos[order[b]] })
 	for pass := 0; pass < 11; pass++ {
-		for i, e := range exprs {
+		for _, i := range order {
 			c0 := p.cpuPrecise()
-			p.query(e, t)
+			p.query(exprs[i], t)
 			if c := p.cpuPrecise() - c0; all[i].seconds < 0 || c < all[i].seconds {
 				all[i].seconds = c
 			}
 		}
 	}
+	out := make([]ruleSetCPU, len(dirs))
+	ranked := make([][]ruleTime, len(dirs))
 	for i, rt := range all {
-		once += rt.seconds
-		perInterval += rt.seconds * share[i]
+		out[set[i]].once += rt.seconds
+		out[set[i]].perInterval += rt.seconds * share[i]
+		ranked[set[i]] = append(ranked[set[i]], rt)
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].seconds > all[j].seconds })
-	return perInterval, once, all[:min(top, len(all))]
+	for d, r := range ranked {
+		sort.Slice(r, func(a, b int) bool { return r[a].seconds > r[b].seconds })
+		out[d].top = r[:min(top, len(r))]
+	}
+	return out
 }
 
 type ruleTime struct {

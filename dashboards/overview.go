@@ -172,7 +172,7 @@ func suspectsExpr() string {
 	}
 	return strings.Join([]string{
 		kind(`chassis_id:roce_probe_switch_suspect:failing_ratio`, "switch",
-			"share of its rails tested across switches since the failures began that failed: 3 or more rails on 2 or more nodes, failing with rails under 2 or more other switches"),
+			"share of its rails tested across switches since the failures began that failed: 3 or more rails on 2 or more nodes, failing with rails under 2 or more other switches (each rail with 2 or more when those recorded nothing)"),
 		kind(`node:roce_probe_suspect_node:max`, "node",
 			"its rails failing with healthy peers (every rail), or the healthy peers failing with it while it passes nowhere"),
 		kind(`(instance_rail:roce_probe_nic_suspect:healthy_peers{`+inst+`} unless on (probe, node) node:roce_probe_suspect_node:max)`, "NIC port",

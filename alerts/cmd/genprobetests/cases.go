@@ -26,6 +26,15 @@ func switchAlert(leaf, chassisID string, failing, nodes, others, passing int, sh
 			probe, failing, nodes, leaf, chassisID, others, passing, share)}
 }
 
+// switchAlertNearEnd is switchAlert named on the near ends' records alone:
+// the far ends recorded nothing (a black-holed exchange).
+func switchAlertNearEnd(leaf, chassisID string, failing, nodes, others int, share string) alert {
+	return alert{"RoCEProbeSuspectSwitch",
+		[]string{"severity", "critical", "probe", probe, "chassis_id", chassisID, "chassis_name", leaf},
+		fmt.Sprintf("%s: %d rails on %d nodes under switch %s (%s) each failed with 2 or more healthy rails under %d other switches, none of which recorded the failure (the test's connection never got through) (%s of its rails tested across switches since failed): suspect the switch's uplinks, or the switch, not its NICs; the NIC, node and path suspects under it stand aside.",
+			probe, failing, nodes, leaf, chassisID, others, share)}
+}
+
 // nicAlert: sw is the NIC's switch as LLDP names it, "" when unknown.
 func nicAlert(f *fleet, name string, rail, peers int, sw string) alert {
 	n := f.byName[name]
@@ -437,6 +446,40 @@ the node's fault, named once it has held 2 minutes.`,
 		earlier: []alertAt{{"1m", "RoCEProbeSuspectNode", nil}},
 		fleet:   f,
 		want:    []alert{nodeAlert("gpu001", "gpu001:14791")},
+	})
+
+	// The ToR's uplinks black-hole the tests' TCP exchange too: no far end has a
+	// record of any failure.
+	f = earlyBlackHoled(rackOptimised(5, 4, 2), 4, -1, map[string][]string{"gpu001": {"gpu005", "gpu009"}, "gpu002": {"gpu006", "gpu013"}})
+	cs = append(cs, testCase{
+		comment: `The same ToR with the tests' TCP exchange black-holed: gpu001 and gpu002 each failed on
+both rails with 2 nodes of other racks (their scheduled test and a witness), which pass
+across switches and recorded nothing, as a responder records only a test that connected.
+Before: no suspect at all, the nodes waiting for a switch that the far ends' records alone
+could name (the simulator's ToR at 1,024 nodes: named after 22 minutes, or not within the
+hour). 4 rails on 2 nodes, each failing with 2 far ends under 3 other switches: the switch.`,
+		fleet: f,
+		want:  []alert{switchAlertNearEnd("tor-0", "0c:42:a1:01:00:00", 4, 2, 3, "100%")},
+		exprs: []exprTest{{"instance_peer_rail:roce_probe_switch_failure:timestamp", nil}},
+	})
+	f = earlyBlackHoled(rackOptimised(5, 4, 2), 4, -1, map[string][]string{"gpu001": {"gpu005", "gpu009"}})
+	cs = append(cs, testCase{
+		comment: `One bad node (gpu001) under a healthy ToR, its far ends with no record of the failures:
+2 rails on one node are the node's, named once it has held 2 minutes.`,
+		earlier: []alertAt{{"1m", "RoCEProbeSuspectNode", nil}},
+		fleet:   f,
+		want:    []alert{nodeAlert("gpu001", "gpu001:14791")},
+	})
+	f = earlyBlackHoled(fleet24(), 6, 1, map[string][]string{"gpu001": {"gpu008", "gpu014", "gpu020"}, "gpu002": {"gpu009", "gpu015", "gpu021"}})
+	cs = append(cs, testCase{
+		comment: `Two bad NICs under leaf-p0-r1 (gpu001 and gpu002, rail 1), each failing with 3 far ends
+under 3 other leaves that recorded nothing: 2 rails are two NICs, no switch (they wait
+until the leaf's other rails pass across switches, as above).`,
+		fleet: f,
+		exprs: []exprTest{
+			{"chassis_id:roce_probe_switch_suspect:failing_ratio", nil},
+			{"count(instance_rail:roce_probe_switch_suspect:info)", []sample{{"{}", "2"}}},
+		},
 	})
 
 	// A bad node.

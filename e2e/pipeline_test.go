@@ -708,6 +708,23 @@ func waitAMOrFalse(amAddr, filter string, done func([]amAlert) bool) bool {
 // alertSeries returns, sorted, the alertname, alertstate and check labels of
 // the series an instant query returns.
 func alertSeries(addr, q string) ([]string, error) {
+	return querySeries(addr, q, func(s promSample) string {
+		l := "alertname=" + s.Metric["alertname"] + " alertstate=" + s.Metric["alertstate"]
+		if c := s.Metric["check"]; c != "" {
+			l += " check=" + c
+		}
+		return l
+	})
+}
+
+// promSample is one series of an instant vector: its labels and value.
+type promSample struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+}
+
+// instantVector runs an instant query that returns a vector.
+func instantVector(addr, q string) ([]promSample, error) {
 	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
 	if err != nil {
 		return nil, err
@@ -717,9 +734,7 @@ func alertSeries(addr, q string) ([]string, error) {
 		Status string `json:"status"`
 		Error  string `json:"error"`
 		Data   struct {
-			Result []struct {
-				Metric map[string]string `json:"metric"`
-			} `json:"result"`
+			Result []promSample `json:"result"`
 		} `json:"data"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
@@ -728,16 +743,7 @@ func alertSeries(addr, q string) ([]string, error) {
 	if r.Status != "success" {
 		return nil, fmt.Errorf("%s", r.Error)
 	}
-	var out []string
-	for _, s := range r.Data.Result {
-		l := "alertname=" + s.Metric["alertname"] + " alertstate=" + s.Metric["alertstate"]
-		if c := s.Metric["check"]; c != "" {
-			l += " check=" + c
-		}
-		out = append(out, l)
-	}
-	slices.Sort(out)
-	return out, nil
+	return r.Data.Result, nil
 }
 
 // checkDashboardsSingleValues evaluates every panel query with one value
@@ -812,7 +818,7 @@ func localisationState(promAddr string) string {
 		"instance_peer_rail:roce_probe_path_suspect:timestamp",
 		"chassis_id:roce_probe_switch_suspect:failing_ratio",
 	} {
-		series, err := querySeries(promAddr, q)
+		series, err := querySeries(promAddr, q, labelsAndValue)
 		if err != nil {
 			fmt.Fprintf(&b, "%s: %v\n", q, err)
 			continue
@@ -935,35 +941,28 @@ func describe(alerts []map[string]string) string {
 	return b.String()
 }
 
-// querySeries runs an instant query and returns its series, each as its
-// labels and value.
-func querySeries(addr, q string) ([]string, error) {
-	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
+// querySeries runs an instant query and returns its series, each as format
+// shows it, sorted.
+func querySeries(addr, q string, format func(promSample) string) ([]string, error) {
+	samples, err := instantVector(addr, q)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	var r struct {
-		Data struct {
-			Result []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		return nil, err
-	}
 	var out []string
-	for _, s := range r.Data.Result {
-		var kv []string
-		for _, k := range slices.Sorted(maps.Keys(s.Metric)) {
-			kv = append(kv, k+"="+s.Metric[k])
-		}
-		out = append(out, fmt.Sprintf("{%s} %v", strings.Join(kv, ", "), s.Value[1]))
+	for _, s := range samples {
+		out = append(out, format(s))
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// labelsAndValue shows a series as {name=value, ...} value.
+func labelsAndValue(s promSample) string {
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(s.Metric)) {
+		kv = append(kv, k+"="+s.Metric[k])
+	}
+	return fmt.Sprintf("{%s} %v", strings.Join(kv, ", "), s.Value[1])
 }
 
 // query runs an instant query and returns the number of series or samples.

@@ -207,6 +207,43 @@ func TestGroupLimits(t *testing.T) {
 	}
 }
 
+// A group evaluated less often than the global interval (15 s) delays its
+// alerts by up to its interval: only alerts that wait ten times as long
+// belong in one, so that the delay stays under a tenth of the wait. The
+// dashboards' recording groups hold no alert.
+func TestSlowGroupsHoldOnlyPatientAlerts(t *testing.T) {
+	const global = 15 * time.Second
+	slow := 0
+	for _, path := range []string{alertsFile, recordingFile} {
+		for _, g := range loadRules(t, path).Groups {
+			if g.Interval == "" {
+				continue
+			}
+			every, err := model.ParseDuration(g.Interval)
+			if err != nil {
+				t.Errorf("%s: group %s: interval %q: %v", path, g.Name, g.Interval, err)
+				continue
+			}
+			if time.Duration(every) <= global {
+				continue
+			}
+			for _, r := range g.Rules {
+				if r.Alert == "" {
+					continue
+				}
+				slow++
+				wait, err := model.ParseDuration(r.For)
+				if r.For == "" || err != nil || time.Duration(wait) < 10*time.Duration(every) {
+					t.Errorf("%s: group %s runs every %s but %s waits %q (for): under ten intervals, it would fire up to %s late", path, g.Name, g.Interval, r.Alert, r.For, time.Duration(every)-global)
+				}
+			}
+		}
+	}
+	if slow == 0 {
+		t.Error("no alert is evaluated less often than the global interval: the rule cost in README.md counts on some")
+	}
+}
+
 func TestAlertingRuleStyle(t *testing.T) {
 	f := loadRules(t, alertsFile)
 	type key struct{ name, severity string }

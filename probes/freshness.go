@@ -40,18 +40,22 @@ func (f *freshness) completed(r *Result) {
 }
 
 // prune forgets results four bounds old, so that a full sweep of a large
-// fleet does not keep one result per peer and rail in memory.
-func (f *freshness) prune(latest map[string]*Result) {
+// fleet does not keep one result per peer and rail in memory. It walks all
+// of the store's maps at once: they share one throttle, and a map pruned
+// alone would wait for the others' minute.
+func (f *freshness) prune(maps ...map[string]*Result) {
 	now := f.now()
 	if now.Sub(f.pruned) < time.Minute && !now.Before(f.pruned) {
 		return
 	}
 	f.pruned = now
-	for k, r := range latest {
-		// Divided, not multiplied: 4 × a bound near the longest Duration
-		// wrapped negative and made every result four bounds old.
-		if b := f.bound[r.Probe]; b > 0 && now.Sub(r.Start)/4 > b {
-			delete(latest, k)
+	for _, m := range maps {
+		for k, r := range m {
+			// Divided, not multiplied: 4 × a bound near the longest Duration
+			// wrapped negative and made every result four bounds old.
+			if b := f.bound[r.Probe]; b > 0 && now.Sub(r.Start)/4 > b {
+				delete(m, k)
+			}
 		}
 	}
 }

@@ -57,7 +57,7 @@ const supersededBy = 3
 
 // Judge returns the judgement of every device with a fresh pair-probe
 // result, sorted by probe and device. Each link counts once, with its last
-// fresh result: a fixed link stops counting as failed as soon as it passes,
+// fresh measurement (a refused connection is none): a fixed link stops counting as failed as soon as it passes,
 // and a broken rail stops counting as passing as soon as it failed with
 // supersededBy peers after its passes.
 func (s *Store) Judge() []DeviceJudgement {
@@ -73,13 +73,16 @@ func (s *Store) Judge() []DeviceJudgement {
 		byDev[k] = append(byDev[k], r)
 	}
 	for k, r := range s.latest {
+		if r = s.measured(k, r); r == nil {
+			continue
+		}
 		if u := s.unreached[k]; u != nil && u.Start.After(r.Start) {
 			continue // the client's newer test never reached the link
 		}
 		add(r)
 	}
 	for k, u := range s.unreached {
-		if r := s.latest[k]; r == nil || u.Start.After(r.Start) {
+		if r := s.measured(k, s.latest[k]); r == nil || u.Start.After(r.Start) {
 			add(u)
 		}
 	}
@@ -119,15 +122,15 @@ func failuresAfter(rs []*Result, t time.Time) int {
 
 func isPairProbe(kind string) bool { return kind == KindIBWriteBW || kind == KindIBWriteLat }
 
-// Outcomes are the fresh results of one pair probe kind, as the pure
+// Outcomes are the fresh measurements of one pair probe kind, as the pure
 // schedule reads a node's own view (schedule.Triangulate, FarEndRails).
 func (s *Store) Outcomes(kind string) []schedule.Outcome {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.fresh.now()
 	var out []schedule.Outcome
-	for _, r := range s.latest {
-		if r.Probe == kind && r.Peer != "" && s.fresh.isFresh(r, now) {
+	for k, r := range s.latest {
+		if r = s.measured(k, r); r != nil && r.Probe == kind && r.Peer != "" && s.fresh.isFresh(r, now) {
 			out = append(out, schedule.Outcome{Peer: r.Peer, Rail: r.Rail, Passed: r.Success, At: r.Start})
 		}
 	}

@@ -299,13 +299,16 @@ func (s *Scheduler) pairLoop(ctx context.Context, r *perftestRunner) {
 // deadline (zero: no retest); only a failure the retest confirms is
 // recorded as one.
 func (s *Scheduler) runPerftest(ctx context.Context, r *perftestRunner, peer *config.Node, deadline time.Time) []*Result {
-	return s.testLinks(ctx, r, s.links(peer), deadline, false)
+	return s.testLinks(ctx, r, s.links(peer), deadline, "")
 }
 
-// testLinks is runPerftest on some links. A witness test (witness) sets
-// aside a rail whose connection was refused: the witness's responder was
-// busy, which says nothing of the link.
-func (s *Scheduler) testLinks(ctx context.Context, r *perftestRunner, links []Link, deadline time.Time, witness bool) []*Result {
+// testLinks is runPerftest on some links. A test of the diagnosis (a witness
+// test, a far end's test of its absent client) sets aside a rail whose
+// connection was refused, with refusedSkip as the reason: the peer's
+// responder was busy or not listening, which says nothing of the link, and
+// the diagnosis raises no alert of its own. A scheduled test (refusedSkip "")
+// records the refusal (RoCEProbeFailing says the responder is not running).
+func (s *Scheduler) testLinks(ctx context.Context, r *perftestRunner, links []Link, deadline time.Time, refusedSkip string) []*Result {
 	results := make([]*Result, len(links))
 	var wg sync.WaitGroup
 	for i, l := range links {
@@ -315,9 +318,9 @@ func (s *Scheduler) testLinks(ctx context.Context, r *perftestRunner, links []Li
 			t := linkTarget(l)
 			run := func() *Result {
 				res := s.guarded(ctx, r.kind(), t, func() *Result { return s.measure(ctx, r, t) })
-				if witness && res != nil && !res.Success && !res.Skipped && res.Reason == ReasonConnectRefused {
+				if refusedSkip != "" && res != nil && !res.Success && !res.Skipped && res.Reason == ReasonConnectRefused {
 					res.Reason, res.Hint = "", ""
-					res.skip(skipWitnessBusy)
+					res.skip(refusedSkip)
 				}
 				return res
 			}

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/roce-exporter/roce_exporter/probes/schedule"
 )
 
 // historyLimit bounds the results kept for the landing page.
@@ -27,11 +29,18 @@ type Store struct {
 	// unreached are links whose client never reached this node in a turn
 	// (NoteUnreached), keyed as latest: judged as failures, not exported.
 	unreached map[string]*Result
+	// shadowed holds, per pair-probe link whose latest result is a refused
+	// connection, the measurement before it: a refusal says the peer's
+	// responder was not listening (busy with another test), nothing of the
+	// link, so Judge and Outcomes keep judging the link by what it last
+	// measured, as the recording rules do (they count a refusal as neither).
+	shadowed map[string]*Result
 }
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{latest: map[string]*Result{}, runs: map[[2]string]uint64{}, fresh: newFreshness(), unreached: map[string]*Result{}}
+	return &Store{latest: map[string]*Result{}, runs: map[[2]string]uint64{}, fresh: newFreshness(),
+		unreached: map[string]*Result{}, shadowed: map[string]*Result{}}
 }
 
 // Add records a finished run. A skipped run is counted but does not
@@ -58,9 +67,15 @@ func (s *Store) Add(r *Result) {
 				}
 			}
 		}
-		s.latest[r.Key()] = r
+		k := r.Key()
+		if old := s.latest[k]; isRefused(r) && old != nil && !isRefused(old) {
+			s.shadowed[k] = old
+		} else if !isRefused(r) {
+			delete(s.shadowed, k)
+		}
+		s.latest[k] = r
 		s.fresh.completed(r)
-		s.fresh.prune(s.latest)
+		s.fresh.prune(s.latest, s.shadowed, s.unreached)
 	}
 	s.history = append(s.history, r)
 	if len(s.history) > historyLimit {
@@ -84,7 +99,34 @@ func (s *Store) NoteUnreached(kind, peer string, rails []int, device func(rail i
 		}
 		s.unreached[r.Key()] = r
 	}
-	s.fresh.prune(s.unreached)
+	s.fresh.prune(s.latest, s.shadowed, s.unreached)
+}
+
+// FarEndRails are the rails the far end (server) of turn triangulates, from
+// the tests it served (schedule.FarEndRails); the rails its client reached
+// on others but never on these are noted as unreached (NoteUnreached), each
+// with its device. The scheduler and the simulator both call it.
+func (s *Store) FarEndRails(kind string, turn schedule.Turn, rails int, device func(rail int) string) []int {
+	served := s.Outcomes(kind)
+	if silent := schedule.Unreached(turn, served, rails); len(silent) > 0 {
+		s.NoteUnreached(kind, turn.Peer, silent, device, turn.Start)
+	}
+	return schedule.FarEndRails(turn, served, rails)
+}
+
+// isRefused is a pair test whose connection the peer refused: no
+// measurement of the link.
+func isRefused(r *Result) bool {
+	return isPairProbe(r.Probe) && !r.Success && !r.Skipped && r.Reason == ReasonConnectRefused
+}
+
+// measured is the result a link is judged by: its latest, or the measurement
+// a refused connection shadows (nil: none).
+func (s *Store) measured(k string, latest *Result) *Result {
+	if latest != nil && isRefused(latest) {
+		return s.shadowed[k]
+	}
+	return latest
 }
 
 // outcomeOf is a run's result label in roce_probe_runs_total.
@@ -210,9 +252,11 @@ func (s *Store) CountRun(r *Result) {
 func (s *Store) ForgetLinks(kind string, keep func(peer string) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, r := range s.latest {
-		if r.Probe == kind && !keep(r.Peer) {
-			delete(s.latest, k)
+	for _, m := range []map[string]*Result{s.latest, s.shadowed, s.unreached} {
+		for k, r := range m {
+			if r.Probe == kind && !keep(r.Peer) {
+				delete(m, k)
+			}
 		}
 	}
 }

@@ -184,6 +184,53 @@ func TestUnreachedCountsAsAFailureUntilReplaced(t *testing.T) {
 	}
 }
 
+// A refused connection measures nothing (the peer's responder was busy or
+// not running; the recording rules count it as neither pass nor failure):
+// the link stays judged by its measurement before, it is no failure with
+// its peer, and the refusal itself is still exported (RoCEProbeFailing).
+func TestRefusedConnectionKeepsTheLinksMeasurement(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	at := func(m int) time.Time { return now.Add(time.Duration(m) * time.Minute) }
+	s := NewStore()
+	s.SetClock(func() time.Time { return at(30) })
+	add := func(peer string, m int, ok bool, reason string) {
+		s.Add(&Result{Probe: KindIBWriteBW, Peer: peer, Device: "mlx5_3", Rail: 3, Start: at(m), Success: ok, Reason: reason})
+	}
+	add("a", 0, true, "")
+	add("a", 10, false, ReasonConnectRefused)
+	add("b", 11, false, ReasonConnectRefused) // refused only: no judgement of the link at all
+	if j := s.Judge()[0]; j.PeersPassed != 1 || j.PeersFailed != 0 || !j.LastPassed.Equal(at(0)) {
+		t.Errorf("a pass, then refusals: %+v, want judged by the pass alone", j)
+	}
+	if o := s.Outcomes(KindIBWriteBW); len(o) != 1 || o[0].Peer != "a" || !o[0].Passed {
+		t.Errorf("outcomes %+v, want the pass with a only", o)
+	}
+	var refused int
+	for _, r := range s.Latest() {
+		if r.Reason == ReasonConnectRefused {
+			refused++
+		}
+	}
+	if refused != 2 {
+		t.Errorf("%d refusals exported, want both", refused)
+	}
+	add("a", 12, false, ReasonConnectRefused) // a second refusal keeps the same measurement
+	add("b", 13, false, "timeout")            // a measured failure replaces the refusal
+	if j := s.Judge()[0]; j.PeersPassed != 1 || j.PeersFailed != 1 || !slices.Equal(j.FailedPeers, []string{"b"}) {
+		t.Errorf("after a measured failure with b: %+v", j)
+	}
+	add("a", 14, false, "timeout")
+	add("a", 15, false, ReasonConnectRefused)
+	if j := s.Judge()[0]; j.PeersPassed != 0 || j.PeersFailed != 2 {
+		t.Errorf("a refusal after a measured failure: %+v, want the failure to stand", j)
+	}
+	// The shadowed measurement is forgotten with the link.
+	s.ForgetLinks(KindIBWriteBW, func(peer string) bool { return peer != "a" })
+	if j := s.Judge()[0]; j.PeersFailed != 1 || j.PeersPassed != 0 {
+		t.Errorf("after forgetting a: %+v", j)
+	}
+}
+
 // The switch verdicts: a victim only when the fleet's rules name the switch;
 // without them, the local pattern or "cannot tell"; an unknown switch says so.
 func TestSwitchVerdicts(t *testing.T) {

@@ -22,6 +22,12 @@ import (
 // stands aside while its own node tests the device).
 const skipWitnessBusy = "the witness's responder was busy (connection refused): not a measurement of the link"
 
+// skipClientNotListening is why a far end's test of its absent client
+// (schedule.ClientAbsent) that was refused is set aside: the client's host
+// answered, its responder did not listen (its exporter stopped, or it serves
+// another test).
+const skipClientNotListening = "the absent client's responder was not listening (connection refused): not a measurement of the link"
+
 // failedRails are the rails whose (retested) result failed.
 func failedRails(results []*Result) []int {
 	var out []int
@@ -36,10 +42,12 @@ func failedRails(results []*Result) []int {
 
 // triangulateAfterTurn runs this node's side of the diagnosis of one turn:
 // as the client, against the rails whose test failed (results); as the far
-// end, against the rails FarEndRails finds from the tests it served.
+// end, against the rails FarEndRails finds from the tests it served, or,
+// when its client never reached it (schedule.ClientAbsent), against the rails
+// on which its own test of the client failed.
 func (s *Scheduler) triangulateAfterTurn(ctx context.Context, r *perftestRunner, turn schedule.Turn, results []*Result) {
 	fleet := s.fleet[r.kind()]
-	from, _, ok := fleet.TriangulationWindow(turn.Epoch, turn.Round)
+	from, until, ok := fleet.TriangulationWindow(turn.Epoch, turn.Round)
 	if !ok {
 		return
 	}
@@ -55,15 +63,20 @@ func (s *Scheduler) triangulateAfterTurn(ctx context.Context, r *perftestRunner,
 			return
 		}
 		links := s.links(peer)
-		served := s.store.Outcomes(r.kind())
-		rails = schedule.FarEndRails(turn, served, len(links))
-		if silent := schedule.Unreached(turn, served, len(links)); len(silent) > 0 {
-			s.store.NoteUnreached(r.kind(), turn.Peer, silent, func(rail int) string { return links[rail].Device }, turn.Start)
+		if schedule.ClientAbsent(turn, s.store.Outcomes(r.kind()), len(links)) {
+			s.logger.Info("testing a client that never reached this node", "probe", r.kind(), "peer", turn.Peer)
+			rails = failedRails(s.testLinks(ctx, r, links, until, skipClientNotListening))
+			from = s.opts.Now()
+		} else {
+			rails = s.store.FarEndRails(r.kind(), turn, len(links), func(rail int) string { return links[rail].Device })
 		}
 	}
 	plan, ok := fleet.Triangulate(s.self.Name, turn, rails, s.store.Outcomes(r.kind()), s.opts.Topology)
 	if !ok {
 		return
+	}
+	if from.After(plan.From) {
+		plan.From = from // after the far end's own test of its absent client
 	}
 	s.logger.Info("triangulating a failed pair test", "probe", r.kind(), "peer", turn.Peer, "rails", fmt.Sprint(plan.Rails),
 		"client", turn.IsClient, "witnesses", fmt.Sprint(plan.Witnesses))
@@ -80,7 +93,7 @@ func (s *Scheduler) runTriangulation(ctx context.Context, r *perftestRunner, pla
 			return false, s.opts.Now()
 		}
 		s.notePingWitness(w)
-		results := s.testLinks(ctx, r, railLinks(s.links(peer), plan.Rails), plan.Until, true)
+		results := s.testLinks(ctx, r, railLinks(s.links(peer), plan.Rails), plan.Until, skipWitnessBusy)
 		return measuredAny(results), s.opts.Now()
 	}, s.busyPause)
 }

@@ -212,17 +212,59 @@ func TestFarEndTriangulatesTheRailItWasNotReachedOn(t *testing.T) {
 		t.Errorf("%d runs after a turn served without trouble", after-before)
 	}
 
-	silent, turn := turnScheduler(t, fleetTestPlan(t, 8, ""), false)
-	before = len(calls(t, dir))
-	silent.triangulateAfterTurn(context.Background(), silent.bw, turn, nil)
-	if after := len(calls(t, dir)); after-before != 2*schedule.WitnessTests {
-		t.Errorf("%d runs after a silent turn, want both rails against %d witnesses", after-before, schedule.WitnessTests)
+}
+
+// A far end whose client reached no rail (it did not run: down, its
+// exporter stopped, its port busy) tests the client itself in the
+// triangulation window. A client that is up passes: the far end's rails are
+// cleared and no witness is needed. One that is down fails on every rail,
+// which is what the rules need to name a node that runs no test of its own;
+// the far end's rails then go to its witnesses, where they pass. One whose
+// responder refuses is set aside: no failure with it.
+func TestFarEndTestsItsAbsentClient(t *testing.T) {
+	dir := standinEnv(t, "bw_ok")
+	up, turn := turnScheduler(t, fleetTestPlan(t, 8, ""), false)
+	up.triangulateAfterTurn(context.Background(), up.bw, turn, nil)
+	runs := calls(t, dir) // the first runs of the stand-in's log
+	before := len(runs)
+	if len(runs) != 2 || !strings.Contains(strings.Join(runs, "\n"), "192.168.100.") {
+		t.Errorf("runs after a silent turn of a client that is up: %q, want both rails tested against it once", runs)
 	}
-	// A client that reached no rail may not have run: no failure with it.
-	for _, j := range silent.store.Judge() {
-		if slices.Contains(j.FailedPeers, turn.Peer) {
-			t.Errorf("%s judged %+v after a turn the client never ran", j.Device, j)
+	for _, j := range up.store.Judge() {
+		if j.PeersFailed != 0 || j.PeersPassed != 1 {
+			t.Errorf("%s judged %+v, want passed with the client", j.Device, j)
 		}
+	}
+
+	down, turn := turnScheduler(t, fleetTestPlan(t, 8, ""), false)
+	peer, _ := down.opts.Plan.Node(turn.Peer)
+	var ips []string
+	for _, l := range down.links(peer) {
+		ips = append(ips, l.PeerIP)
+	}
+	t.Setenv("STANDIN_FAIL_PEERS", strings.Join(ips, " "))
+	before = len(calls(t, dir))
+	down.triangulateAfterTurn(context.Background(), down.bw, turn, nil)
+	if n := len(calls(t, dir)) - before; n != 2*2+2*schedule.WitnessTests {
+		t.Errorf("%d runs after the turn of a client that is down, want both rails against it (retested) and %d witnesses", n, schedule.WitnessTests)
+	}
+	for _, j := range down.store.Judge() {
+		if !slices.Equal(j.FailedPeers, []string{turn.Peer}) || j.PeersPassed != schedule.WitnessTests {
+			t.Errorf("%s judged %+v, want failed with the down client and passed with the witnesses", j.Device, j)
+		}
+	}
+
+	refusing, turn := turnScheduler(t, fleetTestPlan(t, 8, ""), false)
+	t.Setenv("STANDIN_FAIL_PEERS", "")
+	t.Setenv("STANDIN_REFUSE_PEERS", strings.Join(ips, " "))
+	refusing.triangulateAfterTurn(context.Background(), refusing.bw, turn, nil)
+	for _, j := range refusing.store.Judge() {
+		if slices.Contains(j.FailedPeers, turn.Peer) {
+			t.Errorf("%s judged %+v: a client whose responder refused counted as a failure", j.Device, j)
+		}
+	}
+	if recent := refusing.store.Recent(1); len(recent) != 1 || recent[0].SkipReason != skipClientNotListening {
+		t.Errorf("last run %+v, want set aside", recent)
 	}
 }
 

@@ -280,6 +280,28 @@ func Unreached(turn Turn, served []Outcome, rails int) []int {
 	return out
 }
 
+// ClientAbsent reports whether the client of a far end's turn reached it on
+// no rail (served as for FarEndRails): the client did not run its test (down,
+// its exporter stopped, its port busy) or no test of it reaches this node. The
+// far end then tests the client itself at the start of the triangulation
+// window, in the slot the pair holds anyway (no share of the fabric beyond the
+// round's): a node that is down runs no test of its own, and without a failure
+// with it recorded by someone it is named only when it is next the far end of
+// a test, an interval or two later. A client that is up passes (its responder
+// answers), which also clears the far end's own rails; one whose responder is
+// not listening refuses, which measures nothing (a skipped test).
+func ClientAbsent(turn Turn, served []Outcome, rails int) bool {
+	if turn.IsClient {
+		return false
+	}
+	for _, o := range served {
+		if o.Peer == turn.Peer && !o.At.Before(turn.Start) && o.Rail >= 0 && o.Rail < rails {
+			return false
+		}
+	}
+	return true
+}
+
 // BusyPause is the pause after a busy witness (its responder refused the
 // connection) before the next witness is tried, spread by a hash of the node
 // and the witness so that two nodes turned away by one responder do not come

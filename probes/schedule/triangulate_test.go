@@ -201,6 +201,13 @@ func TestFarEndRails(t *testing.T) {
 		if got := Unreached(turn, tc.served, 3); !slices.Equal(got, tc.unreached) {
 			t.Errorf("%s: Unreached %v, want %v", tc.name, got, tc.unreached)
 		}
+		absent := len(tc.want) == 3 && tc.unreached == nil
+		if got := ClientAbsent(turn, tc.served, 3); got != absent {
+			t.Errorf("%s: ClientAbsent %v, want %v", tc.name, got, absent)
+		}
+	}
+	if ClientAbsent(Turn{Peer: "gpu0002", Start: start, IsClient: true}, nil, 3) {
+		t.Error("the client of a turn is never absent from its own turn")
 	}
 }
 

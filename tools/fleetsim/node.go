@@ -13,7 +13,8 @@ import (
 // probes/triangulate.go do it: the client tests every rail of its peer and
 // retests a failure; after the round's scheduled phase both ends of a
 // failed test triangulate, with the witnesses and times the pure
-// schedule.Triangulate, FarEndRails and Triangulation.Walk give them.
+// schedule.Triangulate, FarEndRails and Triangulation.Walk give them; a far
+// end whose client never came (schedule.ClientAbsent) first tests it.
 
 // roundState is one round of the schedule: its turns and, per client, the
 // rails its scheduled test failed on.
@@ -164,17 +165,27 @@ func (tr *trial) triangulate(rs *roundState) {
 		}
 		self := tr.fleet.names[sd.m]
 		failed := rs.failed[sd.m]
+		var from time.Time
 		if !sd.turn.IsClient {
-			served := m.store.Outcomes(probes.KindIBWriteBW)
-			failed = schedule.FarEndRails(sd.turn, served, tr.cfg.Rails)
-			if silent := schedule.Unreached(sd.turn, served, tr.cfg.Rails); len(silent) > 0 {
-				m.store.NoteUnreached(probes.KindIBWriteBW, sd.turn.Peer, silent, device, sd.turn.Start)
+			if schedule.ClientAbsent(sd.turn, m.store.Outcomes(probes.KindIBWriteBW), tr.cfg.Rails) {
+				// The far end tests its absent client itself, at the window's start.
+				start, until, _ := sched.TriangulationWindow(rs.epoch, rs.round)
+				failed, from = nil, start
+				for _, r := range tr.pairTest(sd.m, tr.fleet.byName[sd.turn.Peer], sd.turn.Peer, rails(tr.cfg.Rails), start, until, true, rs) {
+					from = max64(from, r.Start.Add(tr.attemptLen))
+					if !r.Success && !r.Skipped {
+						failed = append(failed, r.Rail)
+					}
+				}
+			} else {
+				failed = m.store.FarEndRails(probes.KindIBWriteBW, sd.turn, tr.cfg.Rails, device)
 			}
 		}
 		plan, ok := sched.Triangulate(self, sd.turn, failed, m.store.Outcomes(probes.KindIBWriteBW), tr.switchOf)
 		if !ok {
 			continue
 		}
+		plan.From = max64(plan.From, from)
 		tr.triangulations++
 		plan.Walk(self, func(w string, at time.Time) (bool, time.Time) {
 			results := tr.pairTest(sd.m, tr.fleet.byName[w], w, plan.Rails, at, plan.Until, true, rs)

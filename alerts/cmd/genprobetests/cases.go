@@ -442,10 +442,12 @@ one for 2 minutes: no suspect.`,
 	f = early(rackOptimised(5, 4, 2), 4, -1, map[string][]string{"gpu001": {"gpu005", "gpu009"}})
 	cs = append(cs, testCase{
 		comment: `The same first minutes of one bad node (gpu001) under a healthy ToR: one node's rails are
-the node's fault, named once it has held 2 minutes.`,
-		earlier: []alertAt{{"1m", "RoCEProbeSuspectNode", nil}},
+the node's fault, named once it has held 2 minutes (the alerts' group first sees it at 1m, a
+group evaluation after the recording rules record it: named at 3m, as with a for: 2m).`,
+		earlier: []alertAt{{"2m", "RoCEProbeSuspectNode", nil}, {"3m", "RoCEProbeSuspectNode", []alert{nodeAlert("gpu001", "gpu001:14791")}}},
 		fleet:   f,
 		want:    []alert{nodeAlert("gpu001", "gpu001:14791")},
+		exprs:   []exprTest{{"node:roce_probe_suspect_node:since", []sample{{"{__name__=\"node:roce_probe_suspect_node:since\", instance=\"gpu001:14791\", job=\"roce-exporter\", node=\"gpu001\", probe=\"" + probe + "\"}", "60"}}}},
 	})
 
 	// The ToR's uplinks black-hole the tests' TCP exchange too: no far end has a
@@ -489,9 +491,11 @@ until the leaf's other rails pass across switches, as above).`,
 	f.round(12, round5, nodeBad("gpu010"))
 	cs = append(cs, testCase{
 		comment: `gpu010 fails on both rails with every peer: a node suspect. Each of its leaves has one
-failing rail, no switch suspect.`,
-		fleet: f,
-		want:  []alert{nodeAlert("gpu010", "gpu010:14791")},
+failing rail, no switch suspect; its rails under two switches, it is named at once
+(a rack's ToR fails every rail of a node only when they all sit under it).`,
+		fleet:   f,
+		want:    []alert{nodeAlert("gpu010", "gpu010:14791")},
+		earlier: []alertAt{{"1m", "RoCEProbeSuspectNode", []alert{nodeAlert("gpu010", "gpu010:14791")}}},
 	})
 
 	// A node down.
@@ -502,9 +506,11 @@ failing rail, no switch suspect.`,
 	f.round(12, round5, nodeBad("gpu010"))
 	cs = append(cs, testCase{
 		comment: `gpu010 is down and exports nothing; its 5 peers failed with it on both rails and pass
-with others: a node suspect (without instance). Its rails have no known switch, so
-the failures with it are no evidence against any switch.`,
+with others: a node suspect (without instance), named at once. Its rails have no known
+switch, so the failures with it are no evidence against any switch.`,
 		fleet: f,
+		earlier: []alertAt{{"1m", "RoCEProbeSuspectNode", []alert{{"RoCEProbeSuspectNode", []string{"severity", "warning", "probe", probe, "node", "gpu010"},
+			probe + ": node gpu010 fails on every rail with peers that pass with others (or is down while its peers fail with it): suspect the node itself – host, PCIe, driver or power – rather than one NIC or the fabric."}}}},
 		want: []alert{{"RoCEProbeSuspectNode", []string{"severity", "warning", "probe", probe, "node", "gpu010"},
 			probe + ": node gpu010 fails on every rail with peers that pass with others (or is down while its peers fail with it): suspect the node itself – host, PCIe, driver or power – rather than one NIC or the fabric."}},
 		exprs: []exprTest{{"instance_peer_rail:roce_probe_switch_failure:timestamp", nil}},

@@ -52,25 +52,11 @@ const (
 	maxAlertNameLen = 40
 )
 
-type ruleFile struct {
-	Groups []ruleGroup `yaml:"groups"`
-}
-
-type ruleGroup struct {
-	Name     string `yaml:"name"`
-	Interval string `yaml:"interval"`
-	Limit    int    `yaml:"limit"`
-	Rules    []rule `yaml:"rules"`
-}
-
-type rule struct {
-	Alert       string            `yaml:"alert"`
-	Record      string            `yaml:"record"`
-	Expr        string            `yaml:"expr"`
-	For         string            `yaml:"for"`
-	Labels      map[string]string `yaml:"labels"`
-	Annotations map[string]string `yaml:"annotations"`
-}
+type (
+	ruleFile  = RuleFile
+	ruleGroup = RuleGroup
+	rule      = Rule
+)
 
 // promtool test file (the fields Prometheus 2.42 knows).
 type testFile struct {

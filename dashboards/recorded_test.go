@@ -1,11 +1,10 @@
 package dashboards
 
 import (
-	"os"
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/roce-exporter/roce_exporter/alerts"
 )
 
 // The recording rules of alerts/ a dashboard may query instead of raw
@@ -41,19 +40,8 @@ func loadRecorded(t *testing.T, metrics map[string]*metricInfo) {
 
 func loadRecordedFile(t *testing.T, path string, metrics map[string]*metricInfo) {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	f, err := alerts.ReadRuleFile(path)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Groups []struct {
-			Name  string `yaml:"name"`
-			Rules []struct {
-				Record string `yaml:"record"`
-			} `yaml:"rules"`
-		} `yaml:"groups"`
-	}
-	if err := yaml.Unmarshal(raw, &f); err != nil {
 		t.Fatal(err)
 	}
 	for _, g := range f.Groups {

@@ -19,6 +19,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/roce-exporter/roce_exporter/alerts"
 	"github.com/roce-exporter/roce_exporter/dashboards"
 	"github.com/roce-exporter/roce_exporter/internal/testenv"
 )
@@ -161,18 +162,9 @@ func TestRemoteWriteVictoriaMetrics(t *testing.T) {
 	// Every alert and recording expression, as shipped (not compressed).
 	m := 0
 	for _, f := range ruleFiles {
-		raw, _ := os.ReadFile(f)
-		var rf struct {
-			Groups []struct {
-				Rules []struct {
-					Alert  string `yaml:"alert"`
-					Record string `yaml:"record"`
-					Expr   string `yaml:"expr"`
-				} `yaml:"rules"`
-			} `yaml:"groups"`
-		}
-		if err := yaml.Unmarshal(raw, &rf); err != nil {
-			t.Fatalf("%s: %v", f, err)
+		rf, err := alerts.ReadRuleFile(f)
+		if err != nil {
+			t.Fatal(err)
 		}
 		for _, g := range rf.Groups {
 			for _, r := range g.Rules {

@@ -39,8 +39,8 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/procfs"
 
+	"github.com/roce-exporter/roce_exporter/alerts"
 	"github.com/roce-exporter/roce_exporter/internal/sysfixture"
-	"go.yaml.in/yaml/v3"
 )
 
 // options are the flags.
@@ -443,23 +443,14 @@ func (p *proc) ruleCPU(dirs []string, t time.Time, interval time.Duration, top i
 		files, err := filepath.Glob(filepath.Join(dir, "*.yml"))
 		check(err)
 		for _, f := range files {
-			raw, err := os.ReadFile(f)
+			rf, err := alerts.ReadRuleFile(f)
 			check(err)
-			var rf struct {
-				Groups []struct {
-					Interval model.Duration `yaml:"interval"`
-					Rules    []struct {
-						Alert  string `yaml:"alert"`
-						Record string `yaml:"record"`
-						Expr   string `yaml:"expr"`
-					} `yaml:"rules"`
-				} `yaml:"groups"`
-			}
-			check(yaml.Unmarshal(raw, &rf))
 			for _, g := range rf.Groups {
-				every := time.Duration(g.Interval)
-				if every <= 0 {
-					every = interval
+				every := interval
+				if g.Interval != "" {
+					d, err := model.ParseDuration(g.Interval)
+					check(err)
+					every = time.Duration(d)
 				}
 				for _, r := range g.Rules {
 					all = append(all, ruleTime{r.Alert + r.Record, -1})

@@ -43,8 +43,9 @@ func failedRails(results []*Result) []int {
 // triangulateAfterTurn runs this node's side of the diagnosis of one turn:
 // as the client, against the rails whose test failed (results); as the far
 // end, against the rails FarEndRails finds from the tests it served, or,
-// when its client never reached it (schedule.ClientAbsent), against the rails
-// on which its own test of the client failed.
+// when its client never reached it and its rails sit under several switches
+// (schedule.TestsAbsentClient), against the rails on which its own test of
+// the client failed.
 func (s *Scheduler) triangulateAfterTurn(ctx context.Context, r *perftestRunner, turn schedule.Turn, results []*Result) {
 	fleet := s.fleet[r.kind()]
 	from, until, ok := fleet.TriangulationWindow(turn.Epoch, turn.Round)
@@ -63,7 +64,7 @@ func (s *Scheduler) triangulateAfterTurn(ctx context.Context, r *perftestRunner,
 			return
 		}
 		links := s.links(peer)
-		if schedule.ClientAbsent(turn, s.store.Outcomes(r.kind()), len(links)) {
+		if schedule.TestsAbsentClient(s.self.Name, turn, s.store.Outcomes(r.kind()), len(links), s.opts.Topology) {
 			s.logger.Info("testing a client that never reached this node", "probe", r.kind(), "peer", turn.Peer)
 			rails = failedRails(s.testLinks(ctx, r, links, until, skipClientNotListening))
 			from = s.opts.Now()

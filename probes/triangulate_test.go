@@ -223,7 +223,10 @@ func TestFarEndTriangulatesTheRailItWasNotReachedOn(t *testing.T) {
 // responder refuses is set aside: no failure with it.
 func TestFarEndTestsItsAbsentClient(t *testing.T) {
 	dir := standinEnv(t, "bw_ok")
+	leafPerRail := func(node string, rail int) (string, bool) { return fmt.Sprintf("leaf-%d", rail), true }
+	oneToR := func(node string, rail int) (string, bool) { return "tor-" + node, true }
 	up, turn := turnScheduler(t, fleetTestPlan(t, 8, ""), false)
+	up.opts.Topology = leafPerRail
 	up.triangulateAfterTurn(context.Background(), up.bw, turn, nil)
 	runs := calls(t, dir) // the first runs of the stand-in's log
 	before := len(runs)
@@ -237,6 +240,7 @@ func TestFarEndTestsItsAbsentClient(t *testing.T) {
 	}
 
 	down, turn := turnScheduler(t, fleetTestPlan(t, 8, ""), false)
+	down.opts.Topology = leafPerRail
 	peer, _ := down.opts.Plan.Node(turn.Peer)
 	var ips []string
 	for _, l := range down.links(peer) {
@@ -254,7 +258,20 @@ func TestFarEndTestsItsAbsentClient(t *testing.T) {
 		}
 	}
 
+	// Its rails all under one switch (a rack's ToR), or switches unknown: the
+	// witnesses first, as the switch rules need them.
+	for _, sw := range []schedule.SwitchOf{oneToR, nil} {
+		rack, turn := turnScheduler(t, fleetTestPlan(t, 8, ""), false)
+		rack.opts.Topology = sw
+		before = len(calls(t, dir))
+		rack.triangulateAfterTurn(context.Background(), rack.bw, turn, nil)
+		if n := len(calls(t, dir)) - before; n != 2*schedule.WitnessTests {
+			t.Errorf("switches known %v: %d runs, want both rails against %d witnesses and no test of the client", sw != nil, n, schedule.WitnessTests)
+		}
+	}
+
 	refusing, turn := turnScheduler(t, fleetTestPlan(t, 8, ""), false)
+	refusing.opts.Topology = leafPerRail
 	t.Setenv("STANDIN_FAIL_PEERS", "")
 	t.Setenv("STANDIN_REFUSE_PEERS", strings.Join(ips, " "))
 	refusing.triangulateAfterTurn(context.Background(), refusing.bw, turn, nil)

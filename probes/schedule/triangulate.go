@@ -302,6 +302,28 @@ func ClientAbsent(turn Turn, served []Outcome, rails int) bool {
 	return true
 }
 
+// TestsAbsentClient says whether self, the far end of turn, tests its absent
+// client (ClientAbsent) before its witnesses: only when its own rails are
+// known (switchOf) to sit under two or more switches. A far end whose rails
+// all sit under one switch (a rack's ToR), or under unknown ones, cannot tell
+// a client that is down from its own switch black-holing every connection to
+// it, and its witness tests are what name such a switch: a test of the client
+// first leaves the window time for one witness where it had two (the
+// simulator's ToR at 1,024 nodes was named 1.5 minutes later, after the 2-minute
+// hold of its first victim, RoCEProbeSuspectNode, had ended).
+func TestsAbsentClient(self string, turn Turn, served []Outcome, rails int, switchOf SwitchOf) bool {
+	if switchOf == nil || !ClientAbsent(turn, served, rails) {
+		return false
+	}
+	switches := map[string]bool{}
+	for r := range rails {
+		if sw, ok := switchOf(self, r); ok {
+			switches[sw] = true
+		}
+	}
+	return len(switches) >= 2
+}
+
 // BusyPause is the pause after a busy witness (its responder refused the
 // connection) before the next witness is tried, spread by a hash of the node
 // and the witness so that two nodes turned away by one responder do not come

@@ -14,7 +14,7 @@ import (
 // retests a failure; after the round's scheduled phase both ends of a
 // failed test triangulate, with the witnesses and times the pure
 // schedule.Triangulate, FarEndRails and Triangulation.Walk give them; a far
-// end whose client never came (schedule.ClientAbsent) first tests it.
+// end whose client never came first tests it (schedule.TestsAbsentClient).
 
 // roundState is one round of the schedule: its turns and, per client, the
 // rails its scheduled test failed on.
@@ -167,7 +167,7 @@ func (tr *trial) triangulate(rs *roundState) {
 		failed := rs.failed[sd.m]
 		var from time.Time
 		if !sd.turn.IsClient {
-			if schedule.ClientAbsent(sd.turn, m.store.Outcomes(probes.KindIBWriteBW), tr.cfg.Rails) {
+			if schedule.TestsAbsentClient(self, sd.turn, m.store.Outcomes(probes.KindIBWriteBW), tr.cfg.Rails, tr.switchOf) {
 				// The far end tests its absent client itself, at the window's start.
 				start, until, _ := sched.TriangulationWindow(rs.epoch, rs.round)
 				failed, from = nil, start

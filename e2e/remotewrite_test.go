@@ -170,7 +170,7 @@ func TestRemoteWriteVictoriaMetrics(t *testing.T) {
 			for _, r := range g.Rules {
 				m++
 				if _, err := query(vmAddr, r.Expr); err != nil {
-					t.Errorf("%s: %s%s: VictoriaMetrics refuses the expression: %v\n%s", filepath.Base(f), r.Alert, r.Record, err, r.Expr)
+					t.Errorf("%s: %s: VictoriaMetrics refuses the expression: %v\n%s", filepath.Base(f), r.Name(), err, r.Expr)
 				}
 			}
 		}

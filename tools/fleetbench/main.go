@@ -453,7 +453,7 @@ func (p *proc) ruleCPU(dirs []string, t time.Time, interval time.Duration, top i
 					every = time.Duration(d)
 				}
 				for _, r := range g.Rules {
-					all = append(all, ruleTime{r.Alert + r.Record, -1})
+					all = append(all, ruleTime{r.Name(), -1})
 					exprs = append(exprs, r.Expr)
 					share = append(share, interval.Seconds()/every.Seconds())
 					set = append(set, i)

@@ -16,7 +16,7 @@ import (
 // every node meets exactly one peer per epoch and every NIC is tested once
 // per interval. The epoch is split into Rounds() rounds (config.PairRounds,
 // from probes.max_fabric_share); pair i of the matching runs in round
-// i mod Rounds(). The pairs of a round are disjoint and rail-matched, and no
+// roundOf(i). The pairs of a round are disjoint and rail-matched, and no
 // round holds more than the share of the nodes. Consecutive epochs walk the
 // circle, so every pair meets once in n-1 epochs: the full pair coverage is
 // the slow background sweep.
@@ -90,7 +90,7 @@ func (f *FleetSchedule) matching(epoch int64) []Pair {
 func (f *FleetSchedule) Pairs(epoch int64, round int) []Pair {
 	var out []Pair
 	for i, p := range f.matching(epoch) {
-		if i%f.rounds == round {
+		if f.roundOf(i) == round {
 			out = append(out, p)
 		}
 	}
@@ -119,11 +119,27 @@ func (f *FleetSchedule) TurnOf(node string, epoch int64) (Turn, bool) {
 		default:
 			continue
 		}
-		t.Epoch, t.Round = epoch, i%f.rounds
+		t.Epoch, t.Round = epoch, f.roundOf(i)
 		t.Start = f.RoundStart(epoch, t.Round)
 		return t, true
 	}
 	return Turn{}, false
+}
+
+// roundOf is the round of the matching's i-th pair: the rounds up, then back
+// down (0 1 2 3 3 2 1 0 …). A node's pair index moves by at most one from
+// one epoch to the next (pairs.go), so its round does too and never wraps
+// around: consecutive turns are at most an interval and a round apart. With
+// i mod Rounds() a node went from round 0 to the last round of the next
+// epoch, almost two intervals without a test (14 minutes of an 8-minute
+// interval), and a node that died just after its turn waited that long to be
+// named. Each round still holds at most ceil(pairs/Rounds()) pairs.
+func (f *FleetSchedule) roundOf(i int) int {
+	r := i % (2 * f.rounds)
+	if r >= f.rounds {
+		r = 2*f.rounds - 1 - r
+	}
+	return r
 }
 
 // RoundStart is when a round starts: its slot in the epoch plus a jitter

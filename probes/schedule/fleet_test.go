@@ -100,3 +100,40 @@ func TestFleetNextTurn(t *testing.T) {
 		t.Error("a one-node plan has a turn")
 	}
 }
+
+// A node's consecutive turns are at most an interval and a round apart (plus
+// the jitter of the two rounds), so a node that fails just after its turn is
+// tested again within that: it bounds the time to name a node that is down.
+// Gaps across a bye (odd counts: one epoch without a turn per cycle) are left
+// out. The whole cycle is walked for the small fleets, 300 epochs at 1,024.
+func TestFleetTurnsAtMostAnIntervalAndARoundApart(t *testing.T) {
+	sch := config.Schedule{Enabled: true, Interval: 8 * time.Minute, Timeout: 15 * time.Second, Jitter: 48 * time.Second}
+	for _, tc := range []struct {
+		nodes  int
+		share  float64
+		epochs int
+	}{{8, 0.25, 7}, {9, 0.5, 9}, {128, 0.25, 127}, {129, 0.1, 129}, {1024, 0.25, 300}, {1024, 0.1, 300}} {
+		t.Run(fmt.Sprintf("%d@%v", tc.nodes, tc.share), func(t *testing.T) {
+			f := NewFleetSchedule(names(tc.nodes), sch, tc.share)
+			limit := sch.Interval + f.RoundLength() + f.jitter
+			last := map[string]Turn{}
+			worst := time.Duration(0)
+			for e := int64(5000); e < 5000+2*int64(tc.epochs); e++ {
+				for r := range f.Rounds() {
+					start := f.RoundStart(e, r)
+					for _, p := range f.Pairs(e, r) {
+						for _, node := range []string{p.Client, p.Server} {
+							if prev, ok := last[node]; ok && prev.Epoch == e-1 {
+								worst = max(worst, start.Sub(prev.Start))
+							}
+							last[node] = Turn{Epoch: e, Round: r, Start: start}
+						}
+					}
+				}
+			}
+			if worst > limit {
+				t.Errorf("two consecutive turns of a node %v apart, more than %v", worst, limit)
+			}
+		})
+	}
+}

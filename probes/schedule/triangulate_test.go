@@ -224,8 +224,8 @@ func TestTimeToTriangulateAtScale(t *testing.T) {
 		sch   config.Schedule
 		bound time.Duration
 	}{
-		{"8m/15s", fastSchedule, 13 * time.Minute},
-		{"default 1h/90s", config.Schedule{Enabled: true, Interval: time.Hour, Timeout: 90 * time.Second, Jitter: 6 * time.Minute}, 100 * time.Minute},
+		{"8m/15s", fastSchedule, 12 * time.Minute},
+		{"default 1h/90s", config.Schedule{Enabled: true, Interval: time.Hour, Timeout: 90 * time.Second, Jitter: 6 * time.Minute}, 85 * time.Minute},
 	} {
 		f := NewFleetSchedule(names(1024), tc.sch, 0.25)
 		base := time.Unix(1_800_000_000, 0)

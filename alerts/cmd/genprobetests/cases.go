@@ -128,6 +128,8 @@ named, and the 6 rails are NIC suspects as before, each saying its switch is unk
 		fleet: f,
 		want:  want,
 		exprs: []exprTest{{"instance_rail:roce_probe_switch:info", nil}},
+		// No switch can be to blame that the rules could name: no hold.
+		earlier: []alertAt{{"1m", "RoCEProbeSuspectNICPort", want}},
 	})
 
 	// The leaf loses its uplinks with older passes still fresh: nothing alone.
@@ -201,9 +203,9 @@ path suspects, seen from both ends.`,
 		earlier: []alertAt{
 			// promtool evaluates the rule groups in a random order: the
 			// recording rules' first output is at 0m or 1m, and the alert,
-			// pending until then, fires 2 minutes later.
-			{"1m", "RoCEProbeSuspectPath", nil},
-			{"4m", "RoCEProbeSuspectPath", want},
+			// pending until then, fires 5 minutes later.
+			{"4m", "RoCEProbeSuspectPath", nil},
+			{"7m", "RoCEProbeSuspectPath", want},
 		},
 		exprs: []exprTest{
 			{"chassis_id:roce_probe_failing_rails:count", []sample{
@@ -290,6 +292,8 @@ switch). One failing rail is a NIC: one NIC suspect, no switch.`,
 		fleet: f,
 		want:  []alert{nicAlert(f, "gpu024", 1, 5, "leaf-p3b-r1")},
 		exprs: railCounts("0c:42:a1:00:13:01", 1, 1),
+		// A switch of two NICs is never named: no hold.
+		earlier: []alertAt{{"1m", "RoCEProbeSuspectNICPort", []alert{nicAlert(f, "gpu024", 1, 5, "leaf-p3b-r1")}}},
 	})
 
 	// One bad NIC under a healthy switch, and a healthy fleet.
@@ -298,9 +302,15 @@ switch). One failing rail is a NIC: one NIC suspect, no switch.`,
 	f.round(7, round4, nicBad("gpu003", 1))
 	f.round(12, round5, nicBad("gpu003", 1))
 	cs = append(cs, testCase{
-		comment: `One bad NIC (gpu003 rail 1) under a healthy leaf: one NIC suspect, no switch.`,
+		comment: `One bad NIC (gpu003 rail 1) under a healthy leaf: one NIC suspect, no switch. Its
+leaf could be named (6 rails on 6 nodes), so the NIC is held 2 minutes first: silent
+at 1m, named at 4m (the suspect begins at 0m or 1m, promtool evaluating the groups
+of one instant in either order).`,
 		fleet:   f,
 		want:    []alert{nicAlert(f, "gpu003", 1, 5, "leaf-p0-r1")},
+		earlier: []alertAt{{"1m", "RoCEProbeSuspectNICPort", nil}, {"4m", "RoCEProbeSuspectNICPort", []alert{nicAlert(f, "gpu003", 1, 5, "leaf-p0-r1")}}},
+		// The start is carried from the first evaluation on, not renewed.
+		exprs: []exprTest{{"instance_rail:roce_probe_nic_suspect:since <= bool 60", []sample{{"{device=\"" + f.byName["gpu003"].rails[1].device + "\", instance=\"gpu003:14791\", job=\"roce-exporter\", node=\"gpu003\", probe=\"" + probe + "\", rail=\"1\"}", "1"}}}},
 	})
 	f = fleet24()
 	f.round(6, onset, healthy)

@@ -274,6 +274,10 @@ NIC suspects, no switch.`,
 		fleet: f,
 		want:  []alert{nicAlert(f, "gpu005", 1, 3, "leaf-p0-r1"), nicAlert(f, "gpu017", 1, 3, "leaf-p0-r1")},
 		exprs: railCounts("0c:42:a1:00:00:01", 2, 30),
+		// Each is a rail of another node failing across switches under the
+		// other's leaf, the start of a leaf that lost some uplinks: both wait
+		// 5 minutes, not 2 (from 0m or 1m: silent at 4m, named at 7m).
+		earlier: []alertAt{{"4m", "RoCEProbeSuspectNICPort", nil}, {"7m", "RoCEProbeSuspectNICPort", []alert{nicAlert(f, "gpu005", 1, 3, "leaf-p0-r1"), nicAlert(f, "gpu017", 1, 3, "leaf-p0-r1")}}},
 	})
 
 	// A switch with only two NICs under it, one of them bad.

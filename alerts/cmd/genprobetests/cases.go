@@ -274,10 +274,35 @@ NIC suspects, no switch.`,
 		fleet: f,
 		want:  []alert{nicAlert(f, "gpu005", 1, 3, "leaf-p0-r1"), nicAlert(f, "gpu017", 1, 3, "leaf-p0-r1")},
 		exprs: railCounts("0c:42:a1:00:00:01", 2, 30),
-		// Each is a rail of another node failing across switches under the
-		// other's leaf, the start of a leaf that lost some uplinks: both wait
-		// 5 minutes, not 2 (from 0m or 1m: silent at 4m, named at 7m).
-		earlier: []alertAt{{"4m", "RoCEProbeSuspectNICPort", nil}, {"7m", "RoCEProbeSuspectNICPort", []alert{nicAlert(f, "gpu005", 1, 3, "leaf-p0-r1"), nicAlert(f, "gpu017", 1, 3, "leaf-p0-r1")}}},
+		// Two nodes under the leaf fail across switches, fewer than a leaf
+		// losing uplinks soon shows: each is held 2 minutes, as one bad NIC
+		// (from 0m or 1m: silent at 1m, named at 4m).
+		earlier: []alertAt{{"1m", "RoCEProbeSuspectNICPort", nil}, {"4m", "RoCEProbeSuspectNICPort", []alert{nicAlert(f, "gpu005", 1, 3, "leaf-p0-r1"), nicAlert(f, "gpu017", 1, 3, "leaf-p0-r1")}}},
+	})
+
+	// One bad NIC under a leaf where two other nodes failed across switches once.
+	f = railOptimisedPods([]int{32, 8, 8}, 2)
+	fault = anyOf(nicBad("gpu005", 1), flowsLost(1, [2]string{"gpu017", "gpu033"}, [2]string{"gpu020", "gpu036"}))
+	for i := 0; i < 32; i++ {
+		a := f.nodes[i]
+		for k, peer := range []*node{f.nodes[32+i%8], f.nodes[40+(i+3)%8], f.nodes[32+(i+5)%8]} {
+			for r := 0; r < 2; r++ {
+				f.test(a.name, peer.name, r, !fault(a, peer, r), onset+100*k+i)
+			}
+		}
+	}
+	cs = append(cs, testCase{
+		comment: `The same fleet minutes into leaf-p0-r1 losing some of its uplinks, or with one bad NIC and
+two unlucky flows: gpu005's rail 1 fails with its 3 peers, and gpu017's and gpu020's each
+with one far end under leaf-p1-r1 (passing with the others). 3 failing rails of 29 tested
+across switches: no switch suspect yet. With three nodes under its leaf failing across
+switches the NIC waits 5 minutes, not 2, for the switch's other rails: silent at 4m,
+named at 7m. The two flows are path suspects, each end passing with others.`,
+		fleet: f,
+		want: []alert{nicAlert(f, "gpu005", 1, 3, "leaf-p0-r1"),
+			pathAlert(f, "gpu017", "gpu033", 1), pathAlert(f, "gpu033", "gpu017", 1),
+			pathAlert(f, "gpu020", "gpu036", 1), pathAlert(f, "gpu036", "gpu020", 1)},
+		earlier: []alertAt{{"4m", "RoCEProbeSuspectNICPort", nil}, {"7m", "RoCEProbeSuspectNICPort", []alert{nicAlert(f, "gpu005", 1, 3, "leaf-p0-r1")}}},
 	})
 
 	// A switch with only two NICs under it, one of them bad.

@@ -256,16 +256,7 @@ trial, 28 s). A path is named only when it stays one for 2 minutes: no suspect.`
 	})
 
 	// Two bad NICs under one 32-port switch.
-	f = railOptimisedPods([]int{32, 8, 8}, 2)
-	fault := anyOf(nicBad("gpu005", 1), nicBad("gpu017", 1))
-	for i := 0; i < 32; i++ {
-		a := f.nodes[i]
-		for k, peer := range []*node{f.nodes[32+i%8], f.nodes[40+(i+3)%8], f.nodes[32+(i+5)%8]} {
-			for r := 0; r < 2; r++ {
-				f.test(a.name, peer.name, r, !fault(a, peer, r), onset+100*k+i)
-			}
-		}
-	}
+	f = bigPodAcrossPods(anyOf(nicBad("gpu005", 1), nicBad("gpu017", 1)))
 	cs = append(cs, testCase{
 		comment: `Pod 0 has 32 nodes, pods 1 and 2 have 8; each node of pod 0 tested with 3 nodes of the
 other pods. Two NICs under leaf-p0-r1 are bad (gpu005 and gpu017, rail 1): each fails
@@ -281,16 +272,7 @@ NIC suspects, no switch.`,
 	})
 
 	// One bad NIC under a leaf where two other nodes failed across switches once.
-	f = railOptimisedPods([]int{32, 8, 8}, 2)
-	fault = anyOf(nicBad("gpu005", 1), flowsLost(1, [2]string{"gpu017", "gpu033"}, [2]string{"gpu020", "gpu036"}))
-	for i := 0; i < 32; i++ {
-		a := f.nodes[i]
-		for k, peer := range []*node{f.nodes[32+i%8], f.nodes[40+(i+3)%8], f.nodes[32+(i+5)%8]} {
-			for r := 0; r < 2; r++ {
-				f.test(a.name, peer.name, r, !fault(a, peer, r), onset+100*k+i)
-			}
-		}
-	}
+	f = bigPodAcrossPods(anyOf(nicBad("gpu005", 1), flowsLost(1, [2]string{"gpu017", "gpu033"}, [2]string{"gpu020", "gpu036"})))
 	cs = append(cs, testCase{
 		comment: `The same fleet minutes into leaf-p0-r1 losing some of its uplinks, or with one bad NIC and
 two unlucky flows: gpu005's rail 1 fails with its 3 peers, and gpu017's and gpu020's each
@@ -353,7 +335,7 @@ of one instant in either order).`,
 
 	// Two faults at once: a leaf without uplinks and a NIC under another leaf.
 	f = fleet24()
-	fault = anyOf(uplinksLost("leaf-p0-r1"), nicBad("gpu016", 1))
+	fault := anyOf(uplinksLost("leaf-p0-r1"), nicBad("gpu016", 1))
 	f.round(7, onset, fault)
 	f.round(12, round4, fault)
 	cs = append(cs, testCase{
@@ -624,4 +606,21 @@ func railCounts(chassisID string, failing, passing int) []exprTest {
 		})
 	}
 	return tests
+}
+
+// bigPodAcrossPods is a fleet of a 32-node pod and two 8-node pods with 2
+// rails, each node of the big pod tested on both rails with 3 nodes of the
+// small pods: enough rails under one leaf for a share that tells a few bad
+// NICs from a switch. The tests fails picks fail.
+func bigPodAcrossPods(fails faultFunc) *fleet {
+	f := railOptimisedPods([]int{32, 8, 8}, 2)
+	for i := 0; i < 32; i++ {
+		a := f.nodes[i]
+		for k, peer := range []*node{f.nodes[32+i%8], f.nodes[40+(i+3)%8], f.nodes[32+(i+5)%8]} {
+			for r := 0; r < 2; r++ {
+				f.test(a.name, peer.name, r, !fails(a, peer, r), onset+100*k+i)
+			}
+		}
+	}
+	return f
 }

@@ -271,20 +271,42 @@ NIC suspects, no switch.`,
 		earlier: []alertAt{{"1m", "RoCEProbeSuspectNICPort", nil}, {"4m", "RoCEProbeSuspectNICPort", []alert{nicAlert(f, "gpu005", 1, 3, "leaf-p0-r1"), nicAlert(f, "gpu017", 1, 3, "leaf-p0-r1")}}},
 	})
 
+	// One bad NIC under a leaf where two other nodes fail across switches.
+	f = bigPodAcrossPods(anyOf(nicBad("gpu005", 1), flowsLost(1, [2]string{"gpu017", "gpu033"}, [2]string{"gpu017", "gpu044"},
+		[2]string{"gpu020", "gpu036"}, [2]string{"gpu020", "gpu047"})))
+	cs = append(cs, testCase{
+		comment: `The same fleet minutes into leaf-p0-r1 losing half its uplinks, or with one bad NIC and
+unlucky flows: gpu005's rail 1 fails with its 3 peers, and gpu017's and gpu020's each
+with 2 of theirs (passing with the third). 3 failing rails of 32 tested across switches:
+no switch suspect yet. With three nodes under its leaf failing across switches the NIC
+waits 5 minutes, not 2, for the switch's other rails: silent at 4m, named at 7m.`,
+		fleet:   f,
+		want:    []alert{nicAlert(f, "gpu005", 1, 3, "leaf-p0-r1")},
+		earlier: []alertAt{{"4m", "RoCEProbeSuspectNICPort", nil}, {"7m", "RoCEProbeSuspectNICPort", []alert{nicAlert(f, "gpu005", 1, 3, "leaf-p0-r1")}}},
+	})
+
 	// One bad NIC under a leaf where two other nodes failed across switches once.
 	f = bigPodAcrossPods(anyOf(nicBad("gpu005", 1), flowsLost(1, [2]string{"gpu017", "gpu033"}, [2]string{"gpu020", "gpu036"})))
+	nic := nicAlert(f, "gpu005", 1, 3, "leaf-p0-r1")
 	cs = append(cs, testCase{
-		comment: `The same fleet minutes into leaf-p0-r1 losing some of its uplinks, or with one bad NIC and
-two unlucky flows: gpu005's rail 1 fails with its 3 peers, and gpu017's and gpu020's each
-with one far end under leaf-p1-r1 (passing with the others). 3 failing rails of 29 tested
-across switches: no switch suspect yet. With three nodes under its leaf failing across
-switches the NIC waits 5 minutes, not 2, for the switch's other rails: silent at 4m,
-named at 7m. The two flows are path suspects, each end passing with others.`,
+		comment: `The same fleet with one bad spine link behind leaf-p0-r1, or one bad NIC and two unlucky
+flows: gpu005's rail 1 fails with its 3 peers, and gpu017's and gpu020's each with one far
+end under leaf-p1-r1 (passing with the others), two path suspects. Under a switch whose
+uplinks black-hole some flows a healthy NIC fails with its peer and both witnesses when
+all three flows hash onto the bad link (the simulator: a wrong NIC suspect for 4.5
+minutes in 1 of 30 trials of a bad spine path, after its 5-minute hold): the NIC waits 12
+minutes, for its next turn to pass or fail again: silent at 11m, named at 13m.`,
 		fleet: f,
-		want: []alert{nicAlert(f, "gpu005", 1, 3, "leaf-p0-r1"),
-			pathAlert(f, "gpu017", "gpu033", 1), pathAlert(f, "gpu033", "gpu017", 1),
+		want: []alert{pathAlert(f, "gpu017", "gpu033", 1), pathAlert(f, "gpu033", "gpu017", 1),
 			pathAlert(f, "gpu020", "gpu036", 1), pathAlert(f, "gpu036", "gpu020", 1)},
-		earlier: []alertAt{{"4m", "RoCEProbeSuspectNICPort", nil}, {"7m", "RoCEProbeSuspectNICPort", []alert{nicAlert(f, "gpu005", 1, 3, "leaf-p0-r1")}}},
+		earlier: []alertAt{{"11m", "RoCEProbeSuspectNICPort", nil}, {"13m", "RoCEProbeSuspectNICPort", []alert{nic}}},
+		// Both ends of each failed flow, under their own leaves; not the bad
+		// NIC's victims.
+		exprs: []exprTest{{"chassis_id_node:roce_probe_single_cross_switch_failure:info", []sample{
+			{`chassis_id_node:roce_probe_single_cross_switch_failure:info{probe="ib_write_bw",chassis_id="0c:42:a1:00:00:01",node="gpu017"}`, "1"},
+			{`chassis_id_node:roce_probe_single_cross_switch_failure:info{probe="ib_write_bw",chassis_id="0c:42:a1:00:00:01",node="gpu020"}`, "1"},
+			{`chassis_id_node:roce_probe_single_cross_switch_failure:info{probe="ib_write_bw",chassis_id="0c:42:a1:00:01:01",node="gpu033"}`, "1"},
+			{`chassis_id_node:roce_probe_single_cross_switch_failure:info{probe="ib_write_bw",chassis_id="0c:42:a1:00:01:01",node="gpu036"}`, "1"}}}},
 	})
 
 	// A switch with only two NICs under it, one of them bad.

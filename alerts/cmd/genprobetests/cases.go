@@ -294,7 +294,7 @@ flows: gpu005's rail 1 fails with its 3 peers, and gpu017's and gpu020's each wi
 end under leaf-p1-r1 (passing with the others), two path suspects. Under a switch whose
 uplinks black-hole some flows a healthy NIC fails with its peer and both witnesses when
 all three flows hash onto the bad link (the simulator: a wrong NIC suspect for 4.5
-minutes in 1 of 30 trials of a bad spine path, after its 5-minute hold): the NIC waits 12
+minutes in 1 of 31 trials of a bad spine path, after its 5-minute hold): the NIC waits 12
 minutes, for its next turn to pass or fail again: silent at 11m, named at 13m.`,
 		fleet: f,
 		want: []alert{pathAlert(f, "gpu017", "gpu033", 1), pathAlert(f, "gpu033", "gpu017", 1),

@@ -633,7 +633,7 @@ func railCounts(chassisID string, failing, passing int) []exprTest {
 // bigPodAcrossPods is a fleet of a 32-node pod and two 8-node pods with 2
 // rails, each node of the big pod tested on both rails with 3 nodes of the
 // small pods: enough rails under one leaf for a share that tells a few bad
-// NICs from a switch. The tests fails picks fail.
+// NICs from a switch. fails says which of those tests fail.
 func bigPodAcrossPods(fails faultFunc) *fleet {
 	f := railOptimisedPods([]int{32, 8, 8}, 2)
 	for i := 0; i < 32; i++ {

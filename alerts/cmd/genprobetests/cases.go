@@ -309,6 +309,21 @@ minutes, for its next turn to pass or fail again: silent at 11m, named at 13m.`,
 			{`chassis_id_node:roce_probe_single_cross_switch_failure:info{probe="ib_write_bw",chassis_id="0c:42:a1:00:01:01",node="gpu036"}`, "1"}}}},
 	})
 
+	// The same with one path-like rail beside two failing ones: the 12-minute
+	// hold takes a single other node too.
+	f = bigPodAcrossPods(anyOf(nicBad("gpu005", 1), flowsLost(1, [2]string{"gpu017", "gpu033"}, [2]string{"gpu017", "gpu044"},
+		[2]string{"gpu020", "gpu036"})))
+	cs = append(cs, testCase{
+		comment: `The same fleet: gpu005's rail 1 fails with its 3 peers, gpu017's with 2 of its 3, and
+gpu020's with one far end under leaf-p1-r1 (passing with the others), a path suspect. Three
+nodes under the leaf fail across switches (the 5-minute hold), and one of them, not the
+NIC's own, failed with one far end alone: the NIC waits 12 minutes, silent at 11m, named
+at 13m.`,
+		fleet:   f,
+		want:    []alert{pathAlert(f, "gpu020", "gpu036", 1), pathAlert(f, "gpu036", "gpu020", 1)},
+		earlier: []alertAt{{"11m", "RoCEProbeSuspectNICPort", nil}, {"13m", "RoCEProbeSuspectNICPort", []alert{nicAlert(f, "gpu005", 1, 3, "leaf-p0-r1")}}},
+	})
+
 	// A switch with only two NICs under it, one of them bad.
 	f = fleet24()
 	for _, name := range []string{"gpu023", "gpu024"} {
